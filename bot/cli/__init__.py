@@ -1,0 +1,71 @@
+"""The ``quizbot`` command: one subcommand per module in this package.
+
+Each module defines ``register(subparsers)``, which adds its parser and sets ``handler`` to a
+function taking the parsed arguments and returning an exit status. Modules import their heavy
+dependencies (Slack, Discord, matplotlib, the database) inside the handler, so ``quizbot --help``
+stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+from bot import __version__
+from bot.errors import ConfigError, UserError
+
+# Order is the order in ``quizbot --help``.
+COMMAND_MODULES = (
+    "play",
+    "validate",
+)
+
+EXIT_USAGE = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="quizbot",
+        description="A quiz bot for study channels on how large-scale training clusters work.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"quizbot {__version__}")
+    parser.add_argument(
+        "--log-level",
+        default="INFO",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="logging level (default INFO)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        module = importlib.import_module(f"bot.cli.{name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``quizbot`` command and return its exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    from bot.logs import setup_logging
+
+    setup_logging(args.log_level)
+    try:
+        status: int = args.handler(args)
+    except ConfigError as exc:
+        print(f"quizbot: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except UserError as exc:
+        print(f"quizbot: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        logging.getLogger("quizbot").info("interrupted")
+        return 130
+    return status

@@ -1,0 +1,73 @@
+"""Settings from the environment, in one typed place. Secrets have no defaults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from bot.errors import ConfigError
+
+DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///quizbot.db"
+BUNDLED_QUESTIONS = Path(__file__).resolve().parent.parent / "questions"
+
+
+def _env(name: str) -> AliasChoices:
+    return AliasChoices(name)
+
+
+class Settings(BaseSettings):
+    """Everything quizbot reads from its environment."""
+
+    model_config = SettingsConfigDict(extra="ignore", populate_by_name=False)
+
+    database_url: str = Field(DEFAULT_DATABASE_URL, validation_alias=_env("QUIZBOT_DATABASE_URL"))
+    questions: str | None = Field(None, validation_alias=_env("QUIZBOT_QUESTIONS"))
+    round_minutes: int = Field(10, ge=1, le=7 * 24 * 60, validation_alias=_env("QUIZBOT_ROUND_MINUTES"))
+    admins: str = Field("", validation_alias=_env("QUIZBOT_ADMINS"))
+    db_pool_size: int = Field(5, ge=1, validation_alias=_env("QUIZBOT_DB_POOL_SIZE"))
+    db_max_overflow: int = Field(10, ge=0, validation_alias=_env("QUIZBOT_DB_MAX_OVERFLOW"))
+    auto_migrate: bool = Field(True, validation_alias=_env("QUIZBOT_AUTO_MIGRATE"))
+
+    slack_bot_token: str | None = Field(None, validation_alias=_env("SLACK_BOT_TOKEN"))
+    slack_signing_secret: str | None = Field(None, validation_alias=_env("SLACK_SIGNING_SECRET"))
+    slack_app_token: str | None = Field(None, validation_alias=_env("SLACK_APP_TOKEN"))
+    slack_api_url: str | None = Field(None, validation_alias=_env("SLACK_API_URL"))
+
+    discord_token: str | None = Field(None, validation_alias=_env("DISCORD_TOKEN"))
+    discord_api_url: str | None = Field(None, validation_alias=_env("DISCORD_API_URL"))
+    discord_gateway_url: str | None = Field(None, validation_alias=_env("DISCORD_GATEWAY_URL"))
+    discord_guild_id: int | None = Field(None, validation_alias=_env("DISCORD_GUILD_ID"))
+
+    def question_paths(self) -> list[Path]:
+        """Return the question folders: QUIZBOT_QUESTIONS (``:``-separated) or the bundled bank."""
+        if self.questions:
+            return [Path(p).expanduser() for p in self.questions.split(":") if p]
+        if not BUNDLED_QUESTIONS.is_dir():
+            raise ConfigError(
+                "QUIZBOT_QUESTIONS is not set and the bundled questions/ folder is not installed"
+            )
+        return [BUNDLED_QUESTIONS]
+
+    def admin_ids(self) -> frozenset[str]:
+        """Return the user ids listed in QUIZBOT_ADMINS (comma-separated)."""
+        return frozenset(a.strip() for a in self.admins.split(",") if a.strip())
+
+    def require(self, *names: str) -> None:
+        """Raise ConfigError naming the first of these environment variables that is unset."""
+        for name in names:
+            if not getattr(self, name.lower(), None):
+                raise ConfigError(f"{name} is not set; see the README's configuration section")
+
+
+def load_settings() -> Settings:
+    """Read the settings from the environment, with a clear error for a bad value."""
+    from pydantic import ValidationError
+
+    try:
+        return Settings()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = first.get("loc", ("?",))[0]
+        raise ConfigError(f"bad setting {where}: {first.get('msg')}") from None

@@ -1,0 +1,282 @@
+"""Frozen values the engine takes and returns: questions, places, rounds and results."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+CHOICE_KEYS = ("A", "B", "C", "D", "E")
+
+
+class Difficulty(StrEnum):
+    """How hard a question is; decides the points a right answer earns."""
+
+    EASY = "easy"
+    MEDIUM = "medium"
+    HARD = "hard"
+
+    @property
+    def points(self) -> int:
+        """Return the points a correct answer is worth."""
+        return {"easy": 1, "medium": 2, "hard": 3}[self.value]
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One lettered choice of a question."""
+
+    key: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """A source to read more."""
+
+    title: str
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChartSpec:
+    """A ``/bandwidth`` chart attached to a question's reveal."""
+
+    size: str
+    op: str = "allreduce"
+    nodes: int = 2
+    gpus: int = 1
+    over: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Question:
+    """One multiple-choice question of the bank."""
+
+    id: str
+    text: str
+    choices: tuple[Choice, ...]
+    answer: str
+    short: str
+    full: str
+    why_not: Mapping[str, str] = field(default_factory=dict)
+    tags: tuple[str, ...] = ()
+    difficulty: Difficulty = Difficulty.MEDIUM
+    references: tuple[Reference, ...] = ()
+    image: str | None = None
+    chart: ChartSpec | None = None
+    source: str = ""
+    line: int = 0
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Return the choice letters in order."""
+        return tuple(c.key for c in self.choices)
+
+    def choice(self, key: str) -> Choice:
+        """Return the choice with this letter (KeyError if there is none)."""
+        for c in self.choices:
+            if c.key == key:
+                return c
+        raise KeyError(key)
+
+    @property
+    def answer_choice(self) -> Choice:
+        """Return the right choice."""
+        return self.choice(self.answer)
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A channel: where a round is posted. Data never crosses (platform, workspace)."""
+
+    platform: str
+    workspace: str
+    channel: str
+
+
+@dataclass(frozen=True, slots=True)
+class Round:
+    """A question posted in a channel, open until ``closed_at`` is set."""
+
+    id: int
+    place: Place
+    question_id: str
+    opened_at: datetime
+    closes_at: datetime | None
+    closed_at: datetime | None = None
+    message_ref: str | None = None
+    scheduled: bool = False
+    slot: str | None = None
+
+    @property
+    def is_closed(self) -> bool:
+        """Return whether the round has been closed."""
+        return self.closed_at is not None
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerRecord:
+    """One user's stored answer to one round."""
+
+    round_id: int
+    user: str
+    choice: str
+    correct: bool
+    points: int
+    answered_at: datetime
+    elapsed_ms: int
+
+
+class AnswerStatus(StrEnum):
+    """What happened to an answer."""
+
+    ACCEPTED = "accepted"
+    CHANGED = "changed"
+    ALREADY = "already"
+    CLOSED = "closed"
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelSettings:
+    """Per-channel options."""
+
+    allow_change: bool = False
+    round_minutes: int = 10
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreRow:
+    """Aggregated answers of one user over a period."""
+
+    user: str
+    points: int
+    answered: int
+    correct: int
+    total_ms: int
+
+
+# ---------------------------------------------------------------- results for adapters
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionCard:
+    """What to post: the question of a new round, with its buttons."""
+
+    round: Round
+    question: Question
+    answered: int = 0
+    note: str | None = None
+
+    @property
+    def round_id(self) -> int:
+        """Return the round's id."""
+        return self.round.id
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerOutcome:
+    """What to tell the user who answered, privately."""
+
+    status: AnswerStatus
+    round_id: int
+    user: str
+    choice: Choice
+    correct: bool
+    answer: Choice
+    short: str
+    points: int = 0
+    streak: int = 0
+    previous: Choice | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChoiceTally:
+    """How many people picked one choice."""
+
+    choice: Choice
+    count: int
+    fraction: float
+    correct: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Answerer:
+    """A user and how long they took to answer."""
+
+    user: str
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Reveal:
+    """What to show when a round closes: the answer, the results and the explanation."""
+
+    round: Round
+    question: Question
+    answered: int
+    correct: int
+    tallies: tuple[ChoiceTally, ...]
+    fastest: tuple[Answerer, ...]
+
+    @property
+    def percent_correct(self) -> float:
+        """Return the share of right answers, 0 to 100 (0 when nobody answered)."""
+        return 100.0 * self.correct / self.answered if self.answered else 0.0
+
+
+class Period(StrEnum):
+    """A leaderboard window."""
+
+    WEEK = "week"
+    MONTH = "month"
+    ALL = "all"
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderboardEntry:
+    """One ranked line of a leaderboard."""
+
+    rank: int
+    user: str
+    points: int
+    correct: int
+    answered: int
+
+
+@dataclass(frozen=True, slots=True)
+class Leaderboard:
+    """The top of a workspace's scores, plus the caller's own line."""
+
+    period: Period
+    since: datetime | None
+    entries: tuple[LeaderboardEntry, ...]
+    caller: LeaderboardEntry | None
+
+
+@dataclass(frozen=True, slots=True)
+class UserStats:
+    """One user's totals in a workspace, and streaks in a channel."""
+
+    user: str
+    answered: int
+    correct: int
+    points: int
+    current_streak: int
+    best_streak: int
+
+    @property
+    def accuracy(self) -> float:
+        """Return the share of right answers, 0 to 100."""
+        return 100.0 * self.correct / self.answered if self.answered else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionStats:
+    """How a question has fared in a workspace."""
+
+    question_id: str
+    rounds: int
+    answered: int
+    correct: int

@@ -1,0 +1,31 @@
+"""The error hierarchy shared by every layer.
+
+A ``UserError`` carries a message that is safe to show to the person who caused it; anything
+else that escapes a handler is a bug, logged with context by the adapter's error boundary.
+"""
+
+from __future__ import annotations
+
+
+class QuizbotError(Exception):
+    """Base class of every error quizbot raises on purpose."""
+
+
+class UserError(QuizbotError):
+    """Bad input from a user: the message is safe to show and nothing was changed."""
+
+    def __init__(self, message: str, *, usage: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.usage = usage
+
+    def __str__(self) -> str:
+        return self.message if self.usage is None else f"{self.message}\n{self.usage}"
+
+
+class ConfigError(QuizbotError):
+    """A setting is missing or wrong; the message names the variable."""
+
+
+class NotFound(UserError):
+    """The thing asked for does not exist (or belongs to another workspace)."""
