@@ -1,0 +1,343 @@
+"""The quiz engine: rounds, answers, grading, reveals, scores and leaderboards.
+
+It knows no platform and sends nothing: each operation takes plain values and returns a frozen
+result that an adapter renders. Every state change is one store transaction guarded by a database
+constraint, so several replicas can share a store without talking to each other.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from bot.engine.model import (
+    AnswerOutcome,
+    AnswerRecord,
+    Answerer,
+    AnswerStatus,
+    ChannelSettings,
+    ChoiceTally,
+    Leaderboard,
+    LeaderboardEntry,
+    Period,
+    Place,
+    Question,
+    QuestionCard,
+    QuestionStats,
+    Reveal,
+    Round,
+    ScoreRow,
+    UserStats,
+)
+from bot.engine.ports import Clock, RoundAlreadyOpen, Store, utc_now
+from bot.errors import NotFound, UserError
+
+FASTEST_SHOWN = 3
+LEADERBOARD_SIZE = 10
+
+
+class Bank(Protocol):
+    """The part of a question bank the engine uses."""
+
+    def filter(self, tag: str | None) -> tuple[Question, ...]:
+        """Return the questions with this tag (all with None)."""
+        ...
+
+    def by_id(self, question_id: str) -> Question:
+        """Return the question with this id (KeyError if unknown)."""
+        ...
+
+
+def pick_question(
+    candidates: Sequence[Question], asked: dict[str, int], rng: random.Random
+) -> Question:
+    """Pick among the least-asked candidates, so nothing repeats until all have been asked."""
+    fewest = min(asked.get(q.id, 0) for q in candidates)
+    pool = [q for q in candidates if asked.get(q.id, 0) == fewest]
+    return rng.choice(pool)
+
+
+def streaks(results: Sequence[tuple[bool, bool | None]]) -> tuple[int, int]:
+    """Return (current, best) runs of correct answers over scheduled rounds, oldest first.
+
+    A closed round not answered correctly breaks the run; an open round not yet answered does not.
+    """
+    current = best = 0
+    for closed, correct in results:
+        if correct:
+            current += 1
+            best = max(best, current)
+        elif closed or correct is False:
+            current = 0
+    return current, best
+
+
+def period_start(period: Period, now: datetime) -> datetime | None:
+    """Return when a leaderboard period began: Monday 00:00 UTC, the 1st of the month, or None."""
+    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    if period is Period.WEEK:
+        return midnight - timedelta(days=midnight.weekday())
+    if period is Period.MONTH:
+        return midnight.replace(day=1)
+    return None
+
+
+def rank_rows(rows: Sequence[ScoreRow]) -> list[LeaderboardEntry]:
+    """Rank users by points, ties broken by earlier (smaller) total answer time, then id."""
+    ordered = sorted(rows, key=lambda r: (-r.points, r.total_ms, r.user))
+    return [
+        LeaderboardEntry(rank=i, user=r.user, points=r.points, correct=r.correct, answered=r.answered)
+        for i, r in enumerate(ordered, start=1)
+    ]
+
+
+class QuizEngine:
+    """Run quiz rounds on a store, with an injected clock and random source."""
+
+    def __init__(
+        self,
+        store: Store,
+        bank: Bank,
+        *,
+        clock: Clock = utc_now,
+        rng: random.Random | None = None,
+        default_minutes: int = 10,
+    ) -> None:
+        self.store = store
+        self.bank = bank
+        self.clock = clock
+        self.rng = rng or random.Random()
+        self.default_minutes = default_minutes
+
+    def _now(self) -> datetime:
+        now = self.clock()
+        if now.tzinfo is None:
+            raise ValueError("the engine's clock must return timezone-aware datetimes")
+        return now
+
+    async def start_round(
+        self,
+        place: Place,
+        *,
+        tag: str | None = None,
+        duration: timedelta | None = None,
+        scheduled: bool = False,
+        slot: str | None = None,
+        note: str | None = None,
+    ) -> QuestionCard:
+        """Pick the next question for the channel, open a round and return its card."""
+        candidates = self.bank.filter(tag)
+        if not candidates:
+            raise UserError(f"No question has the tag `{tag}`.")
+        existing = await self.store.open_round(place)
+        if existing is not None:
+            raise UserError(
+                "A question is already open in this channel; answer it or close it first."
+            )
+        question = pick_question(candidates, await self.store.question_counts(place), self.rng)
+        if duration is None:
+            settings = await self.store.channel_settings(place)
+            duration = timedelta(minutes=settings.round_minutes or self.default_minutes)
+        now = self._now()
+        try:
+            rnd = await self.store.create_round(
+                place,
+                question.id,
+                opened_at=now,
+                closes_at=now + duration if duration > timedelta(0) else None,
+                scheduled=scheduled,
+                slot=slot,
+            )
+        except RoundAlreadyOpen:
+            raise UserError(
+                "A question is already open in this channel; answer it or close it first."
+            ) from None
+        return QuestionCard(round=rnd, question=question, answered=0, note=note)
+
+    async def attach_message(self, round_id: int, message_ref: str) -> None:
+        """Remember the platform message that shows the round."""
+        await self.store.set_message_ref(round_id, message_ref)
+
+    async def get_round(self, round_id: int) -> Round:
+        """Return the round (NotFound if there is none)."""
+        rnd = await self.store.get_round(round_id)
+        if rnd is None:
+            raise NotFound("That question no longer exists.")
+        return rnd
+
+    def question_of(self, rnd: Round) -> Question:
+        """Return the question a round asks (NotFound if the bank no longer has it)."""
+        try:
+            return self.bank.by_id(rnd.question_id)
+        except KeyError:
+            raise NotFound("That question is no longer in the bank.") from None
+
+    async def answer(
+        self, platform: str, workspace: str, round_id: int, user: str, choice_key: str
+    ) -> AnswerOutcome:
+        """Grade and store one user's answer; the first answer counts unless changes are allowed."""
+        rnd = await self.store.get_round(round_id)
+        if rnd is None or (rnd.place.platform, rnd.place.workspace) != (platform, workspace):
+            raise NotFound("That question does not exist here.")
+        question = self.question_of(rnd)
+        key = choice_key.strip().upper()
+        if key not in question.keys:
+            raise UserError(f"`{choice_key}` is not a choice; pick one of {', '.join(question.keys)}.")
+        correct = key == question.answer
+        now = self._now()
+        if rnd.is_closed or (rnd.closes_at is not None and now >= rnd.closes_at):
+            return _outcome(AnswerStatus.CLOSED, question, round_id, user, key)
+        settings = await self.store.channel_settings(rnd.place)
+        record = AnswerRecord(
+            round_id=round_id,
+            user=user,
+            choice=key,
+            correct=correct,
+            points=question.difficulty.points if correct else 0,
+            answered_at=now,
+            elapsed_ms=max(0, int((now - rnd.opened_at).total_seconds() * 1000)),
+        )
+        status, other = await self.store.record_answer(record, allow_change=settings.allow_change)
+        if status is AnswerStatus.CLOSED:
+            return _outcome(status, question, round_id, user, key)
+        if status is AnswerStatus.ALREADY and other is not None:
+            # Report the answer that counts, not the one just clicked.
+            return _outcome(status, question, round_id, user, other.choice, previous=other.choice)
+        streak = 0
+        if rnd.scheduled:
+            streak, _ = streaks(await self.store.scheduled_results(rnd.place, user))
+        return _outcome(
+            status,
+            question,
+            round_id,
+            user,
+            key,
+            streak=streak,
+            previous=other.choice if other is not None else None,
+        )
+
+    async def answered_count(self, round_id: int) -> int:
+        """Return how many users have answered the round."""
+        return await self.store.count_answers(round_id)
+
+    async def close(self, round_id: int) -> Reveal | None:
+        """Close the round and return its reveal; None if it was already closed."""
+        rnd = await self.get_round(round_id)
+        now = self._now()
+        if not await self.store.close_round(round_id, now):
+            return None
+        closed = await self.get_round(round_id)
+        return await self.reveal(closed)
+
+    async def reveal(self, rnd: Round) -> Reveal:
+        """Compute the results of a round: distribution, share correct, fastest correct."""
+        question = self.question_of(rnd)
+        answers = await self.store.round_answers(rnd.id)
+        counts = Counter(a.choice for a in answers)
+        total = len(answers)
+        tallies = tuple(
+            ChoiceTally(
+                choice=c,
+                count=counts.get(c.key, 0),
+                fraction=counts.get(c.key, 0) / total if total else 0.0,
+                correct=c.key == question.answer,
+            )
+            for c in question.choices
+        )
+        right = sorted((a for a in answers if a.correct), key=lambda a: (a.elapsed_ms, a.user))
+        fastest = tuple(Answerer(a.user, a.elapsed_ms / 1000) for a in right[:FASTEST_SHOWN])
+        return Reveal(
+            round=rnd,
+            question=question,
+            answered=total,
+            correct=len(right),
+            tallies=tallies,
+            fastest=fastest,
+        )
+
+    async def close_in_channel(self, place: Place) -> Reveal:
+        """Close the open round in this channel now (UserError if there is none)."""
+        rnd = await self.store.open_round(place)
+        if rnd is None:
+            raise UserError("There is no open question in this channel.")
+        reveal = await self.close(rnd.id)
+        if reveal is None:
+            raise UserError("That question has just been closed.")
+        return reveal
+
+    async def close_due(self, platform: str) -> list[Reveal]:
+        """Close every round of the platform whose time has passed; return the reveals won."""
+        reveals = []
+        for rnd in await self.store.due_rounds(platform, self._now()):
+            reveal = await self.close(rnd.id)
+            if reveal is not None:
+                reveals.append(reveal)
+        return reveals
+
+    async def channel_settings(self, place: Place) -> ChannelSettings:
+        """Return the channel's settings."""
+        return await self.store.channel_settings(place)
+
+    async def set_channel_settings(self, place: Place, settings: ChannelSettings) -> None:
+        """Change the channel's settings."""
+        if not 1 <= settings.round_minutes <= 7 * 24 * 60:
+            raise UserError("Round length must be between 1 minute and 7 days.")
+        await self.store.set_channel_settings(place, settings)
+
+    async def leaderboard(
+        self, platform: str, workspace: str, period: Period, caller: str
+    ) -> Leaderboard:
+        """Return the top scorers of a workspace over a period, and the caller's own line."""
+        since = period_start(period, self._now())
+        ranked = rank_rows(await self.store.score_rows(platform, workspace, since))
+        mine = next((e for e in ranked if e.user == caller), None)
+        return Leaderboard(
+            period=period, since=since, entries=tuple(ranked[:LEADERBOARD_SIZE]), caller=mine
+        )
+
+    async def stats(self, place: Place, user: str) -> UserStats:
+        """Return a user's all-time totals in the workspace and streaks in the channel."""
+        rows = await self.store.score_rows(place.platform, place.workspace, None, user=user)
+        row = rows[0] if rows else ScoreRow(user, 0, 0, 0, 0)
+        current, best = streaks(await self.store.scheduled_results(place, user))
+        return UserStats(
+            user=user,
+            answered=row.answered,
+            correct=row.correct,
+            points=row.points,
+            current_streak=current,
+            best_streak=best,
+        )
+
+    async def question_stats(self, platform: str, workspace: str, question_id: str) -> QuestionStats:
+        """Return how one question has fared in a workspace."""
+        return await self.store.question_stats(platform, workspace, question_id)
+
+
+def _outcome(
+    status: AnswerStatus,
+    question: Question,
+    round_id: int,
+    user: str,
+    key: str,
+    *,
+    streak: int = 0,
+    previous: str | None = None,
+) -> AnswerOutcome:
+    correct = key == question.answer
+    counted = status in (AnswerStatus.ACCEPTED, AnswerStatus.CHANGED, AnswerStatus.ALREADY)
+    return AnswerOutcome(
+        status=status,
+        round_id=round_id,
+        user=user,
+        choice=question.choice(key),
+        correct=correct,
+        answer=question.answer_choice,
+        short=question.short,
+        points=question.difficulty.points if correct and counted else 0,
+        streak=streak,
+        previous=question.choice(previous) if previous is not None else None,
+    )

@@ -1,0 +1,28 @@
+"""The adapter-neutral "post this here" port that timers and schedules drive."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from bot.engine.model import Place, QuestionCard, Reveal
+
+
+class Publisher(Protocol):
+    """What a chat adapter offers to post without a user's command."""
+
+    @property
+    def platform(self) -> str:
+        """Return the platform name rounds are stored under (``slack``, ``discord``)."""
+        ...
+
+    async def post_card(self, card: QuestionCard) -> str:
+        """Post the question card and return the message reference to store."""
+        ...
+
+    async def publish_reveal(self, reveal: Reveal) -> None:
+        """Show the answer on the card and the full explanation in its thread."""
+        ...
+
+    async def post_text(self, place: Place, text: str) -> None:
+        """Post a plain message in a channel."""
+        ...

@@ -1,0 +1,42 @@
+"""Close rounds when their time is up, in every process, exactly once between them."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from bot.engine import QuizEngine
+from bot.scheduler.port import Publisher
+
+log = logging.getLogger(__name__)
+
+
+async def close_due_rounds(engine: QuizEngine, publisher: Publisher) -> int:
+    """Close every due round of the publisher's platform and publish each reveal this process won."""
+    reveals = await engine.close_due(publisher.platform)
+    for reveal in reveals:
+        try:
+            await publisher.publish_reveal(reveal)
+        except Exception:
+            # The round is closed in the database either way; one bad channel must not stop others.
+            log.exception("could not publish the reveal of round %s", reveal.round.id)
+    return len(reveals)
+
+
+async def run_timers(
+    engine: QuizEngine,
+    publisher: Publisher,
+    *,
+    interval: float = 5.0,
+    stop: asyncio.Event | None = None,
+) -> None:
+    """Close due rounds every ``interval`` seconds until ``stop`` is set (or the task is cancelled)."""
+    stop = stop or asyncio.Event()
+    while not stop.is_set():
+        try:
+            await close_due_rounds(engine, publisher)
+        except Exception:
+            log.exception("closing due rounds failed; will try again")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=interval)

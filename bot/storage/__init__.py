@@ -1,0 +1,7 @@
+"""Durable state: the engine's Store protocol on SQLAlchemy Core (SQLite or PostgreSQL)."""
+
+from bot.engine.ports import Store
+from bot.storage._schema import latest_version
+from bot.storage._store import SqlStore, make_engine, open_store
+
+__all__ = ["SqlStore", "Store", "latest_version", "make_engine", "open_store"]

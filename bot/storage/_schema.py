@@ -1,0 +1,157 @@
+"""Tables and versioned migrations.
+
+Each migration is applied once, in order, inside one transaction, and recorded in
+``schema_version``; on PostgreSQL an advisory lock keeps replicas that start together from racing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.types import TypeDecorator
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timestamp stored as UTC and always read back timezone-aware."""
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Store aware UTC (naive UTC on SQLite, which has no zone type)."""
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to the store")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Return aware UTC."""
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+metadata = sa.MetaData()
+
+schema_version = sa.Table(
+    "schema_version",
+    metadata,
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("description", sa.String(200), nullable=False),
+    sa.Column("applied_at", UTCDateTime, nullable=False),
+)
+
+rounds = sa.Table(
+    "rounds",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("platform", sa.String(16), nullable=False),
+    sa.Column("workspace", sa.String(64), nullable=False),
+    sa.Column("channel", sa.String(64), nullable=False),
+    sa.Column("question_id", sa.String(120), nullable=False),
+    sa.Column("opened_at", UTCDateTime, nullable=False),
+    sa.Column("closes_at", UTCDateTime, nullable=True),
+    sa.Column("closed_at", UTCDateTime, nullable=True),
+    sa.Column("message_ref", sa.String(64), nullable=True),
+    sa.Column("scheduled", sa.Boolean, nullable=False, default=False),
+    sa.Column("slot", sa.String(40), nullable=True),
+    sa.Index("ix_rounds_place", "platform", "workspace", "channel", "opened_at"),
+    # One open round per channel: a second /quiz next (from any replica) fails the insert.
+    sa.Index(
+        "uq_rounds_open_per_channel",
+        "platform",
+        "workspace",
+        "channel",
+        unique=True,
+        sqlite_where=sa.text("closed_at IS NULL"),
+        postgresql_where=sa.text("closed_at IS NULL"),
+    ),
+    sa.Index(
+        "ix_rounds_due",
+        "platform",
+        "closes_at",
+        sqlite_where=sa.text("closed_at IS NULL"),
+        postgresql_where=sa.text("closed_at IS NULL"),
+    ),
+)
+
+answers = sa.Table(
+    "answers",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("round_id", sa.Integer, sa.ForeignKey("rounds.id"), nullable=False),
+    sa.Column("platform", sa.String(16), nullable=False),
+    sa.Column("workspace", sa.String(64), nullable=False),
+    sa.Column("channel", sa.String(64), nullable=False),
+    sa.Column("user_id", sa.String(64), nullable=False),
+    sa.Column("choice", sa.String(1), nullable=False),
+    sa.Column("correct", sa.Boolean, nullable=False),
+    sa.Column("points", sa.Integer, nullable=False),
+    sa.Column("answered_at", UTCDateTime, nullable=False),
+    sa.Column("elapsed_ms", sa.BigInteger, nullable=False),
+    # The idempotency of answers lives here: one row per (round, user), whatever retries.
+    sa.UniqueConstraint("round_id", "user_id", name="uq_answers_round_user"),
+    sa.Index("ix_answers_scores", "platform", "workspace", "answered_at"),
+    sa.Index("ix_answers_user", "platform", "workspace", "user_id"),
+)
+
+channel_settings = sa.Table(
+    "channel_settings",
+    metadata,
+    sa.Column("platform", sa.String(16), primary_key=True),
+    sa.Column("workspace", sa.String(64), primary_key=True),
+    sa.Column("channel", sa.String(64), primary_key=True),
+    sa.Column("allow_change", sa.Boolean, nullable=False),
+    sa.Column("round_minutes", sa.Integer, nullable=False),
+)
+
+
+def _create(*tables: sa.Table) -> Callable[[Connection], None]:
+    def run(conn: Connection) -> None:
+        metadata.create_all(conn, tables=list(tables))
+
+    return run
+
+
+Migration = tuple[int, str, Callable[[Connection], None]]
+
+MIGRATIONS: list[Migration] = [
+    (1, "rounds, answers, channel settings", _create(rounds, answers, channel_settings)),
+]
+
+
+def latest_version() -> int:
+    """Return the version the code expects."""
+    return MIGRATIONS[-1][0]
+
+
+def upgrade(conn: Connection, now: datetime) -> list[int]:
+    """Apply every migration not yet recorded; return the versions applied."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.text("SELECT pg_advisory_xact_lock(727274)"))
+    metadata.create_all(conn, tables=[schema_version])
+    done = set(conn.execute(sa.select(schema_version.c.version)).scalars())
+    applied = []
+    for version, description, step in MIGRATIONS:
+        if version in done:
+            continue
+        step(conn)
+        conn.execute(
+            schema_version.insert().values(version=version, description=description, applied_at=now)
+        )
+        applied.append(version)
+    return applied
+
+
+def current_version(conn: Connection) -> int:
+    """Return the highest applied version (0 for an empty database)."""
+    if not sa.inspect(conn).has_table("schema_version"):
+        return 0
+    value: Any = conn.execute(sa.select(sa.func.max(schema_version.c.version))).scalar()
+    return int(value or 0)

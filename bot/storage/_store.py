@@ -1,0 +1,426 @@
+"""The SQL store: SQLAlchemy Core, async, on SQLite (aiosqlite) or PostgreSQL (asyncpg)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from bot.engine.model import (
+    AnswerRecord,
+    AnswerStatus,
+    ChannelSettings,
+    Place,
+    QuestionStats,
+    Round,
+    ScoreRow,
+)
+from bot.engine.ports import RoundAlreadyOpen, utc_now
+from bot.errors import ConfigError
+from bot.storage._schema import answers, channel_settings, current_version, rounds, upgrade
+
+log = logging.getLogger(__name__)
+
+
+def _round(row: Any) -> Round:
+    return Round(
+        id=row.id,
+        place=Place(row.platform, row.workspace, row.channel),
+        question_id=row.question_id,
+        opened_at=row.opened_at,
+        closes_at=row.closes_at,
+        closed_at=row.closed_at,
+        message_ref=row.message_ref,
+        scheduled=bool(row.scheduled),
+        slot=row.slot,
+    )
+
+
+def _answer(row: Any) -> AnswerRecord:
+    return AnswerRecord(
+        round_id=row.round_id,
+        user=row.user_id,
+        choice=row.choice,
+        correct=bool(row.correct),
+        points=row.points,
+        answered_at=row.answered_at,
+        elapsed_ms=row.elapsed_ms,
+    )
+
+
+def _place_filter(table: sa.Table, place: Place) -> sa.ColumnElement[bool]:
+    return sa.and_(
+        table.c.platform == place.platform,
+        table.c.workspace == place.workspace,
+        table.c.channel == place.channel,
+    )
+
+
+def make_engine(url: str, *, pool_size: int = 5, max_overflow: int = 10) -> AsyncEngine:
+    """Create the SQLAlchemy engine with the settings each database needs."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise ConfigError(f"QUIZBOT_DATABASE_URL is not a database URL: {url!r}") from None
+    if parsed.get_backend_name() == "sqlite":
+        engine = create_async_engine(url, connect_args={"timeout": 30})
+        _tune_sqlite(engine)
+        return engine
+    if parsed.get_backend_name() == "postgresql":
+        return create_async_engine(
+            url, pool_size=pool_size, max_overflow=max_overflow, pool_pre_ping=True
+        )
+    raise ConfigError(
+        "QUIZBOT_DATABASE_URL must be sqlite+aiosqlite:///FILE or postgresql+asyncpg://..."
+    )
+
+
+def _tune_sqlite(engine: AsyncEngine) -> None:
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Let us issue BEGIN ourselves: writers take the lock up front (IMMEDIATE), so two
+        # writers never deadlock upgrading a read lock; the busy timeout then queues them.
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA busy_timeout=30000")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(conn: sa.Connection) -> None:
+        readonly = conn.get_execution_options().get("quizbot_readonly", False)
+        conn.exec_driver_sql("BEGIN DEFERRED" if readonly else "BEGIN IMMEDIATE")
+
+
+class SqlStore:
+    """The Store protocol on SQLAlchemy Core; every method is one transaction."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+        self.dialect = engine.dialect.name
+
+    # -------------------------------------------------------------- plumbing
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[AsyncConnection]:
+        """Open a write transaction (committed on exit, rolled back on error)."""
+        async with self.engine.begin() as conn:
+            yield conn
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncConnection]:
+        """Open a read-only transaction."""
+        async with self.engine.connect() as conn:
+            await conn.execution_options(quizbot_readonly=True)
+            yield conn
+
+    def _insert(self, table: sa.Table) -> Any:
+        if self.dialect == "postgresql":
+            return postgresql.insert(table)
+        return sqlite.insert(table)
+
+    async def upgrade(self) -> list[int]:
+        """Apply pending schema migrations; return the versions applied."""
+        async with self.write() as conn:
+            return await conn.run_sync(upgrade, utc_now())
+
+    async def schema_version(self) -> int:
+        """Return the applied schema version."""
+        async with self.read() as conn:
+            return await conn.run_sync(current_version)
+
+    async def ping(self) -> None:
+        """Run a trivial query (raises if the database cannot be reached)."""
+        async with self.read() as conn:
+            await conn.execute(sa.text("SELECT 1"))
+
+    async def close(self) -> None:
+        """Release connections."""
+        await self.engine.dispose()
+
+    # -------------------------------------------------------------- rounds
+
+    async def create_round(
+        self,
+        place: Place,
+        question_id: str,
+        *,
+        opened_at: datetime,
+        closes_at: datetime | None,
+        scheduled: bool = False,
+        slot: str | None = None,
+    ) -> Round:
+        """Insert an open round; raise RoundAlreadyOpen if the channel has one."""
+        values = dict(
+            platform=place.platform,
+            workspace=place.workspace,
+            channel=place.channel,
+            question_id=question_id,
+            opened_at=opened_at,
+            closes_at=closes_at,
+            scheduled=scheduled,
+            slot=slot,
+        )
+        try:
+            async with self.write() as conn:
+                result = await conn.execute(rounds.insert().values(**values))
+                key = result.inserted_primary_key
+                assert key is not None
+                round_id = key[0]
+        except IntegrityError:
+            raise RoundAlreadyOpen(f"{place} already has an open round") from None
+        return Round(
+            id=int(round_id),
+            place=place,
+            question_id=question_id,
+            opened_at=opened_at,
+            closes_at=closes_at,
+            scheduled=scheduled,
+            slot=slot,
+        )
+
+    async def set_message_ref(self, round_id: int, ref: str) -> None:
+        """Remember which platform message shows the round."""
+        async with self.write() as conn:
+            await conn.execute(
+                rounds.update().where(rounds.c.id == round_id).values(message_ref=ref)
+            )
+
+    async def get_round(self, round_id: int) -> Round | None:
+        """Return the round, or None."""
+        async with self.read() as conn:
+            row = (await conn.execute(rounds.select().where(rounds.c.id == round_id))).first()
+        return _round(row) if row is not None else None
+
+    async def open_round(self, place: Place) -> Round | None:
+        """Return the open round in this channel, if any."""
+        query = rounds.select().where(_place_filter(rounds, place), rounds.c.closed_at.is_(None))
+        async with self.read() as conn:
+            row = (await conn.execute(query)).first()
+        return _round(row) if row is not None else None
+
+    async def due_rounds(self, platform: str, now: datetime) -> list[Round]:
+        """Return the open rounds of a platform whose closing time has passed."""
+        query = (
+            rounds.select()
+            .where(
+                rounds.c.platform == platform,
+                rounds.c.closed_at.is_(None),
+                rounds.c.closes_at.is_not(None),
+                rounds.c.closes_at <= now,
+            )
+            .order_by(rounds.c.closes_at)
+        )
+        async with self.read() as conn:
+            return [_round(r) for r in await conn.execute(query)]
+
+    async def question_counts(self, place: Place) -> dict[str, int]:
+        """Return how many rounds each question has had in this channel."""
+        query = (
+            sa.select(rounds.c.question_id, sa.func.count())
+            .where(_place_filter(rounds, place))
+            .group_by(rounds.c.question_id)
+        )
+        async with self.read() as conn:
+            return {qid: int(n) for qid, n in await conn.execute(query)}
+
+    async def close_round(self, round_id: int, at: datetime) -> bool:
+        """Mark the round closed; return True only for the one caller that closed it."""
+        query = (
+            rounds.update()
+            .where(rounds.c.id == round_id, rounds.c.closed_at.is_(None))
+            .values(closed_at=at)
+        )
+        async with self.write() as conn:
+            result = await conn.execute(query)
+        return bool(result.rowcount == 1)
+
+    # -------------------------------------------------------------- answers
+
+    async def record_answer(
+        self, answer: AnswerRecord, *, allow_change: bool
+    ) -> tuple[AnswerStatus, AnswerRecord | None]:
+        """Store an answer at most once per (round, user); see the Store protocol."""
+        async with self.write() as conn:
+            # FOR SHARE holds off a concurrent close (an UPDATE of this row) until we commit,
+            # so no answer is ever stored after the reveal was computed. SQLite's IMMEDIATE
+            # transaction already serialises writers.
+            rnd = (
+                await conn.execute(
+                    rounds.select().where(rounds.c.id == answer.round_id).with_for_update(read=True)
+                )
+            ).first()
+            if rnd is None or rnd.closed_at is not None:
+                return AnswerStatus.CLOSED, None
+            values = dict(
+                round_id=answer.round_id,
+                platform=rnd.platform,
+                workspace=rnd.workspace,
+                channel=rnd.channel,
+                user_id=answer.user,
+                choice=answer.choice,
+                correct=answer.correct,
+                points=answer.points,
+                answered_at=answer.answered_at,
+                elapsed_ms=answer.elapsed_ms,
+            )
+            stmt = (
+                self._insert(answers)
+                .values(**values)
+                .on_conflict_do_nothing(index_elements=["round_id", "user_id"])
+            )
+            result = await conn.execute(stmt)
+            if result.rowcount == 1:
+                return AnswerStatus.ACCEPTED, None
+            existing = _answer(
+                (
+                    await conn.execute(
+                        answers.select().where(
+                            answers.c.round_id == answer.round_id,
+                            answers.c.user_id == answer.user,
+                        )
+                    )
+                ).one()
+            )
+            if not allow_change or existing.choice == answer.choice:
+                return AnswerStatus.ALREADY, existing
+            await conn.execute(
+                answers.update()
+                .where(answers.c.round_id == answer.round_id, answers.c.user_id == answer.user)
+                .values(
+                    choice=answer.choice,
+                    correct=answer.correct,
+                    points=answer.points,
+                    answered_at=answer.answered_at,
+                    elapsed_ms=answer.elapsed_ms,
+                )
+            )
+            return AnswerStatus.CHANGED, existing
+
+    async def count_answers(self, round_id: int) -> int:
+        """Return how many users answered the round."""
+        query = sa.select(sa.func.count()).select_from(answers).where(answers.c.round_id == round_id)
+        async with self.read() as conn:
+            return int((await conn.execute(query)).scalar_one())
+
+    async def round_answers(self, round_id: int) -> list[AnswerRecord]:
+        """Return every answer of the round, earliest first."""
+        query = (
+            answers.select()
+            .where(answers.c.round_id == round_id)
+            .order_by(answers.c.answered_at, answers.c.id)
+        )
+        async with self.read() as conn:
+            return [_answer(r) for r in await conn.execute(query)]
+
+    # -------------------------------------------------------------- settings and scores
+
+    async def channel_settings(self, place: Place) -> ChannelSettings:
+        """Return the channel's settings (defaults when never set)."""
+        query = channel_settings.select().where(_place_filter(channel_settings, place))
+        async with self.read() as conn:
+            row = (await conn.execute(query)).first()
+        if row is None:
+            return ChannelSettings()
+        return ChannelSettings(allow_change=bool(row.allow_change), round_minutes=row.round_minutes)
+
+    async def set_channel_settings(self, place: Place, settings: ChannelSettings) -> None:
+        """Store the channel's settings."""
+        values = dict(allow_change=settings.allow_change, round_minutes=settings.round_minutes)
+        stmt = (
+            self._insert(channel_settings)
+            .values(
+                platform=place.platform, workspace=place.workspace, channel=place.channel, **values
+            )
+            .on_conflict_do_update(index_elements=["platform", "workspace", "channel"], set_=values)
+        )
+        async with self.write() as conn:
+            await conn.execute(stmt)
+
+    async def score_rows(
+        self, platform: str, workspace: str, since: datetime | None, user: str | None = None
+    ) -> list[ScoreRow]:
+        """Return per-user totals of answers since a time (all time with None)."""
+        conditions = [answers.c.platform == platform, answers.c.workspace == workspace]
+        if since is not None:
+            conditions.append(answers.c.answered_at >= since)
+        if user is not None:
+            conditions.append(answers.c.user_id == user)
+        query = (
+            sa.select(
+                answers.c.user_id,
+                sa.func.sum(answers.c.points),
+                sa.func.count(),
+                sa.func.sum(sa.case((answers.c.correct, 1), else_=0)),
+                sa.func.sum(answers.c.elapsed_ms),
+            )
+            .where(*conditions)
+            .group_by(answers.c.user_id)
+        )
+        async with self.read() as conn:
+            return [
+                ScoreRow(u, int(p or 0), int(n), int(c or 0), int(ms or 0))
+                for u, p, n, c, ms in await conn.execute(query)
+            ]
+
+    async def scheduled_results(self, place: Place, user: str) -> list[tuple[bool, bool | None]]:
+        """Return (closed, correct-or-None-if-unanswered) per scheduled round, oldest first."""
+        joined = rounds.outerjoin(
+            answers, sa.and_(answers.c.round_id == rounds.c.id, answers.c.user_id == user)
+        )
+        query = (
+            sa.select(rounds.c.closed_at, answers.c.correct)
+            .select_from(joined)
+            .where(_place_filter(rounds, place), rounds.c.scheduled.is_(True))
+            .order_by(rounds.c.opened_at, rounds.c.id)
+        )
+        async with self.read() as conn:
+            return [
+                (closed is not None, None if correct is None else bool(correct))
+                for closed, correct in await conn.execute(query)
+            ]
+
+    async def question_stats(self, platform: str, workspace: str, question_id: str) -> QuestionStats:
+        """Return how a question fared in a workspace."""
+        where = sa.and_(
+            rounds.c.platform == platform,
+            rounds.c.workspace == workspace,
+            rounds.c.question_id == question_id,
+        )
+        count_rounds = sa.select(sa.func.count()).select_from(rounds).where(where)
+        count_answers = (
+            sa.select(sa.func.count(), sa.func.sum(sa.case((answers.c.correct, 1), else_=0)))
+            .select_from(answers.join(rounds, answers.c.round_id == rounds.c.id))
+            .where(where)
+        )
+        async with self.read() as conn:
+            n_rounds = int((await conn.execute(count_rounds)).scalar_one())
+            n_answers, n_correct = (await conn.execute(count_answers)).one()
+        return QuestionStats(question_id, n_rounds, int(n_answers or 0), int(n_correct or 0))
+
+
+async def open_store(
+    url: str, *, migrate: bool = True, pool_size: int = 5, max_overflow: int = 10
+) -> SqlStore:
+    """Connect to the database at ``url`` and, unless told not to, apply migrations."""
+    store = SqlStore(make_engine(url, pool_size=pool_size, max_overflow=max_overflow))
+    if migrate:
+        try:
+            applied = await store.upgrade()
+        except BaseException:
+            await store.close()
+            raise
+        if applied:
+            log.info("database schema upgraded to version %s", applied[-1])
+    return store
