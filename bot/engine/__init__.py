@@ -1,6 +1,7 @@
 """The platform-free quiz engine: questions, rounds, answers, grading, scores."""
 
 from bot.engine.engine import QuizEngine, pick_question, streaks
+from bot.engine.loader import BankError, Problem, QuestionBank, check_paths, load_bank
 from bot.engine.model import (
     AnswerOutcome,
     AnswerStatus,
@@ -19,12 +20,15 @@ from bot.engine.ports import Clock, RoundAlreadyOpen, Store, utc_now
 __all__ = [
     "AnswerOutcome",
     "AnswerStatus",
+    "BankError",
     "ChannelSettings",
     "Clock",
     "Leaderboard",
     "Period",
     "Place",
+    "Problem",
     "Question",
+    "QuestionBank",
     "QuestionCard",
     "QuizEngine",
     "Reveal",
@@ -32,6 +36,8 @@ __all__ = [
     "RoundAlreadyOpen",
     "Store",
     "UserStats",
+    "check_paths",
+    "load_bank",
     "pick_question",
     "streaks",
     "utc_now",
