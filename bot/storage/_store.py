@@ -71,16 +71,18 @@ def make_engine(url: str, *, pool_size: int = 5, max_overflow: int = 10) -> Asyn
         parsed = make_url(url)
     except ArgumentError:
         raise ConfigError(f"QUIZBOT_DATABASE_URL is not a database URL: {url!r}") from None
+    supported = {"sqlite": "aiosqlite", "postgresql": "asyncpg"}
+    if supported.get(parsed.get_backend_name()) != parsed.get_driver_name():
+        raise ConfigError(
+            "QUIZBOT_DATABASE_URL must be sqlite+aiosqlite:///FILE or postgresql+asyncpg://..., "
+            f"not {parsed.drivername}"
+        )
     if parsed.get_backend_name() == "sqlite":
         engine = create_async_engine(url, connect_args={"timeout": 30})
         _tune_sqlite(engine)
         return engine
-    if parsed.get_backend_name() == "postgresql":
-        return create_async_engine(
-            url, pool_size=pool_size, max_overflow=max_overflow, pool_pre_ping=True
-        )
-    raise ConfigError(
-        "QUIZBOT_DATABASE_URL must be sqlite+aiosqlite:///FILE or postgresql+asyncpg://..."
+    return create_async_engine(
+        url, pool_size=pool_size, max_overflow=max_overflow, pool_pre_ping=True
     )
 
 

@@ -1,0 +1,132 @@
+"""Fixtures shared by the whole suite: clocks, a small bank, databases (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.engine.model import Choice, Difficulty, Question
+from bot.storage import SqlStore, open_store
+
+PG_URL = os.environ.get("QUIZBOT_TEST_DATABASE_URL")
+
+
+class FakeClock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self.now = start or datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # a Monday
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **kwargs: float) -> datetime:
+        self.now += timedelta(**kwargs)
+        return self.now
+
+
+def make_question(
+    qid: str,
+    *,
+    answer: str = "A",
+    keys: str = "ABCD",
+    difficulty: Difficulty = Difficulty.MEDIUM,
+    tags: tuple[str, ...] = (),
+) -> Question:
+    """Build a small valid question."""
+    return Question(
+        id=qid,
+        text=f"Question {qid}?",
+        choices=tuple(Choice(k, f"choice {k} of {qid}") for k in keys),
+        answer=answer,
+        short=f"Short why for {qid}.",
+        full=f"Full explanation for {qid}.",
+        why_not={k: f"{k} is wrong" for k in keys if k != answer},
+        tags=tags,
+        difficulty=difficulty,
+    )
+
+
+class SimpleBank:
+    """A bank over a fixed list of questions, for engine tests."""
+
+    def __init__(self, questions: list[Question]) -> None:
+        self.questions = tuple(questions)
+
+    def filter(self, tag: str | None) -> tuple[Question, ...]:
+        return tuple(q for q in self.questions if tag is None or tag in q.tags)
+
+    def by_id(self, question_id: str) -> Question:
+        for q in self.questions:
+            if q.id == question_id:
+                return q
+        raise KeyError(question_id)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+async def _create_pg_database(base_url: str) -> tuple[str, str]:
+    import asyncpg
+
+    name = f"quizbot_t_{uuid.uuid4().hex[:12]}"
+    plain = base_url.replace("postgresql+asyncpg://", "postgresql://")
+    conn = await asyncpg.connect(plain)
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    head, _, _ = base_url.rpartition("/")
+    return name, f"{head}/{name}"
+
+
+async def _drop_pg_database(base_url: str, name: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(base_url.replace("postgresql+asyncpg://", "postgresql://"))
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """A fresh, empty database: a SQLite file, and a new PostgreSQL database when configured."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'quizbot.db'}"
+        return
+    if not PG_URL:
+        pytest.skip("QUIZBOT_TEST_DATABASE_URL is not set (no PostgreSQL to test against)")
+    name, url = await _create_pg_database(PG_URL)
+    try:
+        yield url
+    finally:
+        await _drop_pg_database(PG_URL, name)
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    """A SQLite file database URL for tests that need only one backend."""
+    return f"sqlite+aiosqlite:///{tmp_path / 'quizbot.db'}"
+
+
+@pytest.fixture
+async def store(database_url: str) -> AsyncIterator[SqlStore]:
+    s = await open_store(database_url)
+    try:
+        yield s
+    finally:
+        await s.close()
+
+
+@pytest.fixture
+def repo_root() -> Iterator[Path]:
+    yield Path(__file__).resolve().parent.parent
