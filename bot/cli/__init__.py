@@ -21,6 +21,7 @@ from bot.errors import ConfigError, UserError
 COMMAND_MODULES = (
     "play",
     "validate",
+    "importer",
 )
 
 EXIT_USAGE = 2

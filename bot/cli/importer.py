@@ -1,0 +1,112 @@
+"""``quizbot import opentdb FILE.json``: turn an Open Trivia DB response into question files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from bot.errors import UserError
+
+DEFAULT_OUT = Path("questions") / "imported"
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add the ``import`` subcommand and its ``opentdb`` source."""
+    parser = subparsers.add_parser(
+        "import",
+        help="turn questions from another source into question files",
+        description="Turn questions from another source into question files of the bank.",
+    )
+    sources = parser.add_subparsers(dest="source", metavar="SOURCE", required=True)
+    opentdb = sources.add_parser(
+        "opentdb",
+        help="an Open Trivia DB API response (HTML, url3986 or base64 encoding)",
+        description=(
+            "Write one question file per usable entry of an Open Trivia DB API response. "
+            "Entries that cannot become a question are reported on stderr with the reason. "
+            "Exit status: 0 when the output folder now holds at least one of the questions, "
+            "1 when nothing could be imported, 2 when the file cannot be read."
+        ),
+    )
+    opentdb.add_argument("file", metavar="FILE.json", type=Path, help="the saved API response")
+    opentdb.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        help=f"folder to write the question files to (default {DEFAULT_OUT})",
+    )
+    opentdb.add_argument(
+        "--tag",
+        action="append",
+        default=[],
+        metavar="T",
+        help="tag every imported question with T (repeatable)",
+    )
+    opentdb.set_defaults(handler=run_opentdb)
+
+
+def run_opentdb(args: argparse.Namespace) -> int:
+    """Convert the response in ``args.file`` and write the question files to ``args.out``."""
+    from bot.engine.opentdb import check_tags, convert
+
+    source: Path = args.file
+    out: Path = args.out
+    tags = check_tags(args.tag)
+    try:
+        response = json.loads(source.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UserError(f"{source}: cannot read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{source}: not UTF-8 text") from exc
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{source}:{exc.lineno}: not valid JSON: {exc.msg}") from exc
+    try:
+        conversion = convert(response, tags)
+    except UserError as exc:
+        raise UserError(f"{source}: {exc}") from exc
+
+    for skip in conversion.skipped:
+        where = f"result {skip.index}: " if skip.index else ""
+        print(f"{source}: {where}skipped: {skip.reason}", file=sys.stderr)
+
+    written = unchanged = refused = 0
+    if conversion.questions:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"{out}: cannot create the folder: {exc.strerror or exc}") from exc
+    for question in conversion.questions:
+        path = out / question.filename
+        text = question.to_yaml()
+        try:
+            # "x" never replaces a file, even one that appears between a check and the write.
+            with path.open("x", encoding="utf-8") as handle:
+                handle.write(text)
+            written += 1
+            continue
+        except FileExistsError:
+            problem = "exists with different content; not overwritten"
+        except OSError as exc:
+            problem = f"cannot be written: {exc.strerror or exc}"
+        if _same_text(path, text):
+            unchanged += 1
+            continue
+        refused += 1
+        print(f"{source}: skipped {question.id}: {path} {problem}", file=sys.stderr)
+    skipped = len(conversion.skipped) + refused
+    print(
+        f"imported {written} question(s) into {out} ({unchanged} already there, "
+        f"{skipped} skipped; encoding {conversion.encoding})"
+    )
+    return 0 if written + unchanged else 1
+
+
+def _same_text(path: Path, text: str) -> bool:
+    """Return whether ``path`` is a file that already holds exactly ``text``."""
+    try:
+        return path.is_file() and path.read_text(encoding="utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        return False
