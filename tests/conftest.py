@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -128,5 +128,5 @@ async def store(database_url: str) -> AsyncIterator[SqlStore]:
 
 
 @pytest.fixture
-def repo_root() -> Iterator[Path]:
-    yield Path(__file__).resolve().parent.parent
+def repo_root() -> Path:
+    return Path(__file__).resolve().parent.parent

@@ -24,6 +24,9 @@ COMMAND_MODULES = (
     "importer",
 )
 
+# Long-running commands log at INFO by default; the others only speak when something is wrong.
+SERVER_COMMANDS = frozenset({"slack", "discord"})
+
 EXIT_USAGE = 2
 
 
@@ -37,9 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"quizbot {__version__}")
     parser.add_argument(
         "--log-level",
-        default="INFO",
+        default=None,
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-        help="logging level (default INFO)",
+        help="logging level (default: INFO for the bots, WARNING for terminal commands)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
@@ -57,7 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     from bot.logs import setup_logging
 
-    setup_logging(args.log_level)
+    quiet = args.command not in SERVER_COMMANDS
+    setup_logging(args.log_level or ("WARNING" if quiet else "INFO"))
     try:
         status: int = args.handler(args)
     except ConfigError as exc:

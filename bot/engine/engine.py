@@ -14,9 +14,9 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from bot.engine.model import (
+    Answerer,
     AnswerOutcome,
     AnswerRecord,
-    Answerer,
     AnswerStatus,
     ChannelSettings,
     ChoiceTally,
@@ -89,7 +89,9 @@ def rank_rows(rows: Sequence[ScoreRow]) -> list[LeaderboardEntry]:
     """Rank users by points, ties broken by earlier (smaller) total answer time, then id."""
     ordered = sorted(rows, key=lambda r: (-r.points, r.total_ms, r.user))
     return [
-        LeaderboardEntry(rank=i, user=r.user, points=r.points, correct=r.correct, answered=r.answered)
+        LeaderboardEntry(
+            rank=i, user=r.user, points=r.points, correct=r.correct, answered=r.answered
+        )
         for i, r in enumerate(ordered, start=1)
     ]
 
@@ -168,6 +170,10 @@ class QuizEngine:
             raise NotFound("That question no longer exists.")
         return rnd
 
+    async def open_round(self, place: Place) -> Round | None:
+        """Return the open round in a channel, if any."""
+        return await self.store.open_round(place)
+
     def question_of(self, rnd: Round) -> Question:
         """Return the question a round asks (NotFound if the bank no longer has it)."""
         try:
@@ -185,7 +191,9 @@ class QuizEngine:
         question = self.question_of(rnd)
         key = choice_key.strip().upper()
         if key not in question.keys:
-            raise UserError(f"`{choice_key}` is not a choice; pick one of {', '.join(question.keys)}.")
+            raise UserError(
+                f"`{choice_key}` is not a choice; pick one of {', '.join(question.keys)}."
+            )
         correct = key == question.answer
         now = self._now()
         if rnd.is_closed or (rnd.closes_at is not None and now >= rnd.closes_at):
@@ -225,9 +233,8 @@ class QuizEngine:
 
     async def close(self, round_id: int) -> Reveal | None:
         """Close the round and return its reveal; None if it was already closed."""
-        rnd = await self.get_round(round_id)
-        now = self._now()
-        if not await self.store.close_round(round_id, now):
+        await self.get_round(round_id)  # NotFound for an unknown round
+        if not await self.store.close_round(round_id, self._now()):
             return None
         closed = await self.get_round(round_id)
         return await self.reveal(closed)
@@ -312,7 +319,9 @@ class QuizEngine:
             best_streak=best,
         )
 
-    async def question_stats(self, platform: str, workspace: str, question_id: str) -> QuestionStats:
+    async def question_stats(
+        self, platform: str, workspace: str, question_id: str
+    ) -> QuestionStats:
         """Return how one question has fared in a workspace."""
         return await self.store.question_stats(platform, workspace, question_id)
 

@@ -109,7 +109,9 @@ class Store(Protocol):
         """Return (closed, correct-or-None-if-unanswered) per scheduled round, oldest first."""
         ...
 
-    async def question_stats(self, platform: str, workspace: str, question_id: str) -> QuestionStats:
+    async def question_stats(
+        self, platform: str, workspace: str, question_id: str
+    ) -> QuestionStats:
         """Return how a question fared in a workspace."""
         ...
 

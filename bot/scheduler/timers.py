@@ -13,7 +13,7 @@ log = logging.getLogger(__name__)
 
 
 async def close_due_rounds(engine: QuizEngine, publisher: Publisher) -> int:
-    """Close every due round of the publisher's platform and publish each reveal this process won."""
+    """Close the due rounds of the publisher's platform; publish each reveal this process won."""
     reveals = await engine.close_due(publisher.platform)
     for reveal in reveals:
         try:
@@ -31,7 +31,7 @@ async def run_timers(
     interval: float = 5.0,
     stop: asyncio.Event | None = None,
 ) -> None:
-    """Close due rounds every ``interval`` seconds until ``stop`` is set (or the task is cancelled)."""
+    """Close due rounds every ``interval`` seconds until ``stop`` is set or the task ends."""
     stop = stop or asyncio.Event()
     while not stop.is_set():
         try:

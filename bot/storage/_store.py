@@ -312,7 +312,9 @@ class SqlStore:
 
     async def count_answers(self, round_id: int) -> int:
         """Return how many users answered the round."""
-        query = sa.select(sa.func.count()).select_from(answers).where(answers.c.round_id == round_id)
+        query = (
+            sa.select(sa.func.count()).select_from(answers).where(answers.c.round_id == round_id)
+        )
         async with self.read() as conn:
             return int((await conn.execute(query)).scalar_one())
 
@@ -393,7 +395,9 @@ class SqlStore:
                 for closed, correct in await conn.execute(query)
             ]
 
-    async def question_stats(self, platform: str, workspace: str, question_id: str) -> QuestionStats:
+    async def question_stats(
+        self, platform: str, workspace: str, question_id: str
+    ) -> QuestionStats:
         """Return how a question fared in a workspace."""
         where = sa.and_(
             rounds.c.platform == platform,

@@ -119,7 +119,11 @@ async def test_concurrent_starts_open_exactly_one_round(sqlite_store: SqlStore, 
     ],
 )
 async def test_answer_outcome(
-    sqlite_store: SqlStore, clock: FakeClock, choice: str, status: AnswerStatus, correct: bool,
+    sqlite_store: SqlStore,
+    clock: FakeClock,
+    choice: str,
+    status: AnswerStatus,
+    correct: bool,
     points: int,
 ):
     engine = build(sqlite_store, clock, [make_question("q", answer="B")])
@@ -201,7 +205,9 @@ async def test_bad_answers_change_nothing(
 async def test_close_reveals_distribution_share_and_fastest(
     sqlite_store: SqlStore, clock: FakeClock
 ):
-    engine = build(sqlite_store, clock, [make_question("q", answer="C", difficulty=Difficulty.HARD)])
+    engine = build(
+        sqlite_store, clock, [make_question("q", answer="C", difficulty=Difficulty.HARD)]
+    )
     card = await engine.start_round(PLACE)
     for user, seconds, choice in [
         ("U1", 9, "C"),
@@ -374,6 +380,8 @@ def test_pick_question_prefers_the_least_asked():
 
 
 async def test_clock_must_be_aware(sqlite_store: SqlStore):
-    engine = QuizEngine(sqlite_store, SimpleBank([make_question("q")]), clock=lambda: datetime(2026, 1, 1))  # noqa: DTZ001
+    engine = QuizEngine(
+        sqlite_store, SimpleBank([make_question("q")]), clock=lambda: datetime(2026, 1, 1)
+    )
     with pytest.raises(ValueError, match="timezone-aware"):
         await engine.start_round(PLACE)

@@ -1,4 +1,4 @@
-"""One storage suite, run on SQLite always and on PostgreSQL when QUIZBOT_TEST_DATABASE_URL is set."""
+"""One storage suite: on SQLite always, on PostgreSQL when QUIZBOT_TEST_DATABASE_URL is set."""
 
 from __future__ import annotations
 

@@ -1,0 +1,58 @@
+"""``quizbot play``: a study session in the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    """Add the ``play`` subcommand."""
+    p = sub.add_parser(
+        "play",
+        help="study in the terminal: questions, your answers, explanations",
+        description=(
+            "Ask questions in the terminal on the same engine and database as the chat bots. "
+            "Type a letter to answer (a or A), q to quit. Works with piped input too: "
+            "printf 'A\\nq\\n' | quizbot play"
+        ),
+    )
+    p.add_argument("--tag", help="only questions with this tag (see `quizbot validate`)")
+    p.add_argument("--count", type=_positive, default=5, help="how many questions (default 5)")
+    p.add_argument("--user", default=None, help="player name for scores (default: login name)")
+    p.set_defaults(handler=run)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 1 <= value <= 1000:
+        raise argparse.ArgumentTypeError("must be between 1 and 1000")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the session; exit 0 when it ends normally (quit, EOF or Ctrl-C)."""
+    return asyncio.run(_play(args))
+
+
+async def _play(args: argparse.Namespace) -> int:
+    from bot.adapters.console import play_session
+    from bot.config import load_settings
+    from bot.runtime import open_runtime
+
+    user = args.user or _login()
+    async with open_runtime(load_settings()) as rt:
+        await play_session(rt.engine, user=user, tag=args.tag, count=args.count)
+    return 0
+
+
+def _login() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return "player"

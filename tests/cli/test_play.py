@@ -1,0 +1,135 @@
+"""``quizbot play`` run as a subprocess, the way a user runs it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+BANK = """\
+questions:
+  - id: fastest-link
+    question: Which link is fastest?
+    choices: {A: InfiniBand NDR, B: 1 GbE, C: Wi-Fi 6}
+    answer: A
+    explanation:
+      short: NDR is 400 Gb/s per port.
+      full: NDR InfiniBand runs 400 Gb/s per port, far beyond the others.
+      why_not: {B: One gigabit per second is 400 times slower., C: A shared wireless medium.}
+    tags: [net]
+    difficulty: easy
+    references: [{title: InfiniBand Trade Association, url: "https://www.infinibandta.org/"}]
+  - id: bf16-bytes
+    question: How many bytes does one bf16 value take?
+    choices: {A: "1", B: "2", C: "4"}
+    answer: B
+    explanation:
+      short: Sixteen bits are two bytes.
+      full: bfloat16 keeps float32's 8-bit exponent and 7 bits of mantissa in 16 bits.
+      why_not: {A: That is fp8 or int8., C: That is fp32.}
+    tags: [memory]
+"""
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    bank = tmp_path / "bank"
+    bank.mkdir()
+    (bank / "q.yaml").write_text(BANK)
+    return {
+        **os.environ,
+        "QUIZBOT_QUESTIONS": str(bank),
+        "QUIZBOT_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'play.db'}",
+    }
+
+
+def play(env: dict[str, str], stdin: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bot", "play", *args],
+        input=stdin,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_piped_session_with_a_bad_answer_then_quit(env: dict[str, str]):
+    result = play(env, "x\nA\nq\n", "--tag", "net", "--count", "3")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "Which link is fastest?" in out
+    assert "A) InfiniBand NDR" in out
+    assert "'x' is not a choice: type one of A, B, C" in out
+    assert "Right! A) InfiniBand NDR" in out
+    assert "NDR is 400 Gb/s per port." in out
+    assert "Full explanation" in out
+    assert "B) 1 GbE: One gigabit per second is 400 times slower." in out
+    assert "https://www.infinibandta.org/" in out
+    assert "Score: 1/1 correct, 1 points." in out
+    assert "Traceback" not in result.stderr
+    assert result.stderr == ""
+
+
+def test_wrong_answer_names_the_right_one(env: dict[str, str]):
+    result = play(env, "a\n", "--tag", "memory", "--count", "1")
+    assert result.returncode == 0
+    assert "Not quite: you chose A) 1; the answer is B) 2." in result.stdout
+    assert "Score: 0/1 correct, 0 points." in result.stdout
+
+
+def test_end_of_input_ends_with_the_score_so_far(env: dict[str, str]):
+    result = play(env, "", "--count", "2")
+    assert result.returncode == 0
+    assert "No questions answered" in result.stdout
+    # The next session still works: the round left open by EOF was closed.
+    again = play(env, "b\n", "--tag", "memory", "--count", "1")
+    assert "Right! B) 2" in again.stdout
+
+
+def test_every_line_fits_80_columns(env: dict[str, str]):
+    result = play(env, "A\nB\n", "--count", "2")
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+
+
+@pytest.mark.parametrize("args", [["--count", "0"], ["--count", "x"], ["--bogus"]])
+def test_bad_arguments_are_usage_errors(env: dict[str, str], args: list[str]):
+    result = play(env, "", *args)
+    assert result.returncode == 2
+    assert "usage:" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_unknown_tag_is_one_clear_line(env: dict[str, str]):
+    result = play(env, "", "--tag", "nope")
+    assert result.returncode == 0
+    assert "No question has the tag `nope`." in result.stdout
+
+
+def test_ctrl_c_exits_cleanly_with_the_score(env: dict[str, str]):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot", "play", "--count", "3"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 30
+        seen = ""
+        while "Your answer" not in seen and time.monotonic() < deadline:
+            seen += proc.stdout.read(1)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert "Score" in out or "No questions answered" in out
+    assert "Traceback" not in err
+    assert proc.returncode in (0, 130)
