@@ -39,6 +39,9 @@ class Settings(BaseSettings):
     discord_api_url: str | None = Field(None, validation_alias=_env("DISCORD_API_URL"))
     discord_gateway_url: str | None = Field(None, validation_alias=_env("DISCORD_GATEWAY_URL"))
     discord_guild_id: int | None = Field(None, validation_alias=_env("DISCORD_GUILD_ID"))
+    discord_application_id: int | None = Field(
+        None, validation_alias=_env("DISCORD_APPLICATION_ID")
+    )
 
     def question_paths(self) -> list[Path]:
         """Return the question folders: QUIZBOT_QUESTIONS (``:``-separated) or the bundled bank."""
