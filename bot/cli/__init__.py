@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "play",
     "validate",
     "importer",
+    "discord",
 )
 
 # Long-running commands log at INFO by default; the others only speak when something is wrong.

@@ -1,0 +1,1 @@
+"""The Discord adapter: ``app`` wires discord.py, ``handlers`` answers, ``render`` draws."""

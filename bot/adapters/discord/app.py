@@ -1,0 +1,204 @@
+"""Wire quizbot into discord.py: endpoints, intents, the client, its command tree and timers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from typing import Any
+
+import discord
+import yarl
+from discord import app_commands
+
+from bot.adapters.discord import handlers, render
+from bot.adapters.discord._publisher import ChartMaker, DiscordPublisher
+from bot.config import Settings
+from bot.engine import QuizEngine
+from bot.errors import ConfigError
+from bot.scheduler import run_timers
+
+log = logging.getLogger(__name__)
+
+# Exactly what the bot does in a channel: read it, post cards and replies with embeds and
+# charts, open a thread on a card and post in it, and read a card back to grade a reaction.
+PERMISSIONS = discord.Permissions(
+    view_channel=True,
+    send_messages=True,
+    send_messages_in_threads=True,
+    create_public_threads=True,
+    embed_links=True,
+    attach_files=True,
+    read_message_history=True,
+)
+SCOPES = ("bot", "applications.commands")
+
+
+def configure_endpoints(api_url: str | None, gateway_url: str | None) -> None:
+    """Point discord.py's REST calls and gateway at other URLs (a proxy, or a local stand-in)."""
+    if api_url:
+        discord.http.Route.BASE = api_url.rstrip("/")
+    if gateway_url:
+        discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(gateway_url)
+
+
+def intents() -> discord.Intents:
+    """Return the gateway intents the bot uses: guilds and their reactions, nothing privileged."""
+    wanted = discord.Intents.none()
+    wanted.guilds = True
+    wanted.guild_reactions = True
+    return wanted
+
+
+def invite_url(application_id: int) -> str:
+    """Return the OAuth2 link that adds the bot and its commands with exactly its permissions."""
+    return discord.utils.oauth_url(application_id, permissions=PERMISSIONS, scopes=SCOPES)
+
+
+class QuizClient(discord.Client):
+    """A discord.py client that runs the quiz: commands, buttons, reactions and round timers."""
+
+    def __init__(
+        self,
+        engine: QuizEngine,
+        *,
+        admins: frozenset[str] = frozenset(),
+        guild_id: int | None = None,
+        chart: ChartMaker | None = None,
+        timer_interval: float = 5.0,
+        refresh_interval: float = 5.0,
+        answer_deadline: float = 2.0,
+        guild_ready_timeout: float = 2.0,
+    ) -> None:
+        super().__init__(
+            intents=intents(),
+            guild_ready_timeout=guild_ready_timeout,
+            allowed_mentions=discord.AllowedMentions.none(),
+        )
+        self.engine = engine
+        self.publisher = DiscordPublisher(
+            self, engine, chart=chart, refresh_interval=refresh_interval
+        )
+        tags = sorted({t for q in engine.bank.filter(None) for t in q.tags})
+        self.deps = handlers.Deps(
+            engine=engine,
+            publisher=self.publisher,
+            locator=handlers.RoundLocator(self),
+            admins=admins,
+            tags=tuple(tags),
+            answer_deadline=answer_deadline,
+        )
+        self.tree: app_commands.CommandTree[QuizClient] = app_commands.CommandTree(self)
+        self.tree.add_command(handlers.QuizCommands(self.deps))
+        self.tree.error(handlers.report_error)
+        self.guild_id = guild_id
+        self.timer_interval = timer_interval
+        self.synced: list[app_commands.AppCommand] = []
+        self._stop_timers = asyncio.Event()
+        self._timers: asyncio.Task[None] | None = None
+
+    async def setup_hook(self) -> None:
+        """Register the buttons, sync the commands, start the round timers (before the gateway)."""
+        self.add_dynamic_items(render.ChoiceButton)
+        guild = discord.Object(self.guild_id) if self.guild_id else None
+        if guild is not None:
+            # Guild commands appear at once; global ones can take a while to reach every server.
+            self.tree.copy_global_to(guild=guild)
+        self.synced = await self.tree.sync(guild=guild)
+        log.info(
+            "synced %d commands %s",
+            len(self.synced),
+            f"to guild {guild.id}" if guild else "globally",
+        )
+        # Rounds that fell due while the bot was down close on the timers' first pass.
+        self._timers = asyncio.create_task(
+            run_timers(
+                self.engine, self.publisher, interval=self.timer_interval, stop=self._stop_timers
+            ),
+            name="quiz-timers",
+        )
+
+    async def choice_clicked(
+        self, interaction: discord.Interaction[Any], round_id: int, key: str
+    ) -> None:
+        """Answer a choice button; errors go to the same boundary as commands."""
+        try:
+            await handlers.answer_click(self.deps, interaction, round_id, key)
+        except Exception as exc:
+            await handlers.report_error(interaction, exc)
+
+    async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
+        """Grade a letter reaction on a card."""
+        try:
+            await handlers.answer_reaction(self.deps, self, payload)
+        except Exception:
+            log.exception(
+                "could not grade a reaction",
+                extra={"platform": render.PLATFORM, "user": str(payload.user_id)},
+            )
+
+    async def on_ready(self) -> None:
+        """Log where the bot is."""
+        log.info("connected to Discord as %s in %d servers", self.user, len(self.guilds))
+
+    async def close(self) -> None:
+        """Stop the timers and pending edits, then disconnect."""
+        self._stop_timers.set()
+        if self._timers is not None:
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                await asyncio.wait_for(self._timers, timeout=10)
+            self._timers = None
+        await self.publisher.aclose()
+        await super().close()
+
+
+async def application_id(settings: Settings) -> int:
+    """Return the application id: DISCORD_APPLICATION_ID, or ask Discord with DISCORD_TOKEN."""
+    if settings.discord_application_id:
+        return settings.discord_application_id
+    if not settings.discord_token:
+        raise ConfigError(
+            "DISCORD_APPLICATION_ID is not set (nor DISCORD_TOKEN to look it up); "
+            "see the README's Discord section"
+        )
+    configure_endpoints(settings.discord_api_url, settings.discord_gateway_url)
+    client = discord.Client(intents=intents())
+    try:
+        await client.login(settings.discord_token)
+        if client.application_id is None:
+            raise ConfigError("Discord did not say which application DISCORD_TOKEN belongs to")
+        return client.application_id
+    except discord.LoginFailure:
+        raise ConfigError("DISCORD_TOKEN was refused by Discord") from None
+    finally:
+        await client.close()
+
+
+async def serve(settings: Settings) -> None:
+    """Run the bot on Discord until SIGINT or SIGTERM."""
+    settings.require("DISCORD_TOKEN")
+    token = settings.discord_token
+    assert token is not None
+    configure_endpoints(settings.discord_api_url, settings.discord_gateway_url)
+    from bot.runtime import open_runtime
+
+    async with open_runtime(settings) as rt:
+        client = QuizClient(
+            rt.engine,
+            admins=settings.admin_ids(),
+            guild_id=settings.discord_guild_id,
+        )
+        loop = asyncio.get_running_loop()
+        stopping: list[asyncio.Task[None]] = []
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, lambda: stopping.append(loop.create_task(client.close())))
+        try:
+            async with client:
+                await client.start(token)
+        except discord.LoginFailure:
+            raise ConfigError("DISCORD_TOKEN was refused by Discord") from None
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+            await asyncio.gather(*stopping, return_exceptions=True)

@@ -1,0 +1,317 @@
+"""Thin handlers: parse a Discord interaction or reaction, call the engine, render, reply."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+import discord
+from discord import app_commands
+
+from bot.adapters.discord import render
+from bot.adapters.discord._publisher import DiscordPublisher
+from bot.engine import QuizEngine
+from bot.engine.model import AnswerStatus, Period, Place
+from bot.errors import NotFound, UserError
+
+log = logging.getLogger(__name__)
+
+Interaction = discord.Interaction[Any]
+
+NOT_YET = {
+    "schedule": "Daily questions are not available on Discord yet; post one with /quiz next.",
+    "unschedule": "Daily questions are not available on Discord yet, so there is none to stop.",
+    "review": "Re-asking the questions you missed is not available on Discord yet.",
+}
+
+
+@dataclass(frozen=True)
+class Deps:
+    """What the handlers work with."""
+
+    engine: QuizEngine
+    publisher: DiscordPublisher
+    locator: RoundLocator
+    admins: frozenset[str] = frozenset()
+    tags: tuple[str, ...] = ()
+    # Past this many seconds without the engine's answer a click is deferred, inside Discord's 3 s.
+    answer_deadline: float = 2.0
+
+
+def place_of(interaction: Interaction) -> Place:
+    """Return the channel an interaction came from (UserError outside a server channel)."""
+    if interaction.guild_id is None or interaction.channel_id is None:
+        raise UserError("Use this in a server channel.")
+    return Place(render.PLATFORM, str(interaction.guild_id), str(interaction.channel_id))
+
+
+async def reply(
+    interaction: Interaction,
+    content: str | None = None,
+    *,
+    embed: discord.Embed | None = None,
+    ephemeral: bool = True,
+) -> None:
+    """Answer an interaction, as its first response or as a follow-up once it has one."""
+    kwargs: dict[str, Any] = {"ephemeral": ephemeral}
+    if content is not None:
+        kwargs["content"] = content
+    if embed is not None:
+        kwargs["embed"] = embed
+    if interaction.response.is_done():
+        await interaction.followup.send(**kwargs)
+    else:
+        await interaction.response.send_message(**kwargs)
+
+
+async def report_error(interaction: Interaction, error: BaseException) -> None:
+    """Be the one error boundary: show a user error as is, log anything else with an id."""
+    original = error.original if isinstance(error, app_commands.CommandInvokeError) else error
+    if isinstance(original, UserError):
+        text = str(original)
+    elif isinstance(original, app_commands.TransformerError):
+        text = f"`{original.value}` does not fit that option; see /quiz help."
+    elif isinstance(original, app_commands.CheckFailure):
+        text = "You cannot use that command here."
+    else:
+        error_id = secrets.token_hex(4)
+        command = interaction.command.qualified_name if interaction.command else "a component"
+        log.error(
+            "unexpected error in %s (error id %s)",
+            command,
+            error_id,
+            exc_info=(type(original), original, original.__traceback__),
+            extra={
+                "platform": render.PLATFORM,
+                "workspace": str(interaction.guild_id),
+                "channel": str(interaction.channel_id),
+                "user": str(interaction.user.id),
+                "error_id": error_id,
+            },
+        )
+        text = render.apology(error_id)
+    try:
+        await reply(interaction, text)
+    except discord.HTTPException as exc:
+        log.warning("could not tell the user about an error: %s", exc)
+
+
+def require_admin(deps: Deps, interaction: Interaction) -> None:
+    """Let through Manage Server holders and QUIZBOT_ADMINS; refuse anyone else."""
+    if interaction.permissions.manage_guild or str(interaction.user.id) in deps.admins:
+        return
+    raise UserError("Only people with the Manage Server permission can do that.")
+
+
+# ---------------------------------------------------------------- /quiz
+
+
+class QuizCommands(app_commands.Group, name="quiz", description="Quiz questions, scores, settings"):
+    """The ``/quiz`` command group."""
+
+    def __init__(self, deps: Deps) -> None:
+        super().__init__(guild_only=True)
+        self.deps = deps
+
+    @app_commands.command(name="next", description="Post the next question in this channel")
+    @app_commands.describe(tag="Only questions with this tag")
+    async def next_question(self, interaction: Interaction, tag: str | None = None) -> None:
+        """Open a round here and post its card as the reply."""
+        card = await self.deps.engine.start_round(place_of(interaction), tag=tag)
+        sent = await interaction.response.send_message(
+            embed=render.card_embed(card), view=render.card_view(card)
+        )
+        message_id = sent.message_id or (await interaction.original_response()).id
+        await self.deps.engine.attach_message(card.round_id, str(message_id))
+
+    @next_question.autocomplete("tag")
+    async def tag_choices(
+        self, interaction: Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        """Offer the bank's tags that contain what has been typed."""
+        typed = current.strip().lower()
+        return [app_commands.Choice(name=t, value=t) for t in self.deps.tags if typed in t][:25]
+
+    @app_commands.command(name="close", description="Close the open question here and reveal")
+    async def close_round(self, interaction: Interaction) -> None:
+        """Close this channel's round, say so, then edit the card and explain in its thread."""
+        reveal = await self.deps.engine.close_in_channel(place_of(interaction))
+        await interaction.response.send_message(
+            "Closed: the answer is on the question and explained in its thread.", ephemeral=True
+        )
+        await self.deps.publisher.publish_reveal(reveal)
+
+    @app_commands.command(name="leaderboard", description="Top 10 of this server and your rank")
+    @app_commands.describe(period="Which answers count (default: this week)")
+    async def leaderboard(
+        self, interaction: Interaction, period: Literal["week", "month", "all"] = "week"
+    ) -> None:
+        """Show the top scorers of a period and the caller's rank."""
+        place = place_of(interaction)
+        board = await self.deps.engine.leaderboard(
+            render.PLATFORM, place.workspace, Period(period), str(interaction.user.id)
+        )
+        await reply(interaction, embed=render.leaderboard_embed(board), ephemeral=False)
+
+    @app_commands.command(name="stats", description="Answered, right, points and streaks")
+    @app_commands.describe(user="Whose stats (default: yours)")
+    async def stats(self, interaction: Interaction, user: discord.User | None = None) -> None:
+        """Show one person's totals and streaks, privately."""
+        who = user or interaction.user
+        result = await self.deps.engine.stats(place_of(interaction), str(who.id))
+        await reply(interaction, render.stats_text(result))
+
+    @app_commands.command(name="settings", description="Answer changes and round length here")
+    @app_commands.describe(
+        changes="May people change their answer until the round closes?",
+        minutes="How long a round from /quiz next stays open",
+    )
+    async def settings(
+        self,
+        interaction: Interaction,
+        changes: bool | None = None,
+        minutes: app_commands.Range[int, 1, 7 * 24 * 60] | None = None,
+    ) -> None:
+        """Show, or (Manage Server) change, this channel's options."""
+        require_admin(self.deps, interaction)
+        place = place_of(interaction)
+        current = await self.deps.engine.channel_settings(place)
+        wanted = replace(
+            current,
+            allow_change=current.allow_change if changes is None else changes,
+            round_minutes=current.round_minutes if minutes is None else minutes,
+        )
+        if wanted != current:
+            await self.deps.engine.set_channel_settings(place, wanted)
+        await reply(interaction, render.settings_text(wanted))
+
+    @app_commands.command(name="schedule", description="Daily question in this channel")
+    @app_commands.describe(
+        time="HH:MM", tz="Time zone, Area/City", days="Every day or weekdays", tag="Only this tag"
+    )
+    async def schedule(
+        self,
+        interaction: Interaction,
+        time: str | None = None,
+        tz: str | None = None,
+        days: Literal["daily", "weekdays"] | None = None,
+        tag: str | None = None,
+    ) -> None:
+        """Set or show the daily post (Manage Server)."""
+        require_admin(self.deps, interaction)
+        await reply(interaction, NOT_YET["schedule"])
+
+    @app_commands.command(name="unschedule", description="Stop the daily question here")
+    async def unschedule(self, interaction: Interaction) -> None:
+        """Stop the daily post (Manage Server)."""
+        require_admin(self.deps, interaction)
+        await reply(interaction, NOT_YET["unschedule"])
+
+    @app_commands.command(name="review", description="Re-ask a question you missed, privately")
+    async def review(self, interaction: Interaction) -> None:
+        """Re-ask a missed question."""
+        await reply(interaction, NOT_YET["review"])
+
+    @app_commands.command(name="help", description="How to use the quiz")
+    async def help(self, interaction: Interaction) -> None:
+        """Show the commands."""
+        await reply(interaction, render.HELP)
+
+
+# ---------------------------------------------------------------- answers
+
+
+async def answer_click(deps: Deps, interaction: Interaction, round_id: int, key: str) -> None:
+    """Grade a button click; the answer is committed before the user hears anything."""
+    if interaction.guild_id is None:
+        raise NotFound("That question does not exist here.")
+    answering = asyncio.ensure_future(
+        deps.engine.answer(
+            render.PLATFORM, str(interaction.guild_id), round_id, str(interaction.user.id), key
+        )
+    )
+    done, _ = await asyncio.wait({answering}, timeout=deps.answer_deadline)
+    if not done:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+    outcome = await answering
+    await reply(interaction, render.answer_feedback(outcome))
+    if outcome.status in (AnswerStatus.ACCEPTED, AnswerStatus.CHANGED):
+        deps.publisher.touch(round_id)
+
+
+class RoundLocator:
+    """Find which round a card shows from the card's own buttons; remembers recent answers."""
+
+    def __init__(self, client: discord.Client, *, size: int = 4096) -> None:
+        self.client = client
+        self.size = size
+        self._known: OrderedDict[int, int | None] = OrderedDict()
+
+    async def round_of(self, channel_id: int, message_id: int) -> int | None:
+        """Return the round id of a card message, or None when it is not a card."""
+        if message_id in self._known:
+            self._known.move_to_end(message_id)
+            return self._known[message_id]
+        channel = self.client.get_partial_messageable(channel_id)
+        try:
+            message = await channel.fetch_message(message_id)
+        except discord.NotFound:
+            round_id = None
+        else:
+            round_id = _round_in(message)
+        self._known[message_id] = round_id
+        while len(self._known) > self.size:
+            self._known.popitem(last=False)
+        return round_id
+
+
+def _round_in(message: discord.Message) -> int | None:
+    for row in message.components:
+        for child in getattr(row, "children", ()):
+            parsed = render.parse_custom_id(getattr(child, "custom_id", None) or "")
+            if parsed is not None:
+                return parsed[0]
+    return None
+
+
+async def answer_reaction(
+    deps: Deps, client: discord.Client, payload: discord.RawReactionActionEvent
+) -> None:
+    """Grade a 🇦..🇪 reaction on a card; the reactor hears back by direct message."""
+    me = client.user
+    if payload.guild_id is None or me is None or payload.user_id == me.id:
+        return
+    if payload.member is not None and payload.member.bot:
+        return
+    if payload.message_author_id is not None and payload.message_author_id != me.id:
+        return
+    key = render.EMOJI_LETTER.get(payload.emoji.name or "") if payload.emoji.id is None else None
+    if key is None:
+        return
+    round_id = await deps.locator.round_of(payload.channel_id, payload.message_id)
+    if round_id is None:
+        return
+    try:
+        outcome = await deps.engine.answer(
+            render.PLATFORM, str(payload.guild_id), round_id, str(payload.user_id), key
+        )
+    except NotFound:
+        return
+    except UserError as exc:
+        text = str(exc)
+    else:
+        text = render.answer_feedback(outcome)
+        if outcome.status in (AnswerStatus.ACCEPTED, AnswerStatus.CHANGED):
+            deps.publisher.touch(round_id)
+    link = (
+        f"https://discord.com/channels/{payload.guild_id}/{payload.channel_id}/{payload.message_id}"
+    )
+    dm_target = payload.member or await client.fetch_user(payload.user_id)
+    try:
+        await dm_target.send(render.clip(f"Your answer to {link}\n{text}", render.CONTENT_MAX))
+    except discord.Forbidden:
+        log.info("user %s does not accept direct messages", payload.user_id)
