@@ -24,16 +24,27 @@ class Settings(BaseSettings):
 
     database_url: str = Field(DEFAULT_DATABASE_URL, validation_alias=_env("QUIZBOT_DATABASE_URL"))
     questions: str | None = Field(None, validation_alias=_env("QUIZBOT_QUESTIONS"))
-    round_minutes: int = Field(10, ge=1, le=7 * 24 * 60, validation_alias=_env("QUIZBOT_ROUND_MINUTES"))
+    round_minutes: int = Field(
+        10, ge=1, le=7 * 24 * 60, validation_alias=_env("QUIZBOT_ROUND_MINUTES")
+    )
     admins: str = Field("", validation_alias=_env("QUIZBOT_ADMINS"))
     db_pool_size: int = Field(5, ge=1, validation_alias=_env("QUIZBOT_DB_POOL_SIZE"))
     db_max_overflow: int = Field(10, ge=0, validation_alias=_env("QUIZBOT_DB_MAX_OVERFLOW"))
     auto_migrate: bool = Field(True, validation_alias=_env("QUIZBOT_AUTO_MIGRATE"))
+    health_port: int | None = Field(
+        None, ge=0, le=65535, validation_alias=_env("QUIZBOT_HEALTH_PORT")
+    )
+    shutdown_timeout: float = Field(
+        20.0, gt=0, le=600, validation_alias=_env("QUIZBOT_SHUTDOWN_TIMEOUT")
+    )
 
     slack_bot_token: str | None = Field(None, validation_alias=_env("SLACK_BOT_TOKEN"))
     slack_signing_secret: str | None = Field(None, validation_alias=_env("SLACK_SIGNING_SECRET"))
     slack_app_token: str | None = Field(None, validation_alias=_env("SLACK_APP_TOKEN"))
     slack_api_url: str | None = Field(None, validation_alias=_env("SLACK_API_URL"))
+    slack_client_id: str | None = Field(None, validation_alias=_env("SLACK_CLIENT_ID"))
+    slack_client_secret: str | None = Field(None, validation_alias=_env("SLACK_CLIENT_SECRET"))
+    slack_redirect_uri: str | None = Field(None, validation_alias=_env("SLACK_REDIRECT_URI"))
 
     discord_token: str | None = Field(None, validation_alias=_env("DISCORD_TOKEN"))
     discord_api_url: str | None = Field(None, validation_alias=_env("DISCORD_API_URL"))
@@ -42,6 +53,10 @@ class Settings(BaseSettings):
     discord_application_id: int | None = Field(
         None, validation_alias=_env("DISCORD_APPLICATION_ID")
     )
+    discord_shard_count: int | None = Field(
+        None, ge=1, validation_alias=_env("DISCORD_SHARD_COUNT")
+    )
+    discord_shard_ids: str | None = Field(None, validation_alias=_env("DISCORD_SHARD_IDS"))
 
     def question_paths(self) -> list[Path]:
         """Return the question folders: QUIZBOT_QUESTIONS (``:``-separated) or the bundled bank."""
@@ -56,6 +71,32 @@ class Settings(BaseSettings):
     def admin_ids(self) -> frozenset[str]:
         """Return the user ids listed in QUIZBOT_ADMINS (comma-separated)."""
         return frozenset(a.strip() for a in self.admins.split(",") if a.strip())
+
+    def shard_ids(self) -> list[int] | None:
+        """Return DISCORD_SHARD_IDS as a list (None: every shard in this process)."""
+        if not self.discord_shard_ids:
+            return None
+        try:
+            ids = sorted({int(part) for part in self.discord_shard_ids.split(",") if part.strip()})
+        except ValueError:
+            raise ConfigError(
+                "DISCORD_SHARD_IDS must be shard numbers separated by commas, like 0,1"
+            ) from None
+        if self.discord_shard_count is None:
+            raise ConfigError("DISCORD_SHARD_IDS needs DISCORD_SHARD_COUNT (the total) as well")
+        if not ids or ids[0] < 0 or ids[-1] >= self.discord_shard_count:
+            raise ConfigError(
+                f"DISCORD_SHARD_IDS must lie between 0 and {self.discord_shard_count - 1} "
+                "(DISCORD_SHARD_COUNT - 1)"
+            )
+        return ids
+
+    def slack_oauth(self) -> bool:
+        """Return True when the app installs into many workspaces through Slack's OAuth flow."""
+        if bool(self.slack_client_id) != bool(self.slack_client_secret):
+            missing = "SLACK_CLIENT_SECRET" if self.slack_client_id else "SLACK_CLIENT_ID"
+            raise ConfigError(f"{missing} is not set; the OAuth install flow needs both")
+        return bool(self.slack_client_id)
 
     def require(self, *names: str) -> None:
         """Raise ConfigError naming the first of these environment variables that is unset."""
