@@ -8,7 +8,7 @@ constraint, so several replicas can share a store without talking to each other.
 from __future__ import annotations
 
 import random
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -37,6 +37,7 @@ from bot.errors import NotFound, UserError
 
 FASTEST_SHOWN = 3
 LEADERBOARD_SIZE = 10
+ROUND_CACHE_SIZE = 4096
 
 
 class Bank(Protocol):
@@ -113,6 +114,7 @@ class QuizEngine:
         self.clock = clock
         self.rng = rng or random.Random()
         self.default_minutes = default_minutes
+        self._rounds: OrderedDict[int, Round] = OrderedDict()
 
     def _now(self) -> datetime:
         now = self.clock()
@@ -159,6 +161,21 @@ class QuizEngine:
             ) from None
         return QuestionCard(round=rnd, question=question, answered=0, note=note)
 
+    async def _cached_round(self, round_id: int) -> Round | None:
+        """Return a round from the cache or the store.
+
+        A round's place, question and times never change; only ``closed_at`` does, and the
+        store re-checks it inside the answer's transaction, so a stale entry is harmless.
+        """
+        rnd = self._rounds.get(round_id)
+        if rnd is None:
+            rnd = await self.store.get_round(round_id)
+            if rnd is not None:
+                self._rounds[round_id] = rnd
+                if len(self._rounds) > ROUND_CACHE_SIZE:
+                    self._rounds.popitem(last=False)
+        return rnd
+
     async def attach_message(self, round_id: int, message_ref: str) -> None:
         """Remember the platform message that shows the round."""
         await self.store.set_message_ref(round_id, message_ref)
@@ -185,7 +202,7 @@ class QuizEngine:
         self, platform: str, workspace: str, round_id: int, user: str, choice_key: str
     ) -> AnswerOutcome:
         """Grade and store one user's answer; the first answer counts unless changes are allowed."""
-        rnd = await self.store.get_round(round_id)
+        rnd = await self._cached_round(round_id)
         if rnd is None or (rnd.place.platform, rnd.place.workspace) != (platform, workspace):
             raise NotFound("That question does not exist here.")
         question = self.question_of(rnd)
@@ -198,7 +215,6 @@ class QuizEngine:
         now = self._now()
         if rnd.is_closed or (rnd.closes_at is not None and now >= rnd.closes_at):
             return _outcome(AnswerStatus.CLOSED, question, round_id, user, key)
-        settings = await self.store.channel_settings(rnd.place)
         record = AnswerRecord(
             round_id=round_id,
             user=user,
@@ -208,7 +224,7 @@ class QuizEngine:
             answered_at=now,
             elapsed_ms=max(0, int((now - rnd.opened_at).total_seconds() * 1000)),
         )
-        status, other = await self.store.record_answer(record, allow_change=settings.allow_change)
+        status, other = await self.store.record_answer(record)
         if status is AnswerStatus.CLOSED:
             return _outcome(status, question, round_id, user, key)
         if status is AnswerStatus.ALREADY and other is not None:
@@ -237,6 +253,7 @@ class QuizEngine:
         if not await self.store.close_round(round_id, self._now()):
             return None
         closed = await self.get_round(round_id)
+        self._rounds.pop(round_id, None)
         return await self.reveal(closed)
 
     async def reveal(self, rnd: Round) -> Reveal:

@@ -7,7 +7,9 @@ The protocol lives here, beside its only caller, so that the engine depends on n
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Protocol
 
 from bot.engine.model import (
@@ -19,6 +21,7 @@ from bot.engine.model import (
     Round,
     ScoreRow,
 )
+from bot.engine.review import ReviewItem
 from bot.errors import QuizbotError
 
 Clock = Callable[[], datetime]
@@ -69,13 +72,12 @@ class Store(Protocol):
         """Return how many rounds each question has had in this channel."""
         ...
 
-    async def record_answer(
-        self, answer: AnswerRecord, *, allow_change: bool
-    ) -> tuple[AnswerStatus, AnswerRecord | None]:
-        """Store an answer at most once per (round, user).
+    async def record_answer(self, answer: AnswerRecord) -> tuple[AnswerStatus, AnswerRecord | None]:
+        """Store an answer at most once per (round, user), in one transaction.
 
-        Return ACCEPTED with None, CHANGED with the previous answer, ALREADY with the stored
-        answer, or CLOSED with None when the round is closed.
+        Return ACCEPTED with None; CHANGED with the previous answer when the channel's settings
+        allow changes; ALREADY with the stored answer; or CLOSED with None when the round is
+        closed.
         """
         ...
 
@@ -115,6 +117,141 @@ class Store(Protocol):
         """Return how a question fared in a workspace."""
         ...
 
+    async def review_item(
+        self, platform: str, workspace: str, user: str, question_id: str
+    ) -> ReviewItem | None:
+        """Return a user's review state for a question, or None."""
+        ...
+
+    async def save_review_item(self, item: ReviewItem) -> bool:
+        """Insert or update a review state unless another writer changed it first.
+
+        An item whose ``version`` matches the stored one (or a new item, version 0, where none is
+        stored) is written with the version raised by one; return False when it did not match.
+        """
+        ...
+
+    async def review_items(
+        self, platform: str, workspace: str, user: str, *, include_done: bool = False
+    ) -> list[ReviewItem]:
+        """Return a user's review states, soonest due first."""
+        ...
+
+    async def record_review_answer(
+        self, item: ReviewItem, choice: str, correct: bool, at: datetime
+    ) -> None:
+        """Log one review answer (kept apart from round answers and scores)."""
+        ...
+
     async def close(self) -> None:
         """Release connections."""
+        ...
+
+
+# ------------------------------------------------------------------ daily schedules
+# The values live here, below the storage layer that keeps them; bot.scheduler interprets them.
+
+
+class Days(StrEnum):
+    """Which days a schedule posts on, in its own time zone."""
+
+    DAILY = "daily"
+    WEEKDAYS = "weekdays"
+
+
+class ClaimKind(StrEnum):
+    """What a claimed slot is for."""
+
+    POST = "post"
+    DIGEST = "digest"
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """A channel's daily question: a local time in an IANA zone, and options."""
+
+    place: Place
+    hour: int
+    minute: int
+    zone: str
+    days: Days = Days.DAILY
+    tag: str | None = None
+    digest_weekday: int | None = None  # 0 is Monday, as in datetime.weekday()
+    close_minutes: int | None = None
+    since: datetime | None = None  # slots before this never post (set when stored)
+    set_by: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleState:
+    """A schedule with the latest slots claimed for it (keys are local dates, YYYY-MM-DD)."""
+
+    schedule: Schedule
+    last_post: str | None
+    last_digest: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RoundResult:
+    """How many answered one round, and how many of them right."""
+
+    round_id: int
+    question_id: str
+    opened_at: datetime
+    answered: int
+    correct: int
+
+
+class ScheduleStore(Protocol):
+    """Durable schedules and slot claims; every method is one transaction."""
+
+    async def put_schedule(self, schedule: Schedule) -> None:
+        """Store the channel's schedule, replacing any earlier one."""
+        ...
+
+    async def get_schedule(self, place: Place) -> Schedule | None:
+        """Return the channel's schedule, or None."""
+        ...
+
+    async def delete_schedule(self, place: Place) -> bool:
+        """Remove the channel's schedule; return whether there was one."""
+        ...
+
+    async def schedule_states(self, platform: str) -> list[ScheduleState]:
+        """Return every schedule of a platform with its latest claimed slots."""
+        ...
+
+    async def last_claim(self, place: Place, kind: ClaimKind) -> str | None:
+        """Return the latest slot key claimed in a channel for this kind, or None."""
+        ...
+
+    async def claim_slot(
+        self,
+        place: Place,
+        kind: ClaimKind,
+        key: str,
+        *,
+        slot_at: datetime,
+        claimant: str,
+        at: datetime,
+    ) -> bool:
+        """Claim a slot once per (channel, kind, key); True for the claimant that holds it."""
+        ...
+
+    async def settle_claim(
+        self, place: Place, kind: ClaimKind, key: str, *, outcome: str, round_id: int | None
+    ) -> None:
+        """Record what became of a claimed slot (posted, late, skipped, failed)."""
+        ...
+
+    async def channel_scores(
+        self, place: Place, since: datetime, until: datetime
+    ) -> list[ScoreRow]:
+        """Return per-user totals of the answers given in a channel between two times."""
+        ...
+
+    async def channel_rounds(
+        self, place: Place, since: datetime, until: datetime
+    ) -> list[RoundResult]:
+        """Return the rounds opened in a channel between two times, with their answer counts."""
         ...

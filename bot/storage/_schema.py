@@ -111,6 +111,70 @@ channel_settings = sa.Table(
     sa.Column("round_minutes", sa.Integer, nullable=False),
 )
 
+# A channel's daily question. Slot keys are the schedule's local dates.
+schedules = sa.Table(
+    "schedules",
+    metadata,
+    sa.Column("platform", sa.String(16), primary_key=True),
+    sa.Column("workspace", sa.String(64), primary_key=True),
+    sa.Column("channel", sa.String(64), primary_key=True),
+    sa.Column("hour", sa.Integer, nullable=False),
+    sa.Column("minute", sa.Integer, nullable=False),
+    sa.Column("zone", sa.String(64), nullable=False),
+    sa.Column("days", sa.String(16), nullable=False),
+    sa.Column("tag", sa.String(64), nullable=True),
+    sa.Column("digest_weekday", sa.Integer, nullable=True),
+    sa.Column("close_minutes", sa.Integer, nullable=True),
+    sa.Column("since", UTCDateTime, nullable=False),
+    sa.Column("set_by", sa.String(64), nullable=False),
+)
+
+slot_claims = sa.Table(
+    "slot_claims",
+    metadata,
+    # Exactly-once posting lives here: one row per (channel, kind, slot), whichever replica wins.
+    sa.Column("platform", sa.String(16), primary_key=True),
+    sa.Column("workspace", sa.String(64), primary_key=True),
+    sa.Column("channel", sa.String(64), primary_key=True),
+    sa.Column("kind", sa.String(16), primary_key=True),
+    sa.Column("slot", sa.String(40), primary_key=True),
+    sa.Column("slot_at", UTCDateTime, nullable=False),
+    sa.Column("claimant", sa.String(64), nullable=False),
+    sa.Column("claimed_at", UTCDateTime, nullable=False),
+    sa.Column("outcome", sa.String(16), nullable=True),
+    sa.Column("round_id", sa.Integer, nullable=True),
+)
+
+review_items = sa.Table(
+    "review_items",
+    metadata,
+    sa.Column("platform", sa.String(16), primary_key=True),
+    sa.Column("workspace", sa.String(64), primary_key=True),
+    sa.Column("user_id", sa.String(64), primary_key=True),
+    sa.Column("question_id", sa.String(120), primary_key=True),
+    sa.Column("step", sa.Integer, nullable=False),
+    sa.Column("right_in_row", sa.Integer, nullable=False),
+    sa.Column("due_at", UTCDateTime, nullable=False),
+    sa.Column("done", sa.Boolean, nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Index("ix_review_items_due", "platform", "workspace", "user_id", "done", "due_at"),
+)
+
+# Review answers never count towards scores, so they stay out of the answers table.
+review_answers = sa.Table(
+    "review_answers",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("platform", sa.String(16), nullable=False),
+    sa.Column("workspace", sa.String(64), nullable=False),
+    sa.Column("user_id", sa.String(64), nullable=False),
+    sa.Column("question_id", sa.String(120), nullable=False),
+    sa.Column("choice", sa.String(1), nullable=False),
+    sa.Column("correct", sa.Boolean, nullable=False),
+    sa.Column("answered_at", UTCDateTime, nullable=False),
+    sa.Index("ix_review_answers_user", "platform", "workspace", "user_id", "answered_at"),
+)
+
 
 def _create(*tables: sa.Table) -> Callable[[Connection], None]:
     def run(conn: Connection) -> None:
@@ -123,6 +187,11 @@ Migration = tuple[int, str, Callable[[Connection], None]]
 
 MIGRATIONS: list[Migration] = [
     (1, "rounds, answers, channel settings", _create(rounds, answers, channel_settings)),
+    (
+        2,
+        "schedules, slot claims, review items and answers",
+        _create(schedules, slot_claims, review_items, review_answers),
+    ),
 ]
 
 

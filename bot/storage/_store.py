@@ -26,9 +26,29 @@ from bot.engine.model import (
 )
 from bot.engine.ports import RoundAlreadyOpen, utc_now
 from bot.errors import ConfigError
-from bot.storage._schema import answers, channel_settings, current_version, rounds, upgrade
+from bot.storage._schema import (
+    UTCDateTime,
+    answers,
+    channel_settings,
+    current_version,
+    rounds,
+    upgrade,
+)
 
 log = logging.getLogger(__name__)
+
+_ANSWER_COLUMNS = [
+    "round_id",
+    "platform",
+    "workspace",
+    "channel",
+    "user_id",
+    "choice",
+    "correct",
+    "points",
+    "answered_at",
+    "elapsed_ms",
+]
 
 
 def _round(row: Any) -> Round:
@@ -78,7 +98,9 @@ def make_engine(url: str, *, pool_size: int = 5, max_overflow: int = 10) -> Asyn
             f"not {parsed.drivername}"
         )
     if parsed.get_backend_name() == "sqlite":
-        engine = create_async_engine(url, connect_args={"timeout": 30})
+        # Every transaction ends in an explicit COMMIT or ROLLBACK, so the pool's extra
+        # rollback on return would only cost a round trip to the driver's thread.
+        engine = create_async_engine(url, connect_args={"timeout": 30}, pool_reset_on_return=None)
         _tune_sqlite(engine)
         return engine
     return create_async_engine(
@@ -101,8 +123,9 @@ def _tune_sqlite(engine: AsyncEngine) -> None:
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn: sa.Connection) -> None:
-        readonly = conn.get_execution_options().get("quizbot_readonly", False)
-        conn.exec_driver_sql("BEGIN DEFERRED" if readonly else "BEGIN IMMEDIATE")
+        # Reads run as autocommit statements (WAL readers never block); writes lock up front.
+        if not conn.get_execution_options().get("quizbot_autocommit", False):
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 class SqlStore:
@@ -111,6 +134,7 @@ class SqlStore:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
         self.dialect = engine.dialect.name
+        self._insert_answer = self._build_insert_answer()
 
     # -------------------------------------------------------------- plumbing
 
@@ -122,15 +146,53 @@ class SqlStore:
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
-        """Open a read-only transaction."""
+        """Open a connection for reads (on SQLite, autocommit statements)."""
         async with self.engine.connect() as conn:
-            await conn.execution_options(quizbot_readonly=True)
+            await conn.execution_options(quizbot_autocommit=True)
             yield conn
+
+    @asynccontextmanager
+    async def single(self) -> AsyncIterator[AsyncConnection]:
+        """Open a connection for one statement that is atomic on its own.
+
+        On SQLite it runs without BEGIN/COMMIT, which saves two round trips to the driver's
+        thread on the hottest path; elsewhere it is an ordinary transaction.
+        """
+        if self.dialect == "sqlite":
+            async with self.read() as conn:
+                yield conn
+        else:
+            async with self.write() as conn:
+                yield conn
 
     def _insert(self, table: sa.Table) -> Any:
         if self.dialect == "postgresql":
             return postgresql.insert(table)
         return sqlite.insert(table)
+
+    def _build_insert_answer(self) -> Any:
+        """Build, once, the statement that records an answer if the round is still open."""
+        source = (
+            sa.select(
+                sa.bindparam("a_round", type_=sa.Integer()),
+                rounds.c.platform,
+                rounds.c.workspace,
+                rounds.c.channel,
+                sa.bindparam("a_user", type_=sa.String()),
+                sa.bindparam("a_choice", type_=sa.String()),
+                sa.bindparam("a_correct", type_=sa.Boolean()),
+                sa.bindparam("a_points", type_=sa.Integer()),
+                sa.bindparam("a_at", type_=UTCDateTime()),
+                sa.bindparam("a_ms", type_=sa.BigInteger()),
+            )
+            .where(rounds.c.id == sa.bindparam("a_round"), rounds.c.closed_at.is_(None))
+            .with_for_update(read=True)
+        )
+        return (
+            self._insert(answers)
+            .from_select(_ANSWER_COLUMNS, source)
+            .on_conflict_do_nothing(index_elements=["round_id", "user_id"])
+        )
 
     async def upgrade(self) -> list[int]:
         """Apply pending schema migrations; return the versions applied."""
@@ -250,65 +312,73 @@ class SqlStore:
 
     # -------------------------------------------------------------- answers
 
-    async def record_answer(
-        self, answer: AnswerRecord, *, allow_change: bool
-    ) -> tuple[AnswerStatus, AnswerRecord | None]:
+    async def record_answer(self, answer: AnswerRecord) -> tuple[AnswerStatus, AnswerRecord | None]:
         """Store an answer at most once per (round, user); see the Store protocol."""
+        async with self.single() as conn:
+            # Fast path, one statement: insert only if the round is open and the user has no
+            # answer yet. FOR SHARE (PostgreSQL) holds off a concurrent close, an UPDATE of the
+            # round, until we commit, so no answer lands after its reveal was computed; on
+            # SQLite one statement is atomic and writers are serialised by the database lock.
+            params = {
+                "a_round": answer.round_id,
+                "a_user": answer.user,
+                "a_choice": answer.choice,
+                "a_correct": answer.correct,
+                "a_points": answer.points,
+                "a_at": answer.answered_at,
+                "a_ms": answer.elapsed_ms,
+            }
+            if (await conn.execute(self._insert_answer, params)).rowcount == 1:
+                return AnswerStatus.ACCEPTED, None
         async with self.write() as conn:
-            # FOR SHARE holds off a concurrent close (an UPDATE of this row) until we commit,
-            # so no answer is ever stored after the reveal was computed. SQLite's IMMEDIATE
-            # transaction already serialises writers.
-            rnd = (
-                await conn.execute(
-                    rounds.select().where(rounds.c.id == answer.round_id).with_for_update(read=True)
+            return await self._answer_conflict(conn, answer, params)
+
+    async def _answer_conflict(
+        self, conn: AsyncConnection, answer: AnswerRecord, params: dict[str, Any]
+    ) -> tuple[AnswerStatus, AnswerRecord | None]:
+        """Settle an answer that was not inserted: the round is closed, or the user answered."""
+        rnd = (
+            await conn.execute(
+                rounds.select().where(rounds.c.id == answer.round_id).with_for_update(read=True)
+            )
+        ).first()
+        if rnd is None or rnd.closed_at is not None:
+            return AnswerStatus.CLOSED, None
+        row = (
+            await conn.execute(
+                answers.select().where(
+                    answers.c.round_id == answer.round_id, answers.c.user_id == answer.user
                 )
-            ).first()
-            if rnd is None or rnd.closed_at is not None:
-                return AnswerStatus.CLOSED, None
-            values = dict(
-                round_id=answer.round_id,
-                platform=rnd.platform,
-                workspace=rnd.workspace,
-                channel=rnd.channel,
-                user_id=answer.user,
+            )
+        ).first()
+        if row is None:
+            # Nothing stored and the round is open again from our point of view: insert now.
+            await conn.execute(self._insert_answer, params)
+            return AnswerStatus.ACCEPTED, None
+        existing = _answer(row)
+        allow_change = (
+            await conn.execute(
+                sa.select(channel_settings.c.allow_change).where(
+                    channel_settings.c.platform == rnd.platform,
+                    channel_settings.c.workspace == rnd.workspace,
+                    channel_settings.c.channel == rnd.channel,
+                )
+            )
+        ).scalar()
+        if not allow_change or existing.choice == answer.choice:
+            return AnswerStatus.ALREADY, existing
+        await conn.execute(
+            answers.update()
+            .where(answers.c.round_id == answer.round_id, answers.c.user_id == answer.user)
+            .values(
                 choice=answer.choice,
                 correct=answer.correct,
                 points=answer.points,
                 answered_at=answer.answered_at,
                 elapsed_ms=answer.elapsed_ms,
             )
-            stmt = (
-                self._insert(answers)
-                .values(**values)
-                .on_conflict_do_nothing(index_elements=["round_id", "user_id"])
-            )
-            result = await conn.execute(stmt)
-            if result.rowcount == 1:
-                return AnswerStatus.ACCEPTED, None
-            existing = _answer(
-                (
-                    await conn.execute(
-                        answers.select().where(
-                            answers.c.round_id == answer.round_id,
-                            answers.c.user_id == answer.user,
-                        )
-                    )
-                ).one()
-            )
-            if not allow_change or existing.choice == answer.choice:
-                return AnswerStatus.ALREADY, existing
-            await conn.execute(
-                answers.update()
-                .where(answers.c.round_id == answer.round_id, answers.c.user_id == answer.user)
-                .values(
-                    choice=answer.choice,
-                    correct=answer.correct,
-                    points=answer.points,
-                    answered_at=answer.answered_at,
-                    elapsed_ms=answer.elapsed_ms,
-                )
-            )
-            return AnswerStatus.CHANGED, existing
+        )
+        return AnswerStatus.CHANGED, existing
 
     async def count_answers(self, round_id: int) -> int:
         """Return how many users answered the round."""

@@ -65,13 +65,14 @@ async def test_one_open_round_per_channel_is_a_constraint(store: SqlStore):
 
 async def test_answers_are_unique_per_round_and_user(store: SqlStore):
     rid = await new_round(store)
-    assert await store.record_answer(answer(rid, "U1"), allow_change=False) == (
+    assert await store.record_answer(answer(rid, "U1")) == (
         AnswerStatus.ACCEPTED,
         None,
     )
-    status, existing = await store.record_answer(answer(rid, "U1", "B", False), allow_change=False)
+    status, existing = await store.record_answer(answer(rid, "U1", "B", False))
     assert status is AnswerStatus.ALREADY and existing is not None and existing.choice == "A"
-    status, previous = await store.record_answer(answer(rid, "U1", "B", False), allow_change=True)
+    await store.set_channel_settings(PLACE, ChannelSettings(allow_change=True, round_minutes=10))
+    status, previous = await store.record_answer(answer(rid, "U1", "B", False))
     assert status is AnswerStatus.CHANGED and previous is not None and previous.choice == "A"
     [row] = await store.round_answers(rid)
     assert (row.choice, row.correct, row.points) == ("B", False, 0)
@@ -81,7 +82,7 @@ async def test_answers_are_unique_per_round_and_user(store: SqlStore):
 async def test_concurrent_answers_one_row_each(store: SqlStore):
     rid = await new_round(store)
     records = [answer(rid, f"U{i % 50}", "AB"[i % 2]) for i in range(150)]
-    results = await asyncio.gather(*(store.record_answer(r, allow_change=False) for r in records))
+    results = await asyncio.gather(*(store.record_answer(r) for r in records))
     assert sum(s is AnswerStatus.ACCEPTED for s, _ in results) == 50
     assert await store.count_answers(rid) == 50
 
@@ -90,7 +91,7 @@ async def test_close_is_once_and_blocks_answers(store: SqlStore):
     rid = await new_round(store)
     results = await asyncio.gather(*(store.close_round(rid, T0) for _ in range(10)))
     assert results.count(True) == 1
-    assert await store.record_answer(answer(rid, "U1"), allow_change=False) == (
+    assert await store.record_answer(answer(rid, "U1")) == (
         AnswerStatus.CLOSED,
         None,
     )
@@ -112,10 +113,10 @@ async def test_scores_are_isolated_by_workspace(store: SqlStore):
     r1 = await new_round(store)
     r2 = await new_round(store, Place("slack", "T2", "C1"))
     r3 = await new_round(store, Place("discord", "T1", "C1"))
-    await store.record_answer(answer(r1, "U1"), allow_change=False)
-    await store.record_answer(answer(r2, "U1"), allow_change=False)
-    await store.record_answer(answer(r2, "U2"), allow_change=False)
-    await store.record_answer(answer(r3, "U3"), allow_change=False)
+    await store.record_answer(answer(r1, "U1"))
+    await store.record_answer(answer(r2, "U1"))
+    await store.record_answer(answer(r2, "U2"))
+    await store.record_answer(answer(r3, "U3"))
     rows = await store.score_rows("slack", "T1", None)
     assert [(r.user, r.points, r.answered, r.correct) for r in rows] == [("U1", 2, 1, 1)]
     assert {r.user for r in await store.score_rows("slack", "T2", None)} == {"U1", "U2"}
@@ -126,7 +127,7 @@ async def test_scores_are_isolated_by_workspace(store: SqlStore):
 async def test_question_counts_and_stats(store: SqlStore):
     for qid in ["q1", "q2", "q1"]:
         rid = await new_round(store, question_id=qid)
-        await store.record_answer(answer(rid, "U1", correct=qid == "q1"), allow_change=False)
+        await store.record_answer(answer(rid, "U1", correct=qid == "q1"))
         await store.close_round(rid, T0)
     assert await store.question_counts(PLACE) == {"q1": 2, "q2": 1}
     stats = await store.question_stats("slack", "T1", "q1")
@@ -143,7 +144,7 @@ async def test_channel_settings_round_trip(store: SqlStore):
 
 async def test_scheduled_results(store: SqlStore):
     first = await new_round(store, scheduled=True)
-    await store.record_answer(answer(first, "U1"), allow_change=False)
+    await store.record_answer(answer(first, "U1"))
     await store.close_round(first, T0)
     second = await new_round(store, scheduled=True)
     await store.close_round(second, T0)

@@ -1,0 +1,85 @@
+"""Answers per second recorded through the engine into SQLite, each committed before it returns.
+
+Beside it, in the same run, a bare aiosqlite loop that inserts one row and commits per answer:
+the ratio says what the engine's grading, checks and transactions cost over the floor.
+
+    .venv/bin/python benchmarks/engine_answers.py [--answers N] [--concurrency C]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import tempfile
+import time
+from pathlib import Path
+
+import aiosqlite
+
+from bot.engine import Place, QuizEngine
+from bot.engine.loader import load_bank
+from bot.storage import open_store
+
+BANK = Path(__file__).resolve().parent.parent / "questions"
+
+
+async def bare(path: Path, n: int) -> float:
+    """Insert and commit n rows one at a time with aiosqlite; return rows per second."""
+    async with aiosqlite.connect(path) as db:
+        await db.execute("PRAGMA journal_mode=WAL")
+        await db.execute("PRAGMA synchronous=NORMAL")
+        await db.execute(
+            "CREATE TABLE answers (round_id INTEGER, user_id TEXT, choice TEXT, "
+            "answered_at TEXT, UNIQUE(round_id, user_id))"
+        )
+        await db.commit()
+        start = time.perf_counter()
+        for i in range(n):
+            await db.execute(
+                "INSERT INTO answers VALUES (?, ?, ?, datetime('now'))", (1, f"U{i}", "A")
+            )
+            await db.commit()
+        return n / (time.perf_counter() - start)
+
+
+async def through_engine(path: Path, n: int, concurrency: int) -> float:
+    """Record n answers by n users through the engine; return answers per second."""
+    store = await open_store(f"sqlite+aiosqlite:///{path}")
+    try:
+        engine = QuizEngine(store, load_bank([BANK]), rng=random.Random(1))
+        place = Place("slack", "T1", "C1")
+        card = await engine.start_round(place)
+        keys = card.question.keys
+        queue = iter(range(n))
+
+        async def worker() -> None:
+            for i in queue:
+                await engine.answer("slack", "T1", card.round_id, f"U{i}", keys[i % len(keys)])
+
+        start = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        elapsed = time.perf_counter() - start
+        assert await engine.answered_count(card.round_id) == n, "an answer went missing"
+        return n / elapsed
+    finally:
+        await store.close()
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--answers", type=int, default=3000)
+    parser.add_argument("--concurrency", type=int, default=1)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        floor = await bare(Path(tmp) / "bare.db", args.answers)
+        engine = await through_engine(Path(tmp) / "engine.db", args.answers, args.concurrency)
+        conc = await through_engine(Path(tmp) / "engine50.db", args.answers, 50)
+    print(f"bare aiosqlite insert+commit : {floor:8.0f} rows/s")
+    print(f"engine, one at a time        : {engine:8.0f} answers/s  ({engine / floor:.2f}x bare)")
+    print(f"engine, 50 concurrent users  : {conc:8.0f} answers/s  ({conc / floor:.2f}x bare)")
+    print(f"aim: >= 2000 answers/s on one core -> {'met' if engine >= 2000 else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
