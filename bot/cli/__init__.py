@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "play",
     "validate",
     "importer",
+    "db",
     "discord",
 )
 

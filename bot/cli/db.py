@@ -1,0 +1,112 @@
+"""``quizbot db upgrade`` and ``quizbot db status``: the database schema, by hand."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any
+
+EXIT_BEHIND = 1
+EXIT_UNREACHABLE = 1
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add the ``db`` subcommand and its ``upgrade`` and ``status`` actions."""
+    parser = subparsers.add_parser(
+        "db",
+        help="database schema: apply migrations (upgrade) or show the version (status)",
+        description=(
+            "Manage the schema of the database at QUIZBOT_DATABASE_URL. The bots apply pending "
+            "migrations when they start unless QUIZBOT_AUTO_MIGRATE=false; with several "
+            "replicas, run `quizbot db upgrade` once before starting them (a Kubernetes Job "
+            "or init container does this in deploy/k8s/)."
+        ),
+    )
+    actions = parser.add_subparsers(dest="db_action", metavar="ACTION", required=True)
+    upgrade = actions.add_parser(
+        "upgrade",
+        help="apply every pending migration and print the version before and after",
+        description="Apply every pending migration, in order, each in one transaction.",
+    )
+    upgrade.set_defaults(handler=run_upgrade)
+    status = actions.add_parser(
+        "status",
+        help="print the applied and the expected schema version (exit 1 if behind)",
+        description=(
+            "Print the schema version of the database and the version this quizbot expects. "
+            "Exit status 0 when they match, 1 when migrations are pending or the database "
+            "cannot be reached."
+        ),
+    )
+    status.set_defaults(handler=run_status)
+
+
+def run_upgrade(args: argparse.Namespace) -> int:
+    """Apply pending migrations; print ``from -> to``."""
+    return asyncio.run(_with_store(_upgrade))
+
+
+def run_status(args: argparse.Namespace) -> int:
+    """Print the applied and the expected version."""
+    return asyncio.run(_with_store(_status))
+
+
+async def _upgrade(store: Any, where: str) -> int:
+    before = await store.schema_version()
+    applied = await store.upgrade()
+    after = await store.schema_version()
+    if applied:
+        steps = ", ".join(str(v) for v in applied)
+        print(f"{where}: schema version {before} -> {after} (applied {steps})")
+    else:
+        print(f"{where}: schema version {after}, already up to date")
+    return 0
+
+
+async def _status(store: Any, where: str) -> int:
+    from bot.storage import latest_version
+
+    current, expected = await store.schema_version(), latest_version()
+    if current == expected:
+        print(f"{where}: schema version {current}, up to date")
+        return 0
+    if current < expected:
+        print(
+            f"{where}: schema version {current}, this quizbot needs {expected}: "
+            "run `quizbot db upgrade`"
+        )
+    else:
+        print(
+            f"{where}: schema version {current} is newer than this quizbot's {expected}: "
+            "upgrade quizbot"
+        )
+    return EXIT_BEHIND
+
+
+async def _with_store(action: Any) -> int:
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import DBAPIError
+
+    from bot.config import load_settings
+    from bot.storage import SqlStore, make_engine
+
+    settings = load_settings()
+    # No pool beyond one connection: this command runs one transaction at a time.
+    store = SqlStore(make_engine(settings.database_url, pool_size=1, max_overflow=0))
+    # The password never reaches the terminal or a log collector.
+    where = make_url(settings.database_url).render_as_string(hide_password=True)
+    try:
+        status: int = await action(store, where)
+        return status
+    except (OSError, DBAPIError) as exc:
+        print(f"quizbot db: cannot use the database at {where}: {_reason(exc)}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    finally:
+        await store.close()
+
+
+def _reason(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None)
+    text = str(orig if orig is not None else exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

@@ -1,0 +1,75 @@
+"""``quizbot db upgrade`` and ``quizbot db status`` as a user runs them: a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.storage import latest_version, open_store
+
+
+def quizbot(url: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("QUIZBOT_", "SLACK_"))}
+    env["QUIZBOT_DATABASE_URL"] = url
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+async def test_upgrade_reports_from_and_to_and_is_idempotent(database_url: str, tmp_path: Path):
+    latest = latest_version()
+    before = quizbot(database_url, "db", "status", cwd=tmp_path)
+    assert before.returncode == 1, before.stderr
+    assert f"schema version 0, this quizbot needs {latest}" in before.stdout
+
+    first = quizbot(database_url, "db", "upgrade", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert f"schema version 0 -> {latest}" in first.stdout
+
+    second = quizbot(database_url, "db", "upgrade", cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert f"schema version {latest}, already up to date" in second.stdout
+
+    after = quizbot(database_url, "db", "status", cwd=tmp_path)
+    assert (after.returncode, after.stderr) == (0, "")
+    assert f"schema version {latest}, up to date" in after.stdout
+
+    store = await open_store(database_url, migrate=False)
+    try:
+        assert await store.schema_version() == latest
+    finally:
+        await store.close()
+
+
+def test_unreachable_database_is_one_line_without_password(tmp_path: Path):
+    url = "postgresql+asyncpg://quiz:hunter2@127.0.0.1:9/quizbot"
+    result = quizbot(url, "db", "upgrade", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "hunter2" not in result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("quizbot db: cannot use the database at postgresql")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("url", ["mysql://x@localhost/db", "not a url"])
+def test_unsupported_url_is_a_config_error(url: str, tmp_path: Path):
+    result = quizbot(url, "db", "status", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "QUIZBOT_DATABASE_URL" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_db_needs_an_action(tmp_path: Path):
+    result = quizbot("sqlite+aiosqlite:///x.db", "db", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "ACTION" in result.stderr
