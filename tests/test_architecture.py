@@ -1,0 +1,122 @@
+"""The layer rules of the architecture, checked on the source, and a light ``quizbot --help``."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BOT = Path(__file__).resolve().parent.parent / "bot"
+
+# Lower number = lower layer; a module may import only its own layer or lower ones.
+LAYERS = {
+    "errors": 0,
+    "bandwidth": 1,
+    "engine": 2,
+    "storage": 3,
+    "scheduler": 4,
+    "adapters": 5,
+    "runtime": 5,
+    "config": 0,
+    "logs": 0,
+    "observability": 4,
+    "observability.metrics": 0,  # counters every layer may bump
+    "cli": 6,
+    "__main__": 7,
+}
+PURE = ("engine", "bandwidth")
+FORBIDDEN_IN_PURE = (
+    "slack_bolt",
+    "slack_sdk",
+    "discord",
+    "sqlalchemy",
+    "aiosqlite",
+    "asyncpg",
+    "aiohttp",
+    "httpx",
+    "requests",
+    "prometheus_client",
+)
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+    return found
+
+
+def _layer_of(dotted: str) -> str:
+    """Return the LAYERS key for a module path below ``bot`` (longest matching prefix)."""
+    parts = dotted.split(".")
+    for n in range(len(parts), 0, -1):
+        key = ".".join(parts[:n])
+        if key in LAYERS:
+            return key
+    return parts[0]
+
+
+def _layer(module_path: Path) -> str:
+    rel = module_path.relative_to(BOT).with_suffix("")
+    return _layer_of(".".join(p for p in rel.parts if p != "__init__") or "__init__")
+
+
+def _sources() -> list[Path]:
+    return sorted(p for p in BOT.rglob("*.py"))
+
+
+def test_every_top_level_module_has_a_layer():
+    unknown = {_layer(p) for p in _sources()} - set(LAYERS) - {"__init__"}
+    assert not unknown, f"give these a layer in LAYERS: {sorted(unknown)}"
+
+
+def test_imports_point_down_only():
+    problems = []
+    for path in _sources():
+        layer = _layer(path)
+        if layer == "__init__":
+            continue
+        for line, module in _imports(path):
+            parts = module.split(".")
+            if parts[0] != "bot" or len(parts) < 2:
+                continue
+            target = _layer_of(".".join(parts[1:]))
+            if target in LAYERS and LAYERS[target] > LAYERS[layer]:
+                problems.append(f"{path.relative_to(BOT.parent)}:{line}: {layer} imports {module}")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("package", PURE)
+def test_pure_layers_import_no_platform_database_or_http_code(package: str):
+    problems = []
+    for path in sorted((BOT / package).rglob("*.py")):
+        for line, module in _imports(path):
+            if module.split(".")[0] in FORBIDDEN_IN_PURE:
+                problems.append(f"{path.relative_to(BOT.parent)}:{line}: imports {module}")
+    assert not problems, "\n".join(problems)
+
+
+def test_help_imports_no_platform_library_or_matplotlib():
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "bot", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "usage: quizbot" in result.stdout
+    imported = {
+        line.split("|")[-1].strip().split(".")[0]
+        for line in result.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert imported, "importtime printed nothing"
+    heavy = imported & {"discord", "slack_bolt", "slack_sdk", "matplotlib", "sqlalchemy"}
+    assert not heavy, f"quizbot --help imported {sorted(heavy)}"
