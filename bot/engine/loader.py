@@ -99,8 +99,10 @@ class QuestionBank:
         by_id: dict[str, Question] = {}
         problems: list[Problem] = []
         for q in ordered:
-            first = by_id.setdefault(q.id, q)
-            if first is not q:
+            first = by_id.get(q.id)
+            if first is None:
+                by_id[q.id] = q
+            else:
                 where = f"{first.source}:{first.line}"
                 problems.append(
                     Problem(q.source, q.line, f"duplicate id '{q.id}' (first defined at {where})")
@@ -290,10 +292,7 @@ class _FileChecker:
                     )
                     return None
         except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            line = mark.line + 1 if mark is not None else 1
-            what = "; ".join(str(part) for part in (exc.context, exc.problem) if part)
-            self.add(line, f"invalid YAML: {what}")
+            self.add_yaml_error(exc)
             return None
         except yaml.reader.ReaderError as exc:
             line = text.count("\n", 0, max(exc.position, 0)) + 1
@@ -310,6 +309,23 @@ class _FileChecker:
             self.add(1, "file is empty: expected a question or a `questions:` list")
             return None
         return documents[0]
+
+    def add_yaml_error(self, exc: yaml.MarkedYAMLError) -> None:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        parts = []
+        if exc.context:
+            started = exc.context_mark
+            if started is not None and started.line + 1 != line:
+                parts.append(f"{exc.context} started at line {started.line + 1}")
+            else:
+                parts.append(str(exc.context))
+        if exc.problem:
+            parts.append(str(exc.problem))
+        message = "invalid YAML: " + "; ".join(parts)
+        if "expected <block end>" in message or "not allowed here" in message:
+            message += " (check the indentation, and quote text that contains ': ')"
+        self.add(line, message)
 
     def question_list(self, root: MappingNode) -> list[Question]:
         pairs = self.pairs(root, "")
@@ -408,7 +424,7 @@ class _FileChecker:
 
     def word(self, node: Node, what: str) -> str | None:
         """Return a scalar's exact text (ids, letters, tags), without stripping."""
-        if isinstance(node, ScalarNode) and node.tag == _STR:
+        if isinstance(node, ScalarNode) and node.tag == _STR and node.value.strip():
             return str(node.value)
         return self.text(node, what)
 
@@ -418,6 +434,9 @@ class _FileChecker:
             return None
         if node.tag == _BOOL:
             self.add(node, f"{what}: {node.value} was read as a boolean; write a whole number")
+            return None
+        if node.tag == _STR:
+            self.add(node, f"{what} must be a whole number, found the text '{node.value}'")
             return None
         if node.tag != _INT:
             self.add(node, f"{what} must be a whole number, found '{node.value}'")
@@ -448,12 +467,12 @@ class _FileChecker:
         text = self.optional(value("question"), lambda n: self.text(n, "question"))
         choices, keys = self.choices(value("choices"))
         answer = self.answer(value("answer"), keys)
-        explanation = self.explanation(value("explanation"), keys, answer)
+        explanation = self.explanation(fields.get("explanation"), keys, answer)
         tags = self.optional(value("tags"), self.tags)
         difficulty = self.optional(value("difficulty"), self.difficulty)
         references = self.optional(value("references"), self.references)
         image = self.optional(value("image"), self.image)
-        chart = self.optional(value("chart"), self.chart)
+        chart = self.chart(fields["chart"]) if "chart" in fields else None
 
         if len(self.problems) > before:
             return None
@@ -542,7 +561,7 @@ class _FileChecker:
                     )
                 break
         if len(items) < MIN_CHOICES:
-            self.add(node, f"choices needs at least {MIN_CHOICES}, found {len(items)}")
+            self.add(node, f"needs at least {MIN_CHOICES} choices, found {len(items)}")
         out = []
         for name, (_, value) in items:
             text = self.text(
@@ -550,9 +569,11 @@ class _FileChecker:
             )
             if text is not None:
                 out.append(Choice(name, text))
+        # Letters are only trusted for checking the answer and why_not when every key is one.
+        valid = tuple(letters) if len(letters) == len(items) else ()
         if len(self.problems) > before:
-            return None, tuple(letters)
-        return tuple(out), tuple(letters)
+            return None, valid
+        return tuple(out), valid
 
     def answer(self, node: Node | None, keys: tuple[str, ...]) -> str | None:
         if node is None:
@@ -569,10 +590,11 @@ class _FileChecker:
         return answer
 
     def explanation(
-        self, node: Node | None, keys: tuple[str, ...], answer: str | None
+        self, entry: tuple[ScalarNode, Node] | None, keys: tuple[str, ...], answer: str | None
     ) -> tuple[str, str, dict[str, str]] | None:
-        if node is None:
+        if entry is None:
             return None
+        key, node = entry
         if not isinstance(node, MappingNode):
             self.add(
                 node,
@@ -581,7 +603,7 @@ class _FileChecker:
             return None
         pairs = self.pairs(node, " in explanation")
         self.unknown_keys(pairs, EXPLANATION_KEYS, " in explanation")
-        self.missing(pairs, ("short", "full"), node, "explanation.")
+        self.missing(pairs, ("short", "full"), key, "explanation.")
         short = full = None
         if "short" in pairs:
             short = self.text(
@@ -696,7 +718,7 @@ class _FileChecker:
             title = self.text(pairs["title"][1], "reference title")
         if "url" in pairs:
             url_node = pairs["url"][1]
-            url = self.text(url_node, "reference url")
+            url = self.word(url_node, "reference url")
             if url is not None and not _URL.fullmatch(url):
                 self.add(url_node, f"reference url '{url}' must start with http:// or https://")
         if len(self.problems) > before or title is None or url is None:
@@ -721,7 +743,8 @@ class _FileChecker:
             return None
         return str(shown)
 
-    def chart(self, node: Node) -> ChartSpec | None:
+    def chart(self, entry: tuple[ScalarNode, Node]) -> ChartSpec | None:
+        key, node = entry
         if not isinstance(node, MappingNode):
             self.add(
                 node,
@@ -731,7 +754,7 @@ class _FileChecker:
         before = len(self.problems)
         pairs = self.pairs(node, " in chart")
         self.unknown_keys(pairs, CHART_KEYS, " in chart")
-        self.missing(pairs, ("size",), node, "chart.")
+        self.missing(pairs, ("size",), key, "chart.")
         size = None
         if "size" in pairs:
             size_node = pairs["size"][1]
