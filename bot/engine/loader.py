@@ -292,7 +292,7 @@ class _FileChecker:
                     )
                     return None
         except yaml.MarkedYAMLError as exc:
-            self.add_yaml_error(exc)
+            self.add_yaml_error(exc, text)
             return None
         except yaml.reader.ReaderError as exc:
             line = text.count("\n", 0, max(exc.position, 0)) + 1
@@ -310,9 +310,11 @@ class _FileChecker:
             return None
         return documents[0]
 
-    def add_yaml_error(self, exc: yaml.MarkedYAMLError) -> None:
+    def add_yaml_error(self, exc: yaml.MarkedYAMLError, text: str) -> None:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1
+        # An error at the end of the stream sits after the final newline; name the last line.
+        line = max(1, min(line, len(text.splitlines())))
         parts = []
         if exc.context:
             started = exc.context_mark
