@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "importer",
     "db",
     "discord",
+    "bandwidth",
 )
 
 # Long-running commands log at INFO by default; the others only speak when something is wrong.

@@ -1,0 +1,314 @@
+"""The interconnect catalogue: the bundled data file, plus an optional user file on top."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import math
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bot.bandwidth._errors import BandwidthError
+
+ENV_VAR = "QUIZBOT_INTERCONNECTS"
+BUNDLED_FILE = "catalogue.yaml"
+
+# The four answer choices of the interconnect quiz question; every default comparison shows them.
+QUIZ_CHOICES = ("ib-hdr", "1gbe", "fc32", "wifi6")
+
+PURPOSES = ("scale-up", "scale-out", "storage", "lan", "wireless-lan", "host-io")
+SOURCE_FIELDS = ("rate", "efficiency", "latency")
+REQUIRED_FIELDS = ("name", "family", "purpose", "rate_gbps", "efficiency", "latency_us", "rdma")
+OPTIONAL_FIELDS = ("encoding", "shared_medium", "sources")
+# Which source line a number's value answers to, so an override never keeps a stale citation.
+_SOURCE_OF = {"rate_gbps": "rate", "efficiency": "efficiency", "latency_us": "latency"}
+
+_NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,31}\Z")
+_MAX_ERRORS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Interconnect:
+    """One catalogue entry: how fast a link moves data and how long a small message takes."""
+
+    key: str
+    name: str
+    family: str
+    purpose: str
+    rate_gbps: float
+    efficiency: float
+    latency_us: float
+    rdma: bool
+    encoding: str = ""
+    shared_medium: bool = False
+    sources: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def payload_bytes_per_s(self) -> float:
+        """Return the payload bandwidth in bytes per second: rate x efficiency."""
+        return self.rate_gbps * 1e9 / 8 * self.efficiency
+
+    @property
+    def latency_s(self) -> float:
+        """Return the small-message latency in seconds."""
+        return self.latency_us * 1e-6
+
+    def source(self, what: str) -> str | None:
+        """Return where the number named ``rate``, ``efficiency`` or ``latency`` comes from."""
+        return dict(self.sources).get(what)
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """Every interconnect the estimator knows, and the ones it compares by default."""
+
+    interconnects: tuple[Interconnect, ...]
+    default_comparison: tuple[str, ...]
+    origin: str = "bundled catalogue"
+    _index: dict[str, Interconnect] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        index = {ic.key: ic for ic in self.interconnects}
+        object.__setattr__(self, "_index", index)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._index
+
+    def __iter__(self) -> Iterator[Interconnect]:
+        return iter(self.interconnects)
+
+    def __len__(self) -> int:
+        return len(self.interconnects)
+
+    def keys(self) -> tuple[str, ...]:
+        """Return every key, in catalogue order."""
+        return tuple(ic.key for ic in self.interconnects)
+
+    def get(self, key: str) -> Interconnect:
+        """Return the entry for ``key`` or raise BandwidthError naming close matches."""
+        found = self._index.get(key.strip().lower())
+        if found is not None:
+            return found
+        close = difflib.get_close_matches(key.lower(), self._index, n=3, cutoff=0.5)
+        hint = f" Did you mean {' or '.join(close)}?" if close else ""
+        raise BandwidthError(
+            f"Unknown interconnect {key!r}.{hint} Known: {', '.join(sorted(self._index))}."
+        )
+
+
+def load_catalogue(extra: Path | None = None) -> Catalogue:
+    """Return the bundled catalogue, with ``extra`` (or $QUIZBOT_INTERCONNECTS) merged on top."""
+    if extra is None:
+        env = os.environ.get(ENV_VAR, "").strip()
+        extra = Path(env).expanduser() if env else None
+    base = _bundled()
+    if extra is None:
+        return base
+    return merge_user_file(base, extra)
+
+
+@functools.cache
+def _bundled() -> Catalogue:
+    text = resources.files("bot.bandwidth").joinpath(BUNDLED_FILE).read_text(encoding="utf-8")
+    data = _parse_yaml(text, BUNDLED_FILE)
+    return _build(data, BUNDLED_FILE, base=None)
+
+
+def merge_user_file(base: Catalogue, path: Path) -> Catalogue:
+    """Return ``base`` with the entries of the user file at ``path`` added or overriding."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise BandwidthError(f"Cannot read the interconnect file {path}: {reason}.") from None
+    return _build(_parse_yaml(text, str(path)), str(path), base=base)
+
+
+def parse_catalogue_text(text: str, where: str, base: Catalogue | None = None) -> Catalogue:
+    """Build a catalogue from YAML text; with ``base``, the text adds to or overrides it."""
+    return _build(_parse_yaml(text, where), where, base=base)
+
+
+def _parse_yaml(text: str, where: str) -> Any:
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(text, Loader=loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "not valid YAML"
+        raise BandwidthError(f"{where}:{line}: {problem}.") from None
+
+
+def _build(data: Any, where: str, base: Catalogue | None) -> Catalogue:
+    errors: list[str] = []
+    if not isinstance(data, Mapping):
+        raise BandwidthError(
+            f"{where}: expected a mapping with an 'interconnects:' list (see the README)."
+        )
+    for top in data:
+        if top not in ("interconnects", "default_comparison") and not str(top).startswith("x-"):
+            errors.append(f"{where}: unknown top-level key {top!r}")
+    raw_entries = data.get("interconnects", [])
+    if not isinstance(raw_entries, list):
+        errors.append(f"{where}: 'interconnects' must be a list of entries")
+        raw_entries = []
+
+    entries: dict[str, Interconnect] = dict(base._index) if base is not None else {}
+    seen: set[str] = set()
+    for i, raw in enumerate(raw_entries):
+        built = _entry(raw, f"{where}: interconnects[{i}]", entries, seen, errors, where)
+        if built is not None:
+            entries[built.key] = built
+
+    default = _default_comparison(data, where, entries, base, errors)
+    if base is None:
+        for key in QUIZ_CHOICES:
+            if key not in entries:
+                errors.append(f"{where}: the quiz choice {key!r} is missing")
+    if errors:
+        shown = errors[:_MAX_ERRORS]
+        more = len(errors) - len(shown)
+        tail = f"\n  ... and {more} more" if more else ""
+        raise BandwidthError(
+            "Problems in the interconnect catalogue:\n  " + "\n  ".join(shown) + tail
+        )
+    origin = where if base is None else f"{base.origin} + {where}"
+    return Catalogue(tuple(entries.values()), default, origin)
+
+
+def _entry(
+    raw: Any,
+    at: str,
+    entries: Mapping[str, Interconnect],
+    seen: set[str],
+    errors: list[str],
+    where: str,
+) -> Interconnect | None:
+    if not isinstance(raw, Mapping):
+        errors.append(f"{at}: each entry must be a mapping with a key and its fields")
+        return None
+    key = raw.get("key")
+    if not isinstance(key, str) or not _NAME_RE.match(key):
+        errors.append(
+            f"{at}: 'key' must be lower-case letters, digits and dashes (at most 32), got {key!r}"
+        )
+        return None
+    at = f"{at} ({key})"
+    if key in seen:
+        errors.append(f"{at}: the key appears twice in this file")
+        return None
+    seen.add(key)
+    unknown = [k for k in raw if k != "key" and k not in REQUIRED_FIELDS + OPTIONAL_FIELDS]
+    for name in unknown:
+        close = difflib.get_close_matches(str(name), REQUIRED_FIELDS + OPTIONAL_FIELDS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        errors.append(f"{at}: unknown field {name!r}{hint}")
+    previous = entries.get(key)
+    if previous is None:
+        missing = [name for name in REQUIRED_FIELDS if name not in raw]
+        if missing:
+            errors.append(f"{at}: a new interconnect needs {', '.join(missing)}")
+            return None
+    count = len(errors)
+    values: dict[str, Any] = {}
+    for name in REQUIRED_FIELDS + OPTIONAL_FIELDS:
+        if name in raw:
+            checked = _check_field(name, raw[name], at, errors)
+            if checked is not None:
+                values[name] = checked
+    if len(errors) > count:
+        return None
+    sources = dict(previous.sources) if previous is not None else {}
+    for name, which in _SOURCE_OF.items():
+        if name in values and previous is not None:
+            sources[which] = f"user file {where}"
+    sources.update(values.pop("sources", {}))
+    values["sources"] = tuple((k, sources[k]) for k in SOURCE_FIELDS if k in sources)
+    if previous is not None:
+        return replace(previous, **values)
+    return Interconnect(key=key, **values)
+
+
+def _check_field(name: str, value: Any, at: str, errors: list[str]) -> Any:
+    if name in ("rate_gbps", "efficiency", "latency_us"):
+        low, high, low_open = {
+            "rate_gbps": (0.0, 1e6, True),
+            "efficiency": (0.0, 1.0, True),
+            "latency_us": (0.0, 1e7, False),
+        }[name]
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        number = float(value) if ok else math.nan
+        in_range = math.isfinite(number) and (number > low if low_open else number >= low)
+        if not (ok and in_range and number <= high):
+            side = "above" if low_open else "at least"
+            errors.append(
+                f"{at}: {name} must be a number {side} {low:g} and at most {high:g}, got {value!r}"
+            )
+            return None
+        return number
+    if name in ("rdma", "shared_medium"):
+        if not isinstance(value, bool):
+            errors.append(f"{at}: {name} must be true or false, got {value!r}")
+            return None
+        return value
+    if name == "purpose":
+        if value not in PURPOSES:
+            errors.append(f"{at}: purpose must be one of {', '.join(PURPOSES)}, got {value!r}")
+            return None
+        return value
+    if name == "family":
+        if not isinstance(value, str) or not _NAME_RE.match(value):
+            errors.append(f"{at}: family must be a short lower-case word, got {value!r}")
+            return None
+        return value
+    if name in ("name", "encoding"):
+        limit = 40 if name == "name" else 200
+        if not isinstance(value, str) or not value.strip() or len(value) > limit:
+            errors.append(f"{at}: {name} must be text of 1 to {limit} characters, got {value!r}")
+            return None
+        return value.strip()
+    return _check_sources(value, at, errors)
+
+
+def _check_sources(value: Any, at: str, errors: list[str]) -> dict[str, str] | None:
+    if isinstance(value, str) and value.strip():
+        return dict.fromkeys(SOURCE_FIELDS, value.strip())
+    if isinstance(value, Mapping):
+        bad = [k for k in value if k not in SOURCE_FIELDS]
+        texts = [v for v in value.values() if not isinstance(v, str) or not v.strip()]
+        if not bad and not texts:
+            return {str(k): str(v).strip() for k, v in value.items()}
+    errors.append(f"{at}: sources must be text, or a mapping of {', '.join(SOURCE_FIELDS)} to text")
+    return None
+
+
+def _default_comparison(
+    data: Mapping[str, Any],
+    where: str,
+    entries: Mapping[str, Interconnect],
+    base: Catalogue | None,
+    errors: list[str],
+) -> tuple[str, ...]:
+    raw = data.get("default_comparison")
+    if raw is None:
+        keys = list(base.default_comparison) if base is not None else []
+    elif not isinstance(raw, list) or not all(isinstance(k, str) for k in raw):
+        errors.append(f"{where}: default_comparison must be a list of interconnect keys")
+        keys = []
+    else:
+        keys = []
+        for key in raw:
+            if key not in entries:
+                errors.append(f"{where}: default_comparison names unknown interconnect {key!r}")
+            elif key not in keys:
+                keys.append(key)
+    keys += [k for k in QUIZ_CHOICES if k in entries and k not in keys]
+    return tuple(keys)

@@ -1,0 +1,137 @@
+"""Text and JSON renderings of an estimate."""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from typing import Any
+
+from bot.bandwidth._estimate import Estimate, Result, nics_per_node
+from bot.bandwidth._sizes import describe_bytes
+
+WIDTH = 100
+QUIZ_MARK = "*"
+QUIZ_NOTE = f"{QUIZ_MARK} answer choices of the interconnect quiz question"
+
+
+def format_seconds(seconds: float) -> str:
+    """Return a duration with a sensible unit, from microseconds to hours (``1.23 ms``)."""
+    if seconds < 1e-3:
+        return f"{sig3(seconds * 1e6)} µs"
+    if seconds < 1:
+        return f"{sig3(seconds * 1e3)} ms"
+    if seconds < 60:
+        return f"{sig3(seconds)} s"
+    if seconds < 3600:
+        return f"{sig3(seconds / 60)} min"
+    return f"{sig3(seconds / 3600)} h"
+
+
+def format_slowdown(ratio: float) -> str:
+    """Return how many times slower than the fastest, e.g. ``1.0x`` or ``1,234x``."""
+    return f"{ratio:.1f}x" if ratio < 9.95 else f"{ratio:,.0f}x"
+
+
+def sig3(value: float) -> str:
+    """Return ``value`` with about three significant digits and thousands separators."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    if value >= 99.95:
+        return f"{value:,.0f}"
+    if value < 1e-4:
+        return f"{value:.1e}"
+    digits = min(6, 2 - math.floor(math.log10(value)))
+    return f"{value:.{max(digits, 0)}f}"
+
+
+def headline(estimate: Estimate) -> str:
+    """Return the one-line title: operation, size and where it runs."""
+    req = estimate.request
+    size_text = req.size_text if len(req.size_text) <= 40 else req.size_text[:37] + "..."
+    size = describe_bytes(req.bytes)
+    what = f"{size_text} = {size}" if size_text.replace(" ", "") != size.replace(" ", "") else size
+    line = f"{req.op} of {what} ({req.bytes:,} bytes)"
+    if req.op == "transfer":
+        nics = nics_per_node(req)
+        return line + (", one link" if nics == 1 else f", {nics} links")
+    gpus = f" x {req.gpus} GPUs" if req.gpus > 1 else ""
+    nics_text = f", {nics_per_node(req)} NICs/node" if req.gpus > 1 or req.nics else ""
+    step = f", compute step {format_seconds(req.step)}" if req.step is not None else ""
+    return f"{line}, {req.nodes} nodes{gpus}{nics_text}{step}"
+
+
+def render_table(estimate: Estimate) -> str:
+    """Return the aligned text table, fastest first, with the assumptions line under it."""
+    req = estimate.request
+    collective = req.op != "transfer"
+    with_step = req.step is not None
+    header = ["", "key", "interconnect", "time", "GB/s", "vs fastest"]
+    right = [False, False, False, True, True, True]
+    if collective:
+        header.append("algorithm")
+        right.append(False)
+    if with_step:
+        header += ["comm/step", "scaling"]
+        right += [True, True]
+    rows = [_row(r, collective, with_step) for r in estimate.results]
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
+    widths[0] = 1
+    # Everything but the name is fixed; the name gets what is left of the width.
+    others = sum(w for i, w in enumerate(widths) if i != 2) + 2 * (len(widths) - 1)
+    widths[2] = max(len(header[2]), min(widths[2], WIDTH - others))
+    lines = textwrap.wrap(headline(estimate), WIDTH)
+    lines.append(_line(header, widths, right))
+    lines += [_line(row, widths, right) for row in rows]
+    if any(r.quiz_choice for r in estimate.results):
+        lines.append(QUIZ_NOTE)
+    lines += textwrap.wrap(estimate.assumptions, WIDTH)
+    return "\n".join(line[:WIDTH].rstrip() for line in lines)
+
+
+def to_json(estimate: Estimate) -> dict[str, Any]:
+    """Return the estimate as the documented JSON object."""
+    req = estimate.request
+    results: list[dict[str, Any]] = []
+    for r in estimate.results:
+        item: dict[str, Any] = {
+            "key": r.key,
+            "name": r.name,
+            "seconds": r.seconds,
+            "effective_GBps": r.effective_gbps,
+            "latency_s": r.latency_s,
+            "bandwidth_s": r.bandwidth_s,
+        }
+        if r.efficiency is not None:
+            item["efficiency"] = r.efficiency
+        results.append(item)
+    return {
+        "bytes": req.bytes,
+        "op": req.op,
+        "nodes": req.nodes,
+        "gpus_per_node": req.gpus,
+        "results": results,
+    }
+
+
+def _row(r: Result, collective: bool, with_step: bool) -> list[str]:
+    row = [
+        QUIZ_MARK if r.quiz_choice else "",
+        r.key,
+        r.name,
+        format_seconds(r.seconds),
+        sig3(r.effective_gbps),
+        format_slowdown(r.slowdown),
+    ]
+    if collective:
+        row.append(r.algorithm)
+    if with_step and r.comm_ratio is not None and r.efficiency is not None:
+        row += [sig3(r.comm_ratio), f"{sig3(r.efficiency * 100)}%"]
+    return row
+
+
+def _line(cells: list[str], widths: list[int], right: list[bool]) -> str:
+    out = []
+    for cell, width, is_right in zip(cells, widths, right, strict=True):
+        text = cell if len(cell) <= width else cell[: max(width - 1, 0)] + "…"
+        out.append(text.rjust(width) if is_right else text.ljust(width))
+    return "  ".join(out).rstrip()

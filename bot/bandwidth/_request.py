@@ -1,0 +1,210 @@
+"""What a /bandwidth question asks: the chat grammar and the request value behind it."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from bot.bandwidth._errors import BandwidthError
+from bot.bandwidth._sizes import MAX_BYTES, parse_size
+
+OPS = ("transfer", "allreduce", "allgather", "reducescatter", "broadcast", "alltoall")
+DEFAULT_INTRA = "nvlink4"
+MAX_NODES = 100_000
+MAX_GPUS = 1_024
+MAX_NICS = 1_024
+MAX_STEP_S = 1e6
+
+USAGE = """\
+Usage: /bandwidth SIZE [op] [nodes=N] [gpus=G] [nics=K] [step=S] [over=k1,k2] [intra=KEY]
+  SIZE  bytes (140GB, 1.5TiB, 800MB), bits (400Gb) or parameters (70B params bf16,
+        7B grads fp32, 13B adam = 16 bytes a parameter)
+  op    transfer (default), allreduce, allgather, reducescatter, broadcast, alltoall
+  nodes=N nodes (2), gpus=G GPUs per node (1), nics=K NICs per node (one per GPU),
+  step=S compute seconds per training step (adds scaling efficiency), over= keys to compare
+Examples:
+  /bandwidth 140GB
+  /bandwidth 70B params bf16 allreduce nodes=4 gpus=8
+  /bandwidth 13B adam allreduce nodes=16 gpus=8 step=0.5
+  /bandwidth 400Gb over=ib-ndr,roce-400,100gbe,1gbe"""
+
+_OPTION_KEYS = ("nodes", "gpus", "nics", "step", "over", "intra")
+_INT_RE = re.compile(r"[0-9][0-9_,]*\Z", re.ASCII)
+_STEP_RE = re.compile(
+    r"(?P<num>[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]{1,3})?)\s*(?P<unit>s|sec|ms|us|µs|min|h)?\Z",
+    re.ASCII | re.IGNORECASE,
+)
+_STEP_UNITS = {"s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "min": 60.0, "h": 3600.0}
+_KEY_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,31}\Z")
+
+
+def normalize_op(text: str) -> str:
+    """Return the canonical operation name for ``text`` (``all-reduce`` -> ``allreduce``)."""
+    name = re.sub(r"[-_ ]", "", str(text).strip().lower())
+    if name in ("", "p2p", "sendrecv", "copy"):
+        name = "transfer"
+    if name not in OPS:
+        raise BandwidthError(f"Unknown operation {text!r}. Choose one of {', '.join(OPS)}.")
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class BandwidthRequest:
+    """One question to the estimator: how long does moving ``bytes`` take with ``op``."""
+
+    size_text: str
+    bytes: int
+    op: str = "transfer"
+    nodes: int = 2
+    gpus: int = 1
+    nics: int | None = None
+    step: float | None = None
+    over: tuple[str, ...] = ()
+    intra: str = DEFAULT_INTRA
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "op", normalize_op(self.op))
+        if isinstance(self.bytes, bool) or not isinstance(self.bytes, int):
+            raise BandwidthError("The size must be a whole number of bytes.")
+        if not 1 <= self.bytes <= MAX_BYTES:
+            raise BandwidthError("The size must be between 1 byte and 1 EB (10^18 bytes).")
+        _check_count("nodes", self.nodes, MAX_NODES)
+        _check_count("gpus", self.gpus, MAX_GPUS)
+        if self.nics is not None:
+            _check_count("nics", self.nics, MAX_NICS)
+        if self.step is not None:
+            step = self.step
+            if isinstance(step, bool) or not isinstance(step, int | float):
+                raise BandwidthError("step= must be a number of seconds, such as step=0.5.")
+            if not (math.isfinite(step) and 0 < step <= MAX_STEP_S):
+                raise BandwidthError("step= must be more than 0 and at most 1,000,000 seconds.")
+            object.__setattr__(self, "step", float(step))
+        over = tuple(dict.fromkeys(str(k).strip().lower() for k in self.over if str(k).strip()))
+        for key in over:
+            if not _KEY_RE.match(key):
+                raise BandwidthError(f"{key!r} is not an interconnect key; try over=ib-hdr,1gbe.")
+        object.__setattr__(self, "over", over)
+        intra = str(self.intra).strip().lower()
+        if not _KEY_RE.match(intra):
+            raise BandwidthError(f"{self.intra!r} is not an interconnect key; try intra=nvlink4.")
+        object.__setattr__(self, "intra", intra)
+        if self.op != "transfer":
+            if self.nodes * self.gpus < 2:
+                raise BandwidthError(
+                    f"A collective needs at least two GPUs; try {self.op} nodes=2,"
+                    " or nodes=4 gpus=8."
+                )
+            if self.nodes == 1:
+                raise BandwidthError(
+                    f"With nodes=1 all {self.gpus} GPUs talk over {self.intra} and every network"
+                    " would tie. Use nodes=2 or more, or compare links between GPUs with"
+                    " nodes=8 gpus=1 over=nvlink4,pcie5."
+                )
+
+    @property
+    def ranks(self) -> int:
+        """Return the number of GPUs taking part: nodes x GPUs per node."""
+        return self.nodes * self.gpus
+
+
+def parse_request(text: str) -> BandwidthRequest:
+    """Parse ``SIZE [op] [nodes=N] [gpus=G] [nics=K] [step=S] [over=k1,k2]`` into a request."""
+    if not isinstance(text, str) or not text.strip():
+        raise BandwidthError("Give a size first.", usage=USAGE)
+    if len(text) > 500:
+        raise BandwidthError("That request is too long to read.", usage=USAGE)
+    words = text.split()
+    if words[0].lower() in ("/bandwidth", "bandwidth"):
+        words = words[1:]
+    if len(words) == 1 and words[0].lower() in ("help", "-h", "--help", "?"):
+        raise BandwidthError("How to ask for an estimate:", usage=USAGE)
+    size_words: list[str] = []
+    op: str | None = None
+    options: dict[str, str] = {}
+    for word in words:
+        if "=" in word:
+            key, _, value = word.partition("=")
+            key = key.strip().lower()
+            if key not in _OPTION_KEYS:
+                raise BandwidthError(
+                    f"Unknown option {key + '='!r}. Options: "
+                    + ", ".join(k + "=" for k in _OPTION_KEYS)
+                    + ".",
+                    usage=USAGE,
+                )
+            if key in options:
+                raise BandwidthError(f"{key}= is given twice.", usage=USAGE)
+            options[key] = value
+        elif _is_op(word):
+            if op is not None:
+                raise BandwidthError(f"Give one operation, not {op} and {word}.", usage=USAGE)
+            op = normalize_op(word)
+        else:
+            size_words.append(word)
+    if not size_words:
+        raise BandwidthError("Give a size first, such as 140GB.", usage=USAGE)
+    size_text = " ".join(size_words)
+    try:
+        nbytes = parse_size(size_text)
+    except BandwidthError as exc:
+        raise BandwidthError(exc.message, usage=USAGE) from None
+    step = options.get("step")
+    over = options.get("over")
+    nics = options.get("nics")
+    return BandwidthRequest(
+        size_text=size_text,
+        bytes=nbytes,
+        op=op or "transfer",
+        nodes=parse_count("nodes", options.get("nodes", "2")),
+        gpus=parse_count("gpus", options.get("gpus", "1")),
+        nics=None if nics is None else parse_count("nics", nics),
+        step=None if step is None else parse_step(step),
+        over=() if over is None else parse_over(over),
+        intra=options.get("intra", DEFAULT_INTRA) or DEFAULT_INTRA,
+    )
+
+
+def parse_count(name: str, text: str) -> int:
+    """Return the whole number in ``text`` for option ``name``, or raise BandwidthError."""
+    cleaned = text.strip()
+    if not _INT_RE.match(cleaned):
+        raise BandwidthError(f"{name}= must be a whole number, such as {name}=4; got {text!r}.")
+    return int(re.sub(r"[_,]", "", cleaned))
+
+
+def parse_step(text: str) -> float:
+    """Return the seconds in ``text`` (``0.5``, ``350ms``, ``2s``, ``1.5min``)."""
+    match = _STEP_RE.match(text.strip())
+    if match is None:
+        raise BandwidthError(f"step= must be a time such as step=0.5 or step=350ms; got {text!r}.")
+    unit = (match["unit"] or "s").lower()
+    seconds = float(match["num"]) * _STEP_UNITS[unit]
+    if not (math.isfinite(seconds) and 0 < seconds <= MAX_STEP_S):
+        raise BandwidthError("step= must be more than 0 and at most 1,000,000 seconds.")
+    return seconds
+
+
+def parse_over(text: str) -> tuple[str, ...]:
+    """Return the interconnect keys in a comma-separated list such as ``ib-hdr,1gbe``."""
+    keys = tuple(k.strip().lower() for k in text.split(",") if k.strip())
+    if not keys:
+        raise BandwidthError("over= needs interconnect keys, such as over=ib-hdr,1gbe.")
+    return keys
+
+
+def _check_count(name: str, value: object, limit: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BandwidthError(f"{name}= must be a whole number, such as {name}=4.")
+    if not 1 <= value <= limit:
+        raise BandwidthError(f"{name}= must be between 1 and {limit:,}; got {value:,}.")
+
+
+def _is_op(word: str) -> bool:
+    if not any(c.isalpha() for c in word):
+        return False
+    try:
+        normalize_op(word)
+    except BandwidthError:
+        return False
+    return True
