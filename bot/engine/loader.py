@@ -19,7 +19,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from bot.engine.model import CHOICE_KEYS, ChartSpec, Choice, Difficulty, Question, Reference
-from bot.errors import QuizbotError
+from bot.errors import ConfigError
 
 ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]*")
 TAG_PATTERN = re.compile(r"[a-z0-9-]+")
@@ -74,8 +74,12 @@ class Problem:
         return f"{self.file}:{self.line}: {self.message}"
 
 
-class BankError(QuizbotError):
-    """The question files break the format; ``problems`` lists every problem found."""
+class BankError(ConfigError):
+    """The question files break the format; ``problems`` lists every problem found.
+
+    A ConfigError (so a QuizbotError): the configured bank is unusable, and the command line
+    reports it in one place, without a traceback, like any other configuration mistake.
+    """
 
     def __init__(self, problems: Iterable[Problem]) -> None:
         self.problems: tuple[Problem, ...] = tuple(problems)

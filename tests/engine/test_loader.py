@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from bot.engine import BankError, Problem, QuestionBank, check_paths, load_bank
 from bot.engine.model import ChartSpec, Choice, Difficulty, Question, Reference
+from bot.errors import ConfigError, QuizbotError
 
 REPO = Path(__file__).resolve().parents[2]
 BROKEN = Path(os.path.relpath(Path(__file__).resolve().parent / "broken"))
@@ -479,6 +480,8 @@ def test_question_bank_refuses_duplicate_ids() -> None:
 
 def test_bank_error_lists_every_problem() -> None:
     error = BankError([Problem("a.yaml", 3, "one"), Problem("b.yaml", 1, "two")])
+    assert isinstance(error, QuizbotError)
+    assert isinstance(error, ConfigError)
     assert str(error) == "a.yaml:3: one\nb.yaml:1: two"
     assert len(error.problems) == 2
 
