@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import logging
 import random
 from collections.abc import Awaitable, Callable
-from typing import ParamSpec, TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy.exc import DBAPIError
 
+from bot.engine.model import AnswerRecord, AnswerStatus, Place, Round
+from bot.engine.ports import RoundAlreadyOpen
 from bot.observability.metrics import count_db_retry
 
 log = logging.getLogger(__name__)
@@ -33,7 +36,6 @@ TRANSIENT_SQLSTATES = frozenset(
     {"08000", "08001", "08003", "08004", "08006", "40001", "40P01", "57P01", "57P02", "57P03"}
 )
 
-P = ParamSpec("P")
 T = TypeVar("T")
 
 
@@ -92,11 +94,99 @@ async def run_with_retries(
             await sleep(delay)
 
 
-def retried(method: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
-    """Retry a store method whose transaction can simply run again (reads, idempotent writes)."""
+# After a lost connection, a state-changing method may find its own committed write and take it
+# for someone else's. Each of these runs the method again and recognises that write.
+Method = Callable[..., Awaitable[Any]]
+Reconcile = Callable[[Any, Method, inspect.BoundArguments], Awaitable[Any]]
+
+
+async def _record_answer_again(store: Any, method: Method, bound: inspect.BoundArguments) -> Any:
+    answer: AnswerRecord = bound.arguments["answer"]
+    status, stored = await method(*bound.args, **bound.kwargs)
+    if status is AnswerStatus.ALREADY and stored is not None and _same_answer(stored, answer):
+        # The first attempt stored exactly this answer: it was accepted, not a second click.
+        return AnswerStatus.ACCEPTED, None
+    return status, stored
+
+
+def _same_answer(a: AnswerRecord, b: AnswerRecord) -> bool:
+    return (a.round_id, a.user, a.choice, a.answered_at, a.elapsed_ms) == (
+        b.round_id,
+        b.user,
+        b.choice,
+        b.answered_at,
+        b.elapsed_ms,
+    )
+
+
+async def _create_round_again(store: Any, method: Method, bound: inspect.BoundArguments) -> Any:
+    try:
+        return await method(*bound.args, **bound.kwargs)
+    except RoundAlreadyOpen:
+        place: Place = bound.arguments["place"]
+        mine: Round | None = await store.open_round(place)
+        if (
+            mine is not None
+            and mine.question_id == bound.arguments["question_id"]
+            and mine.opened_at == bound.arguments["opened_at"]
+        ):
+            return mine
+        raise
+
+
+async def _close_round_again(store: Any, method: Method, bound: inspect.BoundArguments) -> Any:
+    if await method(*bound.args, **bound.kwargs):
+        return True
+    rnd: Round | None = await store.get_round(bound.arguments["round_id"])
+    return rnd is not None and rnd.closed_at == bound.arguments["at"]
+
+
+async def _save_review_item_again(store: Any, method: Method, bound: inspect.BoundArguments) -> Any:
+    if await method(*bound.args, **bound.kwargs):
+        return True
+    item = bound.arguments["item"]
+    stored = await store.review_item(item.platform, item.workspace, item.user, item.question_id)
+    if stored is None or stored.version != item.version + 1:
+        return False
+    return bool(
+        (stored.step, stored.right_in_row, stored.due_at, stored.done)
+        == (item.step, item.right_in_row, item.due_at, item.done)
+    )
+
+
+RECONCILE: dict[str, Reconcile] = {
+    "record_answer": _record_answer_again,
+    "create_round": _create_round_again,
+    "close_round": _close_round_again,
+    "save_review_item": _save_review_item_again,
+}
+
+# ping reports the database as it is (readiness must not hide an outage behind retries); a
+# review answer is a plain log insert with no key to recognise it by, so it is never repeated.
+NOT_RETRIED = frozenset({"ping", "close", "record_review_answer"})
+
+S = TypeVar("S", bound=type)
+
+
+def with_retries(cls: S) -> S:
+    """Make every public coroutine method of a store class retry a lost connection."""
+    for name, method in inspect.getmembers(cls, inspect.iscoroutinefunction):
+        if name.startswith("_") or name in NOT_RETRIED:
+            continue
+        setattr(cls, name, _retrying_method(name, method, RECONCILE.get(name)))
+    return cls
+
+
+def _retrying_method(name: str, method: Method, reconcile: Reconcile | None) -> Method:
+    signature = inspect.signature(method)
 
     @functools.wraps(method)
-    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
-        return await run_with_retries(method.__name__, lambda _retrying: method(*args, **kwargs))
+    async def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        async def attempt(retrying: bool) -> Any:
+            if retrying and reconcile is not None:
+                return await reconcile(self, method, signature.bind(self, *args, **kwargs))
+            return await method(self, *args, **kwargs)
+
+        return await run_with_retries(name, attempt)
 
     return wrapper

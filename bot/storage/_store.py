@@ -26,11 +26,14 @@ from bot.engine.model import (
 )
 from bot.engine.ports import RoundAlreadyOpen, utc_now
 from bot.errors import ConfigError
+from bot.storage._metrics import with_round_metrics
+from bot.storage._retry import with_retries
 from bot.storage._schema import (
     UTCDateTime,
     answers,
     channel_settings,
     current_version,
+    latest_version,
     rounds,
     upgrade,
 )
@@ -128,6 +131,8 @@ def _tune_sqlite(engine: AsyncEngine) -> None:
             conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
+@with_round_metrics
+@with_retries
 class SqlStore:
     """The Store protocol on SQLAlchemy Core; every method is one transaction."""
 
@@ -491,12 +496,27 @@ async def open_store(
 ) -> SqlStore:
     """Connect to the database at ``url`` and, unless told not to, apply migrations."""
     store = SqlStore(make_engine(url, pool_size=pool_size, max_overflow=max_overflow))
-    if migrate:
-        try:
+    try:
+        if migrate:
             applied = await store.upgrade()
-        except BaseException:
-            await store.close()
-            raise
-        if applied:
-            log.info("database schema upgraded to version %s", applied[-1])
+            if applied:
+                log.info("database schema upgraded to version %s", applied[-1])
+        else:
+            await _require_schema(store)
+    except BaseException:
+        await store.close()
+        raise
     return store
+
+
+async def _require_schema(store: SqlStore) -> None:
+    """Refuse to run on a schema older than the code (migrations left to ``quizbot db``)."""
+    current, expected = await store.schema_version(), latest_version()
+    if current < expected:
+        raise ConfigError(
+            f"the database schema is at version {current} and this quizbot needs {expected}; "
+            "run `quizbot db upgrade` (QUIZBOT_AUTO_MIGRATE is false)"
+        )
+    if current > expected:
+        # A rolling upgrade: the new release migrated first; migrations only add, so go on.
+        log.warning("database schema version %s is newer than this quizbot's %s", current, expected)
