@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Protocol
 
+from bot.engine import review
 from bot.engine.model import (
     Answerer,
     AnswerOutcome,
@@ -33,6 +34,7 @@ from bot.engine.model import (
     UserStats,
 )
 from bot.engine.ports import Clock, RoundAlreadyOpen, Store, utc_now
+from bot.engine.review import ReviewItem, ReviewOutcome, ReviewQueue
 from bot.errors import NotFound, UserError
 
 FASTEST_SHOWN = 3
@@ -230,6 +232,8 @@ class QuizEngine:
         if status is AnswerStatus.ALREADY and other is not None:
             # Report the answer that counts, not the one just clicked.
             return _outcome(status, question, round_id, user, other.choice, previous=other.choice)
+        if not correct:
+            await self._remember_miss(platform, workspace, user, question.id, now)
         streak = 0
         if rnd.scheduled:
             streak, _ = streaks(await self.store.scheduled_results(rnd.place, user))
@@ -341,6 +345,88 @@ class QuizEngine:
     ) -> QuestionStats:
         """Return how one question has fared in a workspace."""
         return await self.store.question_stats(platform, workspace, question_id)
+
+    # ---------------------------------------------------------- review (never touches scores)
+
+    async def _remember_miss(
+        self, platform: str, workspace: str, user: str, question_id: str, now: datetime
+    ) -> None:
+        for _ in range(3):  # a concurrent writer moved the version on: read it again
+            item = await self.store.review_item(platform, workspace, user, question_id)
+            new = review.after_round_miss(
+                item,
+                platform=platform,
+                workspace=workspace,
+                user=user,
+                question_id=question_id,
+                now=now,
+            )
+            if new == item or await self.store.save_review_item(new):
+                return
+
+    async def _due_items(self, platform: str, workspace: str, user: str) -> list[ReviewItem]:
+        now = self._now()
+        items = await self.store.review_items(platform, workspace, user)
+        return [i for i in items if review.is_due(i, now) and self._known(i.question_id)]
+
+    def _known(self, question_id: str) -> bool:
+        try:
+            self.bank.by_id(question_id)
+        except KeyError:
+            return False
+        return True
+
+    async def next_review(self, platform: str, workspace: str, user: str) -> Question | None:
+        """Return the user's most overdue missed question, or None when nothing is due."""
+        due = await self._due_items(platform, workspace, user)
+        return self.bank.by_id(due[0].question_id) if due else None
+
+    async def review_queue(self, platform: str, workspace: str, user: str) -> ReviewQueue:
+        """Return how many reviews are due and waiting, and when the next falls due."""
+        now = self._now()
+        items = [
+            i
+            for i in await self.store.review_items(platform, workspace, user)
+            if self._known(i.question_id)
+        ]
+        due = sum(review.is_due(i, now) for i in items)
+        later = [i.due_at for i in items if not review.is_due(i, now)]
+        return ReviewQueue(due=due, pending=len(items), next_due=min(later, default=None))
+
+    async def answer_review(
+        self, platform: str, workspace: str, user: str, question_id: str, key: str
+    ) -> ReviewOutcome:
+        """Grade a review answer and space the question out again (scores never change)."""
+        try:
+            question = self.bank.by_id(question_id)
+        except KeyError:
+            raise NotFound("That question is no longer in the bank.") from None
+        choice = key.strip().upper()
+        if choice not in question.keys:
+            raise UserError(f"`{key}` is not a choice; pick one of {', '.join(question.keys)}.")
+        correct = choice == question.answer
+        now = self._now()
+        item = await self.store.review_item(platform, workspace, user, question_id)
+        if item is None:
+            raise NotFound("That question is not in your review list.")
+        counted = False
+        if review.is_due(item, now):
+            new = review.after_review(item, correct=correct, now=now)
+            if await self.store.save_review_item(new):
+                await self.store.record_review_answer(item, choice, correct, now)
+                item, counted = new, True
+            else:  # a second click won the race: report the state it left
+                item = await self.store.review_item(platform, workspace, user, question_id) or item
+        return ReviewOutcome(
+            question_id=question_id,
+            choice=question.choice(choice),
+            answer=question.answer_choice,
+            correct=correct,
+            short=question.short,
+            done=item.done,
+            due_at=None if item.done else item.due_at,
+            counted=counted,
+        )
 
 
 def _outcome(

@@ -28,6 +28,8 @@ from bot.engine.ports import RoundAlreadyOpen, utc_now
 from bot.errors import ConfigError
 from bot.storage._metrics import with_round_metrics
 from bot.storage._retry import with_retries
+from bot.storage._review import ReviewSql
+from bot.storage._schedules import ScheduleSql
 from bot.storage._schema import (
     UTCDateTime,
     answers,
@@ -133,8 +135,8 @@ def _tune_sqlite(engine: AsyncEngine) -> None:
 
 @with_round_metrics
 @with_retries
-class SqlStore:
-    """The Store protocol on SQLAlchemy Core; every method is one transaction."""
+class SqlStore(ScheduleSql, ReviewSql):
+    """The Store and ScheduleStore protocols on SQLAlchemy Core; each method is one transaction."""
 
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine

@@ -1,0 +1,178 @@
+"""Read a schedule from chat: Slack's text form and Discord's separate options, one set of rules."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from functools import cache
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+from bot.engine.ports import Days
+from bot.errors import UserError
+
+TEXT_USAGE = (
+    "Usage: `/quiz schedule HH:MM [Area/City] [daily|weekdays] [tag] [digest=DAY] "
+    "[close=DURATION]`, for example "
+    "`/quiz schedule 09:30 Europe/Berlin weekdays networking digest=fri close=2h`. "
+    "`/quiz schedule` shows the schedule; `/quiz schedule off` stops it."
+)
+ZONE_EXAMPLES = ("Europe/Berlin", "America/New_York", "Asia/Kolkata", "Pacific/Auckland", "UTC")
+TIME_EXAMPLES = ("09:30", "13:00", "17:45")
+WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+MAX_CLOSE_MINUTES = 7 * 24 * 60
+
+_TIME = re.compile(r"^(\d{1,2}):(\d{2})$")
+_TAG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m(?:in)?)?$")
+_OPTION = re.compile(r"^(digest|close)[=:](.*)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleRequest:
+    """A schedule as a user asked for it, checked but not yet stored."""
+
+    hour: int
+    minute: int
+    zone: str = "UTC"
+    days: Days = Days.DAILY
+    tag: str | None = None
+    digest_weekday: int | None = None
+    close_minutes: int | None = None
+
+
+def parse_time(text: str) -> tuple[int, int]:
+    """Return (hour, minute) of a 24-hour ``HH:MM``; UserError with examples otherwise."""
+    match = _TIME.match(text.strip())
+    if match is not None:
+        hour, minute = int(match[1]), int(match[2])
+        if hour < 24 and minute < 60:
+            return hour, minute
+    raise UserError(
+        f"`{text}` is not a time of day. Give it as HH:MM on a 24-hour clock, "
+        f"like {', '.join(TIME_EXAMPLES)}.",
+    )
+
+
+@cache
+def _zones_by_folded_name() -> dict[str, str]:
+    return {name.casefold(): name for name in available_timezones()}
+
+
+def parse_zone(text: str) -> str:
+    """Return the IANA name of a time zone (any letter case); UserError with examples otherwise."""
+    name = text.strip()
+    found = _zones_by_folded_name().get(name.casefold())
+    try:
+        if found is not None:
+            ZoneInfo(found)
+            return found
+    except (ZoneInfoNotFoundError, ValueError):
+        pass  # listed but unreadable here: treated as unknown
+    close = difflib.get_close_matches(name, sorted(_zones_by_folded_name().values()), n=3)
+    hint = f" Did you mean {' or '.join(close)}?" if close else ""
+    raise UserError(
+        f"`{text}` is not a time zone I know.{hint} Use an IANA name (Area/City), "
+        f"such as {', '.join(ZONE_EXAMPLES)}.",
+    )
+
+
+def parse_days(text: str) -> Days:
+    """Return ``daily`` or ``weekdays``."""
+    try:
+        return Days(text.strip().lower())
+    except ValueError:
+        raise UserError(f"`{text}` is not a choice of days; use `daily` or `weekdays`.") from None
+
+
+def parse_weekday(text: str) -> int:
+    """Return 0 (Monday) to 6 (Sunday) for a day's name or its first three letters."""
+    word = text.strip().lower()
+    for number, name in enumerate(WEEKDAY_NAMES):
+        if word in (name, name[:3]):
+            return number
+    raise UserError(
+        f"`{text}` is not a day of the week; use mon, tue, wed, thu, fri, sat or sun.",
+    )
+
+
+def parse_duration(text: str) -> int:
+    """Return minutes from ``90m``, ``2h``, ``1h30m`` or a bare number of minutes."""
+    raw = text.strip().lower().replace(" ", "")
+    minutes: int | None = None
+    if raw.isdigit():
+        minutes = int(raw)
+    else:
+        match = _DURATION.match(raw)
+        if match is not None and (match[1] or match[2]):
+            minutes = int(match[1] or 0) * 60 + int(match[2] or 0)
+    if minutes is None or not 1 <= minutes <= MAX_CLOSE_MINUTES:
+        raise UserError(
+            f"`{text}` is not a duration between 1 minute and 7 days; "
+            "write it like 45m, 2h or 1h30m.",
+        )
+    return minutes
+
+
+def parse_tag(text: str) -> str:
+    """Return a tag (lowercase letters, digits and dashes)."""
+    tag = text.strip().lower()
+    if not _TAG.match(tag):
+        raise UserError(
+            f"`{text}` is not a tag; tags are lowercase letters, digits and dashes.",
+        )
+    return tag
+
+
+def schedule_request(
+    time: str,
+    *,
+    zone: str | None = None,
+    days: str | None = None,
+    tag: str | None = None,
+    digest: str | None = None,
+    close: str | None = None,
+) -> ScheduleRequest:
+    """Check separately given options (Discord's form) and return the request."""
+    hour, minute = parse_time(time)
+    return ScheduleRequest(
+        hour=hour,
+        minute=minute,
+        zone=parse_zone(zone) if zone else "UTC",
+        days=parse_days(days) if days else Days.DAILY,
+        tag=parse_tag(tag) if tag else None,
+        digest_weekday=parse_weekday(digest) if digest else None,
+        close_minutes=parse_duration(close) if close else None,
+    )
+
+
+def _looks_like_zone(word: str) -> bool:
+    return "/" in word or word.casefold() in ("utc", "gmt")
+
+
+def parse_schedule_text(text: str) -> ScheduleRequest:
+    """Read ``HH:MM [Area/City] [daily|weekdays] [tag] [digest=DAY] [close=DURATION]``."""
+    try:
+        return _parse_words(text.split())
+    except UserError as exc:
+        raise UserError(exc.message, usage=TEXT_USAGE) from None
+
+
+def _parse_words(words: list[str]) -> ScheduleRequest:
+    if not words:
+        raise UserError("Give the time of the daily question as HH:MM.")
+    options: dict[str, str] = {}
+    for word in words[1:]:
+        option = _OPTION.match(word)
+        if option is not None:
+            name = option[1].lower()
+        elif _looks_like_zone(word):
+            name = "zone"
+        elif word.lower() in (d.value for d in Days):
+            name = "days"
+        else:
+            name = "tag"
+        if name in options:
+            raise UserError(f"`{word}`: the schedule has its {name} already.")
+        options[name] = option[2] if option is not None else word
+    return schedule_request(words[0], **options)

@@ -1,0 +1,148 @@
+"""Set, show and remove a channel's daily question: the calls both chat adapters make."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from bot.engine import QuizEngine
+from bot.engine.model import Place
+from bot.engine.ports import ClaimKind, Clock, Days, Schedule, ScheduleStore
+from bot.errors import UserError
+from bot.scheduler._parse import WEEKDAY_NAMES, ScheduleRequest, parse_schedule_text
+from bot.scheduler._times import Slot, next_digest_slot, next_slot, zone_of
+
+NOT_ADMIN = "Only admins can change the daily question of a channel."
+NONE_HERE = "There is no daily question in this channel. Set one with `/quiz schedule HH:MM`."
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleView:
+    """A channel's schedule with its next post, for showing to people."""
+
+    schedule: Schedule
+    next_post: Slot
+    next_digest: Slot | None
+
+    @property
+    def next_local(self) -> datetime:
+        """Return the next post in the schedule's own time zone."""
+        return self.next_post.at.astimezone(zone_of(self.schedule))
+
+    @property
+    def next_utc(self) -> datetime:
+        """Return the next post in UTC."""
+        return self.next_post.at
+
+
+def minutes_text(minutes: int) -> str:
+    """Return ``45 min``, ``2 h`` or ``1 h 30 min``."""
+    hours, rest = divmod(minutes, 60)
+    parts = ([f"{hours} h"] if hours else []) + ([f"{rest} min"] if rest else [])
+    return " ".join(parts)
+
+
+def _moment(at: datetime) -> str:
+    return f"{at:%a} {at.day} {at:%b %Y} at {at:%H:%M} {at.tzname()}"
+
+
+def describe_schedule(view: ScheduleView) -> str:
+    """Render a schedule and its next post time, in its zone and in UTC."""
+    s = view.schedule
+    days = "every day" if s.days is Days.DAILY else "on weekdays (Monday to Friday)"
+    head = f"Daily question in this channel at {s.hour:02d}:{s.minute:02d} {s.zone}, {days}"
+    head += f", tagged `{s.tag}`." if s.tag else "."
+    closing = (
+        f"Each question closes after {minutes_text(s.close_minutes)}."
+        if s.close_minutes
+        else "Each question stays open until the next one is posted."
+    )
+    lines = [head, closing]
+    if s.digest_weekday is not None:
+        lines.append(
+            f"Weekly digest (leaderboard and hardest question) on "
+            f"{WEEKDAY_NAMES[s.digest_weekday].capitalize()}s."
+        )
+    local, utc = view.next_local, view.next_utc
+    same = local.utcoffset() == utc.utcoffset()
+    lines.append(f"Next post: {_moment(local)}" + ("" if same else f" ({_moment(utc)})") + ".")
+    return "\n".join(lines)
+
+
+class ScheduleService:
+    """Keep channels' schedules; the scheduler loop reads what this writes."""
+
+    def __init__(self, engine: QuizEngine, store: ScheduleStore, *, clock: Clock | None = None):
+        self.engine = engine
+        self.store = store
+        self.clock = clock or engine.clock
+
+    async def set(
+        self, place: Place, request: ScheduleRequest, *, user: str, admin: bool
+    ) -> ScheduleView:
+        """Store the channel's schedule (admins only) and return it with its next post."""
+        if not admin:
+            raise UserError(NOT_ADMIN)
+        if request.tag is not None and not self.engine.bank.filter(request.tag):
+            raise UserError(f"No question has the tag `{request.tag}`.")
+        schedule = Schedule(
+            place=place,
+            hour=request.hour,
+            minute=request.minute,
+            zone=request.zone,
+            days=request.days,
+            tag=request.tag,
+            digest_weekday=request.digest_weekday,
+            close_minutes=request.close_minutes,
+            since=self.clock(),
+            set_by=user,
+        )
+        await self.store.put_schedule(schedule)
+        return await self._view(schedule)
+
+    async def show(self, place: Place) -> ScheduleView | None:
+        """Return the channel's schedule with its next post, or None."""
+        schedule = await self.store.get_schedule(place)
+        return await self._view(schedule) if schedule is not None else None
+
+    async def remove(self, place: Place, *, admin: bool) -> bool:
+        """Stop the channel's daily question (admins only); return whether there was one."""
+        if not admin:
+            raise UserError(NOT_ADMIN)
+        return await self.store.delete_schedule(place)
+
+    async def _view(self, schedule: Schedule) -> ScheduleView:
+        now = self.clock()
+        claimed = await self.store.last_claim(schedule.place, ClaimKind.POST)
+        return ScheduleView(
+            schedule=schedule,
+            next_post=next_slot(schedule, now, after_key=claimed),
+            next_digest=next_digest_slot(schedule, now),
+        )
+
+    async def show_text(self, place: Place) -> str:
+        """Return what ``/quiz schedule`` without arguments answers."""
+        view = await self.show(place)
+        return describe_schedule(view) if view is not None else NONE_HERE
+
+    async def set_text(
+        self, place: Place, request: ScheduleRequest, *, user: str, admin: bool
+    ) -> str:
+        """Set the schedule and return the confirmation to show."""
+        view = await self.set(place, request, user=user, admin=admin)
+        return "Scheduled. " + describe_schedule(view)
+
+    async def remove_text(self, place: Place, *, admin: bool) -> str:
+        """Remove the schedule and return the confirmation to show."""
+        if await self.remove(place, admin=admin):
+            return "The daily question in this channel is stopped."
+        return NONE_HERE
+
+    async def command(self, place: Place, text: str, *, user: str, admin: bool) -> str:
+        """Answer Slack's ``/quiz schedule [off | HH:MM ...]``; UserError for bad input."""
+        words = text.split()
+        if not words:
+            return await self.show_text(place)
+        if [w.lower() for w in words] == ["off"]:
+            return await self.remove_text(place, admin=admin)
+        return await self.set_text(place, parse_schedule_text(text), user=user, admin=admin)

@@ -1,0 +1,309 @@
+"""Daily question posts and weekly digests, in every process, exactly once between them.
+
+Each tick reads the platform's schedules and, for each, the slots that fell due since the last
+one claimed. A process claims a slot in the database before it posts (one row per channel, kind
+and slot, so replicas and restarts never post twice), then closes the channel's open round and
+publishes its reveal, posts the week's digest when one is due, and posts the new question. After
+downtime the newest missed slot is posted late, with a note on the card, if it was missed by less
+than the grace period; older ones, and any missed by more, are skipped and logged once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from bot.engine import QuizEngine
+from bot.engine.model import Question, QuestionCard
+from bot.engine.ports import ClaimKind, Clock, Schedule, ScheduleState, ScheduleStore, utc_now
+from bot.errors import UserError
+from bot.scheduler._digest import WEEK, build_digest, digest_text
+from bot.scheduler._parse import (
+    TEXT_USAGE,
+    ZONE_EXAMPLES,
+    ScheduleRequest,
+    parse_schedule_text,
+    schedule_request,
+)
+from bot.scheduler._service import ScheduleService, ScheduleView, describe_schedule
+from bot.scheduler._times import Slot, due_digest_slots, due_slots, next_post_time, next_slot
+from bot.scheduler.port import Publisher
+
+log = logging.getLogger(__name__)
+
+GRACE = timedelta(hours=2)
+# A post this much after its time says so on the card; a tick or two of delay is just normal.
+LATE_NOTE_AFTER = timedelta(minutes=5)
+# How far back a tick looks for missed slots: bounds the work after a long outage.
+LOOKBACK = timedelta(days=8)
+
+__all__ = [
+    "GRACE",
+    "TEXT_USAGE",
+    "ZONE_EXAMPLES",
+    "ScheduleRequest",
+    "ScheduleService",
+    "ScheduleView",
+    "TickReport",
+    "describe_schedule",
+    "next_post_time",
+    "next_slot",
+    "parse_schedule_text",
+    "post_due",
+    "run_scheduler",
+    "schedule_request",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TickReport:
+    """What one pass over the schedules did in this process."""
+
+    posted: int = 0
+    late: int = 0
+    skipped: int = 0
+    digests: int = 0
+    failed: int = 0
+
+    def __add__(self, other: TickReport) -> TickReport:
+        return TickReport(
+            self.posted + other.posted,
+            self.late + other.late,
+            self.skipped + other.skipped,
+            self.digests + other.digests,
+            self.failed + other.failed,
+        )
+
+
+def new_claimant() -> str:
+    """Return an id for this process's claims, unique across hosts and restarts."""
+    return f"{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def _where(schedule: Schedule) -> str:
+    p = schedule.place
+    return f"{p.platform}/{p.workspace}/{p.channel}"
+
+
+def late_note(schedule: Schedule, slot: Slot) -> str:
+    """Return the note on a card posted late after downtime."""
+    local = slot.at.astimezone(ZoneInfo(schedule.zone))
+    return (
+        f"Posted late: this daily question was due at {local:%H:%M} {schedule.zone} "
+        "while the bot was offline."
+    )
+
+
+class _Tick:
+    """One pass over the schedules of a platform, at one instant."""
+
+    def __init__(
+        self,
+        engine: QuizEngine,
+        publisher: Publisher,
+        store: ScheduleStore,
+        *,
+        now: datetime,
+        grace: timedelta,
+        claimant: str,
+    ) -> None:
+        self.engine = engine
+        self.publisher = publisher
+        self.store = store
+        self.now = now
+        self.grace = grace
+        self.claimant = claimant
+
+    async def claim(self, schedule: Schedule, kind: ClaimKind, slot: Slot) -> bool:
+        return await self.store.claim_slot(
+            schedule.place,
+            kind,
+            slot.key,
+            slot_at=slot.at,
+            claimant=self.claimant,
+            at=self.now,
+        )
+
+    async def pick(
+        self, schedule: Schedule, kind: ClaimKind, slots: list[Slot]
+    ) -> tuple[Slot | None, TickReport]:
+        """Claim the newest due slot; return it if it is to be posted, and count what is skipped.
+
+        Only the claimant logs the skipped slots, so each is logged once among the replicas.
+        """
+        if not slots or not await self.claim(schedule, kind, slots[-1]):
+            return None, TickReport()
+        newest = slots[-1]
+        too_late = self.now - newest.at > self.grace
+        skipped = slots if too_late else slots[:-1]
+        if too_late:
+            await self._settle(schedule, kind, newest, "skipped", None)
+        if skipped:
+            log.warning(
+                "skipped %d %s slot(s) in %s, missed by more than %s: %s",
+                len(skipped),
+                kind.value,
+                _where(schedule),
+                self.grace,
+                ", ".join(s.key for s in skipped),
+            )
+        return (None if too_late else newest), TickReport(skipped=len(skipped))
+
+    async def run(self, state: ScheduleState) -> TickReport:
+        schedule = state.schedule
+        floor = max(schedule.since or self.now, self.now - LOOKBACK)
+        posts = [
+            s
+            for s in due_slots(schedule, self.now, since=floor)
+            if state.last_post is None or s.key > state.last_post
+        ]
+        digests = [
+            s
+            for s in due_digest_slots(schedule, self.now, since=floor)
+            if state.last_digest is None or s.key > state.last_digest
+        ]
+        post, report = await self.pick(schedule, ClaimKind.POST, posts)
+        digest, skipped = await self.pick(schedule, ClaimKind.DIGEST, digests)
+        report += skipped
+        if post is not None:
+            await self.close_previous(schedule)
+        if digest is not None:
+            report += await self.post_digest(schedule, digest)
+        if post is not None:
+            report += await self.post_card(schedule, post)
+        return report
+
+    async def close_previous(self, schedule: Schedule) -> None:
+        rnd = await self.engine.open_round(schedule.place)
+        if rnd is None:
+            return
+        reveal = await self.engine.close(rnd.id)
+        if reveal is None:
+            return  # another process closed it and publishes its reveal
+        try:
+            await self.publisher.publish_reveal(reveal)
+        except Exception:
+            log.exception("could not publish the reveal of round %s", rnd.id)
+
+    async def post_card(self, schedule: Schedule, slot: Slot) -> TickReport:
+        late = self.now - slot.at > LATE_NOTE_AFTER
+        duration = timedelta(minutes=schedule.close_minutes or 0)
+        try:
+            card = await self.engine.start_round(
+                schedule.place,
+                tag=schedule.tag,
+                duration=duration,
+                scheduled=True,
+                slot=slot.key,
+                note=late_note(schedule, slot) if late else None,
+            )
+        except UserError as exc:
+            log.warning("daily question %s in %s not posted: %s", slot.key, _where(schedule), exc)
+            await self._settle(schedule, ClaimKind.POST, slot, "failed", None)
+            return TickReport(failed=1)
+        if not await self._send(card):
+            # Nobody saw it: close it quietly rather than leave a question no one can answer.
+            await self.engine.close(card.round_id)
+            await self._settle(schedule, ClaimKind.POST, slot, "failed", card.round_id)
+            return TickReport(failed=1)
+        await self._settle(
+            schedule, ClaimKind.POST, slot, "late" if late else "posted", card.round_id
+        )
+        log.info("posted daily question %s in %s", slot.key, _where(schedule))
+        return TickReport(posted=1, late=int(late))
+
+    async def _send(self, card: QuestionCard) -> bool:
+        try:
+            ref = await self.publisher.post_card(card)
+            await self.engine.attach_message(card.round_id, ref)
+        except Exception:
+            log.exception("could not post round %s in %s", card.round_id, card.round.place)
+            return False
+        return True
+
+    async def post_digest(self, schedule: Schedule, slot: Slot) -> TickReport:
+        place = schedule.place
+        since = slot.at - WEEK
+        digest = build_digest(
+            place,
+            slot.at,
+            schedule.zone,
+            await self.store.channel_scores(place, since, slot.at),
+            await self.store.channel_rounds(place, since, slot.at),
+            self._question,
+        )
+        if digest is None:
+            await self._settle(schedule, ClaimKind.DIGEST, slot, "empty", None)
+            return TickReport()
+        try:
+            await self.publisher.post_text(place, digest_text(digest))
+        except Exception:
+            log.exception("could not post the weekly digest in %s", _where(schedule))
+            await self._settle(schedule, ClaimKind.DIGEST, slot, "failed", None)
+            return TickReport(failed=1)
+        await self._settle(schedule, ClaimKind.DIGEST, slot, "posted", None)
+        return TickReport(digests=1)
+
+    def _question(self, question_id: str) -> Question | None:
+        try:
+            return self.engine.bank.by_id(question_id)
+        except KeyError:
+            return None
+
+    async def _settle(
+        self, schedule: Schedule, kind: ClaimKind, slot: Slot, outcome: str, round_id: int | None
+    ) -> None:
+        await self.store.settle_claim(
+            schedule.place, kind, slot.key, outcome=outcome, round_id=round_id
+        )
+
+
+async def post_due(
+    engine: QuizEngine,
+    publisher: Publisher,
+    store: ScheduleStore,
+    *,
+    now: datetime,
+    grace: timedelta = GRACE,
+    claimant: str,
+) -> TickReport:
+    """Post every slot of the publisher's platform that is due at ``now`` and not yet claimed."""
+    tick = _Tick(engine, publisher, store, now=now, grace=grace, claimant=claimant)
+    report = TickReport()
+    for state in await store.schedule_states(publisher.platform):
+        try:
+            report += await tick.run(state)
+        except Exception:
+            # One broken channel (a zone removed from tzdata, a store hiccup) must not stop others.
+            log.exception("daily question in %s failed", _where(state.schedule))
+    return report
+
+
+async def run_scheduler(
+    engine: QuizEngine,
+    publisher: Publisher,
+    store: ScheduleStore,
+    *,
+    clock: Clock = utc_now,
+    interval: float = 20.0,
+    stop: asyncio.Event | None = None,
+    grace: timedelta = GRACE,
+    claimant: str | None = None,
+) -> None:
+    """Post due daily questions and digests every ``interval`` seconds until ``stop`` is set."""
+    stop = stop or asyncio.Event()
+    claimant = claimant or new_claimant()
+    while not stop.is_set():
+        try:
+            await post_due(engine, publisher, store, now=clock(), grace=grace, claimant=claimant)
+        except Exception:
+            log.exception("the daily scheduler pass failed; will try again")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=interval)
