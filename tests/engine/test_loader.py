@@ -365,6 +365,17 @@ def test_missing_path_and_folder_without_question_files(tmp_path: Path) -> None:
     ]
 
 
+def test_unreadable_file_is_a_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write_yaml(tmp_path / "locked.yaml", question("locked"))
+
+    def refuse(self: Path) -> bytes:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    _, problems = check_paths([path])
+    assert problems == [Problem(str(path), 1, "cannot read the file: Permission denied")]
+
+
 @pytest.mark.parametrize(
     ("changes", "fragment"),
     [
