@@ -1,0 +1,141 @@
+"""/healthz, /readyz and /metrics over real HTTP, on a real store."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import aiohttp
+import pytest
+from aiohttp import web
+from prometheus_client.parser import text_string_to_metric_families
+
+from bot.engine import Place
+from bot.observability.drain import Drain
+from bot.observability.health import HealthServer, mount, start_health_server
+from bot.observability.metrics import count_answer, count_api_error, timed
+from bot.storage import SqlStore, make_engine
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+async def server(store: SqlStore) -> AsyncIterator[tuple[HealthServer, Drain]]:
+    drain = Drain()
+    srv = await start_health_server(store, host="127.0.0.1", port=0, drain=drain)
+    try:
+        yield srv, drain
+    finally:
+        await srv.close()
+
+
+async def get(port: int, path: str) -> tuple[int, str, str]:
+    timeout = aiohttp.ClientTimeout(total=10)
+    async with (
+        aiohttp.ClientSession(timeout=timeout) as session,
+        session.get(f"http://127.0.0.1:{port}{path}") as response,
+    ):
+        return response.status, response.headers["Content-Type"], await response.text()
+
+
+async def test_healthz_and_readyz_are_ok_with_a_reachable_database(server):
+    srv, _ = server
+    assert srv.port > 0
+    status, ctype, body = await get(srv.port, "/healthz")
+    assert (status, ctype, body) == (200, "application/json; charset=utf-8", '{"ok": true}')
+    status, _, body = await get(srv.port, "/readyz")
+    assert (status, body) == (200, '{"ok": true}')
+
+
+async def test_readyz_is_503_while_draining_and_healthz_stays_up(server):
+    srv, drain = server
+    drain.begin()
+    status, _, body = await get(srv.port, "/readyz")
+    assert status == 503 and "draining" in body
+    assert (await get(srv.port, "/healthz"))[0] == 200
+
+
+async def test_readyz_is_503_when_the_database_is_gone():
+    # Nothing listens on port 9: the store cannot connect, and readiness says so, quickly.
+    store = SqlStore(make_engine("postgresql+asyncpg://quiz:secret@127.0.0.1:9/quizbot"))
+    srv = await start_health_server(store, host="127.0.0.1", port=0)
+    try:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        status, _, body = await get(srv.port, "/readyz")
+        assert status == 503
+        assert "database unreachable" in body and "secret" not in body
+        assert loop.time() - started < 10
+        assert (await get(srv.port, "/healthz"))[0] == 200
+    finally:
+        await srv.close()
+        await store.close()
+
+
+def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+async def test_metrics_count_rounds_answers_latency_and_api_errors(server, store: SqlStore):
+    srv, _ = server
+    place = Place("discord", "G-metrics", "C1")
+    before = samples((await get(srv.port, "/metrics"))[2])
+
+    rnd = await store.create_round(place, "q1", opened_at=T0, closes_at=T0 + timedelta(minutes=5))
+    assert await store.close_round(rnd.id, T0 + timedelta(minutes=5))
+    assert not await store.close_round(rnd.id, T0 + timedelta(minutes=6))  # lost: not counted
+    count_answer("discord", "accepted")
+    count_api_error("discord", "rate_limited")
+    with timed("discord", "button"):
+        await asyncio.sleep(0.01)
+
+    status, ctype, text = await get(srv.port, "/metrics")
+    assert status == 200 and ctype.startswith("text/plain; version=")
+    after = samples(text)
+
+    def grew(name: str, **labels: str) -> float:
+        key = (name, tuple(sorted(labels.items())))
+        return after.get(key, 0.0) - before.get(key, 0.0)
+
+    assert grew("quizbot_rounds_opened_total", platform="discord") == 1
+    assert grew("quizbot_rounds_closed_total", platform="discord") == 1
+    assert grew("quizbot_answers_total", platform="discord", status="accepted") == 1
+    assert grew("quizbot_platform_api_errors_total", platform="discord", kind="rate_limited") == 1
+    assert grew("quizbot_handler_seconds_count", platform="discord", kind="button") == 1
+    assert (
+        grew("quizbot_handler_seconds_bucket", platform="discord", kind="button", le="0.005") == 0
+    )
+    assert grew("quizbot_handler_seconds_bucket", platform="discord", kind="button", le="+Inf") == 1
+    assert ("quizbot_handlers_in_flight", ()) in after
+    assert any(name == "process_resident_memory_bytes" for name, _ in after)
+
+
+async def test_mount_adds_the_probes_beside_existing_routes(store: SqlStore):
+    async def events(_request: web.Request) -> web.Response:
+        return web.Response(text="events")
+
+    app = web.Application()
+    app.router.add_post("/slack/events", events)
+    mount(app, store)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        assert (await get(port, "/healthz"))[0] == 200
+        assert (await get(port, "/readyz"))[0] == 200
+        assert "quizbot_answers" in (await get(port, "/metrics"))[2]
+        timeout = aiohttp.ClientTimeout(total=10)
+        async with (
+            aiohttp.ClientSession(timeout=timeout) as session,
+            session.post(f"http://127.0.0.1:{port}/slack/events") as response,
+        ):
+            assert await response.text() == "events"
+    finally:
+        await runner.cleanup()
