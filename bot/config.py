@@ -20,7 +20,8 @@ def _env(name: str) -> AliasChoices:
 class Settings(BaseSettings):
     """Everything quizbot reads from its environment."""
 
-    model_config = SettingsConfigDict(extra="ignore", populate_by_name=False)
+    # An empty value (``KEY=`` in an env file) means unset, as in a shell.
+    model_config = SettingsConfigDict(extra="ignore", populate_by_name=False, env_ignore_empty=True)
 
     database_url: str = Field(DEFAULT_DATABASE_URL, validation_alias=_env("QUIZBOT_DATABASE_URL"))
     questions: str | None = Field(None, validation_alias=_env("QUIZBOT_QUESTIONS"))
