@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "validate",
     "importer",
     "db",
+    "slack",
     "discord",
     "bandwidth",
 )

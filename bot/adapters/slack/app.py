@@ -1,0 +1,189 @@
+"""Wire the Slack bot: Web API client, Bolt app, HTTP or Socket Mode, and the round timers."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import aiohttp
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.adapters.slack._charts import ChartMaker
+from bot.adapters.slack._publisher import SlackPublisher
+from bot.adapters.slack.handlers import Handlers
+from bot.config import Settings
+from bot.engine import QuizEngine
+from bot.errors import ConfigError
+from bot.scheduler import run_timers
+
+log = logging.getLogger(__name__)
+
+EVENTS_PATH = "/slack/events"
+HEALTH_PATH = "/healthz"
+RATE_LIMIT_RETRIES = 3
+
+
+@dataclass(frozen=True)
+class SlackBot:
+    """The assembled pieces of a running Slack bot."""
+
+    app: AsyncApp
+    client: AsyncWebClient
+    publisher: SlackPublisher
+    handlers: Handlers
+
+
+def check_credentials(settings: Settings) -> bool:
+    """Raise ConfigError naming a missing variable; return True for Socket Mode."""
+    settings.require("SLACK_BOT_TOKEN")
+    if settings.slack_app_token:
+        return True
+    if not settings.slack_signing_secret:
+        raise ConfigError(
+            "SLACK_SIGNING_SECRET is not set; HTTP mode needs it "
+            "(or set SLACK_APP_TOKEN to use Socket Mode)"
+        )
+    return False
+
+
+def web_client(settings: Settings, session: aiohttp.ClientSession | None = None) -> AsyncWebClient:
+    """Return the Web API client: SLACK_API_URL honoured, rate-limited calls retried."""
+    url = settings.slack_api_url or AsyncWebClient.BASE_URL
+    return AsyncWebClient(
+        token=settings.slack_bot_token,
+        # The client joins method names onto the base URL, so it must end with a slash.
+        base_url=url if url.endswith("/") else url + "/",
+        session=session,
+        retry_handlers=[
+            AsyncConnectionErrorRetryHandler(),
+            AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES),
+        ],
+    )
+
+
+def assemble(
+    settings: Settings,
+    engine: QuizEngine,
+    client: AsyncWebClient,
+    *,
+    charts: ChartMaker,
+    refresh_every: float = 3.0,
+) -> SlackBot:
+    """Build the Bolt app with every listener on top of an engine and a client."""
+    publisher = SlackPublisher(client, engine, charts=charts, refresh_every=refresh_every)
+    app = AsyncApp(
+        name="quizbot",
+        client=client,
+        signing_secret=settings.slack_signing_secret or "",
+        # Socket Mode requests come over an authenticated WebSocket and carry no signature.
+        request_verification_enabled=not settings.slack_app_token,
+    )
+    handlers = Handlers(engine, publisher, settings, charts)
+    handlers.register(app)
+    return SlackBot(app=app, client=client, publisher=publisher, handlers=handlers)
+
+
+def web_app(app: AsyncApp) -> web.Application:
+    """Return the aiohttp application: Bolt at /slack/events, a health check at /healthz."""
+
+    async def events(request: web.Request) -> web.Response:
+        response = await app.async_dispatch(await to_bolt_request(request))
+        return await to_aiohttp_response(response)
+
+    async def healthz(_request: web.Request) -> web.Response:
+        return web.json_response({"ok": True})
+
+    application = web.Application()
+    application.router.add_post(EVENTS_PATH, events)
+    application.router.add_get(HEALTH_PATH, healthz)
+    return application
+
+
+async def start_http(app: AsyncApp, host: str, port: int) -> tuple[web.AppRunner, int]:
+    """Serve the app over HTTP; return the runner (to clean up) and the port bound."""
+    runner = web.AppRunner(web_app(app), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    server = site._server
+    sockets = getattr(server, "sockets", None) or []
+    return runner, int(sockets[0].getsockname()[1]) if sockets else port
+
+
+async def serve(
+    settings: Settings,
+    *,
+    host: str = "0.0.0.0",
+    port: int = 3000,
+    stop: asyncio.Event | None = None,
+    timer_interval: float = 5.0,
+    on_ready: Callable[[str], None] | None = None,
+    handle_signals: bool = False,
+) -> None:
+    """Run the bot until ``stop`` is set; rounds that fell due while it was down close at once."""
+    from bot.runtime import open_runtime
+
+    socket_mode = check_credentials(settings)
+    stop = stop or asyncio.Event()
+    if handle_signals:
+        _stop_on_signals(stop)
+    charts = ChartMaker.load()
+    async with open_runtime(settings) as rt, aiohttp.ClientSession() as session:
+        bot = assemble(settings, rt.engine, web_client(settings, session), charts=charts)
+        timers = asyncio.create_task(
+            run_timers(rt.engine, bot.publisher, interval=timer_interval, stop=stop)
+        )
+        try:
+            if socket_mode:
+                await _socket_mode(bot, settings.slack_app_token or "", stop, on_ready)
+            else:
+                await _http_mode(bot, host, port, stop, on_ready)
+        finally:
+            stop.set()
+            await timers
+            await bot.publisher.aclose()
+
+
+async def _http_mode(
+    bot: SlackBot, host: str, port: int, stop: asyncio.Event, on_ready: Callable[[str], None] | None
+) -> None:
+    runner, bound = await start_http(bot.app, host, port)
+    where = f"http://{host}:{bound}{EVENTS_PATH}"
+    log.info("quizbot slack: HTTP mode, listening on %s", where)
+    if on_ready is not None:
+        on_ready(where)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+
+
+async def _socket_mode(
+    bot: SlackBot, app_token: str, stop: asyncio.Event, on_ready: Callable[[str], None] | None
+) -> None:
+    handler = AsyncSocketModeHandler(bot.app, app_token, web_client=bot.client)
+    try:
+        await handler.connect_async()  # type: ignore[no-untyped-call]
+        log.info("quizbot slack: connected in Socket Mode")
+        if on_ready is not None:
+            on_ready("socket-mode")
+        await stop.wait()
+    finally:
+        await handler.close_async()  # type: ignore[no-untyped-call]
+
+
+def _stop_on_signals(stop: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)

@@ -1,0 +1,267 @@
+"""Bolt listeners: parse the Slack request, call the engine or /bandwidth, render, send.
+
+Each listener acknowledges first (Slack allows 3 seconds), so a slow database or API call never
+costs the user an error. Failures go to one error boundary, ``on_error``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext, AsyncRespond
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.adapters.slack import render
+from bot.adapters.slack._charts import ChartMaker
+from bot.adapters.slack._commands import (
+    USAGE,
+    ChannelOptions,
+    CloseRound,
+    NextQuestion,
+    QuizCommand,
+    Review,
+    Schedule,
+    ShowHelp,
+    ShowLeaderboard,
+    ShowStats,
+    emoji_choice,
+    parse_quiz,
+)
+from bot.adapters.slack._publisher import PLATFORM, SlackPublisher
+from bot.config import Settings
+from bot.engine import QuizEngine
+from bot.engine.model import AnswerStatus, ChannelSettings, Place
+from bot.errors import UserError
+
+log = logging.getLogger(__name__)
+
+Body = dict[str, Any]
+ANSWER_ACTION = re.compile(re.escape(render.ANSWER_ACTION_PREFIX) + "[A-E]")
+COUNTED = (AnswerStatus.ACCEPTED, AnswerStatus.CHANGED)
+NOT_A_MEMBER = ("not_in_channel", "channel_not_found")
+INVITE_ME = "I can't post in this channel yet: add me with `/invite @quizbot`, then try again."
+NOT_YET = (
+    "Daily questions can't be set up from Slack yet. Post one now with `/quiz next`, "
+    "or practise missed questions in a terminal with `quizbot play --review`."
+)
+
+
+class Handlers:
+    """The listeners of the Slack app, sharing the engine, the publisher and the settings."""
+
+    def __init__(
+        self,
+        engine: QuizEngine,
+        publisher: SlackPublisher,
+        settings: Settings,
+        charts: ChartMaker,
+    ) -> None:
+        self.engine = engine
+        self.publisher = publisher
+        self.settings = settings
+        self.charts = charts
+
+    def register(self, app: AsyncApp) -> None:
+        """Attach every listener and the error boundary to the app."""
+        app.command("/quiz")(self.quiz)
+        app.command("/bandwidth")(self.bandwidth)
+        app.action(ANSWER_ACTION)(self.answer_click)
+        app.event("reaction_added")(self.reaction_added)
+        app.error(self.on_error)
+
+    # ---------------------------------------------------------------- commands
+
+    async def quiz(
+        self, ack: AsyncAck, command: Body, respond: AsyncRespond, client: AsyncWebClient
+    ) -> None:
+        """Answer ``/quiz ...``."""
+        try:
+            parsed = parse_quiz(command.get("text", ""))
+        except UserError as exc:
+            await ack(text=str(exc))
+            return
+        if isinstance(parsed, ShowHelp):
+            await ack(text=USAGE)
+            return
+        await ack()
+        async with self.boundary(command, client):
+            place = Place(PLATFORM, command["team_id"], command["channel_id"])
+            reply = await self._run(parsed, place, command["user_id"])
+            if reply:
+                await respond(text=reply, response_type="ephemeral")
+
+    async def _run(self, cmd: QuizCommand, place: Place, user: str) -> str | None:
+        match cmd:
+            case NextQuestion(tag=tag):
+                card = await self.engine.start_round(place, tag=tag)
+                try:
+                    ts = await self.publisher.post_card(card)
+                except Exception as exc:
+                    # The card never reached the channel: free the channel for the next try.
+                    await self.engine.close(card.round_id)
+                    if _slack_error(exc) in NOT_A_MEMBER:
+                        raise UserError(INVITE_ME) from exc
+                    raise
+                await self.engine.attach_message(card.round_id, ts)
+                return None
+            case CloseRound():
+                await self.publisher.publish_reveal(await self.engine.close_in_channel(place))
+                return None
+            case ShowLeaderboard(period=period):
+                board = await self.engine.leaderboard(PLATFORM, place.workspace, period, user)
+                return render.leaderboard(board)
+            case ShowStats(user=who):
+                return render.stats(await self.engine.stats(place, who or user))
+            case ChannelOptions():
+                return await self._settings(cmd, place, user)
+            case Schedule() | Review():
+                return NOT_YET
+        raise AssertionError(f"unhandled command {cmd!r}")
+
+    async def _settings(self, cmd: ChannelOptions, place: Place, user: str) -> str:
+        current = await self.engine.channel_settings(place)
+        if not cmd.changes_something:
+            return render.channel_settings(current)
+        if not await self._is_admin(user):
+            raise UserError("Only workspace admins can change this channel's quiz settings.")
+        new = ChannelSettings(
+            allow_change=current.allow_change if cmd.allow_change is None else cmd.allow_change,
+            round_minutes=cmd.round_minutes or current.round_minutes,
+        )
+        await self.engine.set_channel_settings(place, new)
+        return "Saved. " + render.channel_settings(new)
+
+    async def _is_admin(self, user: str) -> bool:
+        if user in self.settings.admin_ids():
+            return True
+        info = (await self.publisher.client.users_info(user=user))["user"]
+        return bool(info.get("is_admin") or info.get("is_owner") or info.get("is_primary_owner"))
+
+    async def bandwidth(self, ack: AsyncAck, command: Body, client: AsyncWebClient) -> None:
+        """Answer ``/bandwidth ...``: the table in the channel, then the chart uploaded."""
+        try:
+            result = self.charts.estimate(command.get("text", ""))
+        except UserError as exc:
+            usage = f"\n{render.code_block(exc.usage)}" if exc.usage else ""
+            await ack(text=exc.message + usage)
+            return
+        await ack()
+        async with self.boundary(command, client):
+            channel = command["channel_id"]
+            table = render.code_block(self.charts.table(result))
+            await client.chat_postMessage(channel=channel, text=table)
+            chart = await self.charts.chart(result)
+            await client.files_upload_v2(
+                channel=channel, content=chart.png, filename=chart.filename, title=chart.title
+            )
+
+    # ---------------------------------------------------------------- answers
+
+    async def answer_click(
+        self, ack: AsyncAck, body: Body, action: Body, client: AsyncWebClient
+    ) -> None:
+        """Record a button answer, then tell the clicker privately."""
+        await ack()
+        async with self.boundary(body, client):
+            round_id, key = _parse_answer(action.get("value", ""))
+            user, channel = body["user"]["id"], body["channel"]["id"]
+            outcome = await self.engine.answer(PLATFORM, body["team"]["id"], round_id, user, key)
+            text = render.answer_feedback(outcome)
+            await client.chat_postEphemeral(channel=channel, user=user, text=text)
+            if outcome.status in COUNTED:
+                self.publisher.note_answer(round_id)
+
+    async def reaction_added(
+        self, event: Body, body: Body, context: AsyncBoltContext, client: AsyncWebClient
+    ) -> None:
+        """Count an emoji reaction on an open card as that user's answer."""
+        key, item, user = emoji_choice(event["reaction"]), event.get("item", {}), event["user"]
+        if key is None or item.get("type") != "message" or user == context.bot_user_id:
+            return
+        async with self.boundary(body, client):
+            place = Place(PLATFORM, body["team_id"], item["channel"])
+            rnd = await self.engine.store.open_round(place)
+            if rnd is None or rnd.message_ref != item["ts"]:
+                return
+            outcome = await self.engine.answer(PLATFORM, place.workspace, rnd.id, user, key)
+            if outcome.status is AnswerStatus.ALREADY and outcome.choice.key == key:
+                return  # a redelivered event, or the same answer again: already told
+            text = render.answer_feedback(outcome)
+            await client.chat_postEphemeral(channel=place.channel, user=user, text=text)
+            if outcome.status in COUNTED:
+                self.publisher.note_answer(rnd.id)
+
+    # ---------------------------------------------------------------- the error boundary
+
+    @asynccontextmanager
+    async def boundary(self, body: Body, client: AsyncWebClient) -> AsyncIterator[None]:
+        """Send whatever the block raises to ``on_error`` instead of back into Bolt.
+
+        Bolt forgets an ack when its listener raises within the 10 ms it polls for the ack, and
+        then answers Slack 404; so listeners never raise after acking.
+        """
+        try:
+            yield
+        except Exception as exc:
+            await self.on_error(exc, body, client)
+
+    async def on_error(self, error: Exception, body: Body, client: AsyncWebClient) -> None:
+        """Tell the user what went wrong: their mistake as is, ours as an apology with an id."""
+        where = _where(body)
+        if isinstance(error, UserError):
+            text = str(error)
+            log.info("refused: %s", error.message, extra=where)
+        else:
+            error_id = uuid.uuid4().hex[:8]
+            log.error(
+                "error %s handling %s",
+                error_id,
+                body.get("type") or "command",
+                exc_info=error,
+                extra={**where, "error_id": error_id},
+            )
+            text = render.apology(error_id)
+        try:
+            if body.get("response_url"):
+                respond = AsyncRespond(response_url=body["response_url"])
+                await respond(text=text, response_type="ephemeral", replace_original=False)
+            elif where.get("channel") and where.get("user"):
+                await client.chat_postEphemeral(
+                    channel=where["channel"], user=where["user"], text=text
+                )
+        except Exception:
+            log.exception("could not tell the user about an error", extra=where)
+
+
+def _slack_error(exc: Exception) -> str | None:
+    if isinstance(exc, SlackApiError):
+        return str(exc.response.get("error"))
+    return None
+
+
+def _parse_answer(value: str) -> tuple[int, str]:
+    round_part, _, key = value.partition(":")
+    if not round_part.isdigit() or not key:
+        raise UserError("That button is not from a quiz question.")
+    return int(round_part), key
+
+
+def _where(body: Body) -> dict[str, str]:
+    """Return the platform, workspace, channel and user of a request, for logs and replies."""
+    event = body.get("event") or {}
+    item = event.get("item") or {}
+    where = {
+        "platform": PLATFORM,
+        "workspace": body.get("team_id") or (body.get("team") or {}).get("id"),
+        "channel": body.get("channel_id")
+        or (body.get("channel") or {}).get("id")
+        or item.get("channel"),
+        "user": body.get("user_id") or (body.get("user") or {}).get("id") or event.get("user"),
+    }
+    return {k: v for k, v in where.items() if isinstance(v, str)}

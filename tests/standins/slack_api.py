@@ -1,0 +1,327 @@
+"""A local stand-in of the Slack Web API, Socket Mode and ``response_url`` endpoints.
+
+It records every call (method, parameters, token) so tests can assert on what reached the wire,
+answers the methods quizbot uses the way Slack does, can answer 429 with ``Retry-After`` a given
+number of times, and plays the Socket Mode side: ``apps.connections.open`` hands out a WebSocket
+URL on this server, which sends ``hello`` and then whatever envelopes a test pushes, and records
+the acks. Run it alone with ``python -m tests.standins.slack_api`` (it prints its base URL).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import json
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+JsonDict = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ApiCall:
+    """One Web API call as it arrived."""
+
+    method: str
+    params: JsonDict
+    token: str | None
+
+
+@dataclass(frozen=True)
+class ResponseUrlPost:
+    """One POST to a ``response_url``."""
+
+    name: str
+    body: JsonDict
+
+
+@dataclass
+class _RateLimit:
+    times: int
+    retry_after: int
+
+
+@dataclass
+class _Socket:
+    ws: web.WebSocketResponse
+    acks: list[JsonDict] = field(default_factory=list)
+
+
+class SlackApiStandIn:
+    """An aiohttp server that answers like ``https://slack.com/api/`` for one workspace."""
+
+    def __init__(
+        self,
+        *,
+        team_id: str = "T0TEAM",
+        bot_user_id: str = "U0BOT",
+        admins: Iterable[str] = (),
+        owners: Iterable[str] = (),
+    ) -> None:
+        self.team_id = team_id
+        self.bot_user_id = bot_user_id
+        self.admins = set(admins)
+        self.owners = set(owners)
+        self.calls: list[ApiCall] = []
+        self.responses: list[ResponseUrlPost] = []
+        self.uploads: dict[str, bytes] = {}
+        self.counts: dict[str, int] = {}
+        self.socket_acks: list[JsonDict] = []
+        self.limited: list[str] = []
+        self._limits: dict[str, _RateLimit] = {}
+        self._failures: dict[str, list[str]] = {}
+        self._ts = itertools.count(1)
+        self._files = itertools.count(1)
+        self._sockets: list[_Socket] = []
+        self._socket_ready = asyncio.Event()
+        self._changed = asyncio.Condition()
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        """Serve on host:port (port 0 picks a free one)."""
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_route("*", "/api/{method}", self._api)
+        app.router.add_post("/upload/{file_id}", self._upload)
+        app.router.add_post("/respond/{name}", self._respond)
+        app.router.add_get("/link/", self._socket)
+        app.router.add_get("/_standin/calls", self._recorded)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port)
+        await site.start()
+        server = site._server
+        assert server is not None
+        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def stop(self) -> None:
+        """Close open sockets and stop serving."""
+        for sock in list(self._sockets):
+            await sock.ws.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    @property
+    def url(self) -> str:
+        """Return the Web API base URL (ends with ``/``), for ``SLACK_API_URL``."""
+        return f"http://127.0.0.1:{self.port}/api/"
+
+    def response_url(self, name: str = "r") -> str:
+        """Return a ``response_url`` whose posts are recorded under ``name``."""
+        return f"http://127.0.0.1:{self.port}/respond/{name}"
+
+    # ------------------------------------------------------------------ test controls
+
+    def rate_limit(self, method: str, times: int, retry_after: int = 0) -> None:
+        """Answer the next ``times`` calls of ``method`` with 429 and ``Retry-After``."""
+        self._limits[method] = _RateLimit(times, retry_after)
+
+    def fail(self, method: str, error: str, times: int = 1) -> None:
+        """Answer the next ``times`` calls of ``method`` with ``{"ok": false, "error": error}``."""
+        self._failures[method] = [error] * times
+
+    def of(self, method: str) -> list[ApiCall]:
+        """Return the recorded calls of one method, oldest first."""
+        return [c for c in self.calls if c.method == method]
+
+    def responses_to(self, name: str) -> list[JsonDict]:
+        """Return the bodies posted to one ``response_url``."""
+        return [r.body for r in self.responses if r.name == name]
+
+    async def wait_for(self, check: Callable[[], bool], within: float = 5.0) -> None:
+        """Wait until ``check()`` is true (TimeoutError after ``within`` seconds)."""
+
+        async def waiting() -> None:
+            async with self._changed:
+                await self._changed.wait_for(check)
+
+        await asyncio.wait_for(waiting(), within)
+
+    async def wait_calls(self, method: str, count: int = 1, within: float = 5.0) -> list[ApiCall]:
+        """Wait until ``method`` has been called at least ``count`` times and return the calls."""
+        await self.wait_for(lambda: self.counts.get(method, 0) >= count, within)
+        return self.of(method)
+
+    async def wait_socket(self, within: float = 5.0) -> None:
+        """Wait until a Socket Mode client is connected and has been sent ``hello``."""
+        await asyncio.wait_for(self._socket_ready.wait(), within)
+
+    async def send_envelope(self, kind: str, payload: JsonDict) -> str:
+        """Push an envelope to the connected Socket Mode client and return its id."""
+        envelope_id = str(uuid.uuid4())
+        await self._sockets[-1].ws.send_json(
+            {
+                "envelope_id": envelope_id,
+                "type": kind,
+                "payload": payload,
+                "accepts_response_payload": kind != "events_api",
+                "retry_attempt": 0,
+                "retry_reason": "",
+            }
+        )
+        return envelope_id
+
+    async def wait_ack(self, envelope_id: str, within: float = 5.0) -> JsonDict:
+        """Wait for the client's ack of an envelope and return it."""
+
+        def acked() -> bool:
+            return any(a.get("envelope_id") == envelope_id for a in self.socket_acks)
+
+        await self.wait_for(acked, within)
+        return next(a for a in self.socket_acks if a.get("envelope_id") == envelope_id)
+
+    # ------------------------------------------------------------------ endpoints
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        params: JsonDict = dict(request.query)
+        if request.can_read_body:
+            if request.content_type == "application/json":
+                params.update(await request.json())
+            else:
+                params.update(dict(await request.post()))
+        auth = request.headers.get("Authorization", "")
+        token = auth.removeprefix("Bearer ") or params.pop("token", None)
+        limit = self._limits.get(method)
+        if limit is not None and limit.times > 0:
+            limit.times -= 1
+            self.limited.append(method)
+            return web.json_response(
+                {"ok": False, "error": "ratelimited"},
+                status=429,
+                headers={"Retry-After": str(limit.retry_after)},
+            )
+        self.calls.append(ApiCall(method, params, token))
+        self.counts[method] = self.counts.get(method, 0) + 1
+        failures = self._failures.get(method)
+        if failures:
+            answer = {"ok": False, "error": failures.pop()}
+        else:
+            answer = self._answer(method, params, request)
+        await self._notify()
+        return web.json_response(answer)
+
+    def _answer(self, method: str, params: JsonDict, request: web.Request) -> JsonDict:
+        base = f"http://{request.host}"
+        if method == "auth.test":
+            return {
+                "ok": True,
+                "url": "https://standin.slack.invalid/",
+                "team": "Stand-in",
+                "user": "quizbot",
+                "team_id": self.team_id,
+                "user_id": self.bot_user_id,
+                "bot_id": "B0BOT",
+                "is_enterprise_install": False,
+            }
+        if method == "chat.postMessage":
+            ts = f"1700000000.{next(self._ts):06d}"
+            message = {"type": "message", "ts": ts, "text": params.get("text", "")}
+            return {"ok": True, "channel": params.get("channel"), "ts": ts, "message": message}
+        if method == "chat.update":
+            return {"ok": True, "channel": params.get("channel"), "ts": params.get("ts")}
+        if method == "chat.postEphemeral":
+            return {"ok": True, "message_ts": f"1700000001.{next(self._ts):06d}"}
+        if method == "users.info":
+            user = str(params.get("user", ""))
+            return {
+                "ok": True,
+                "user": {
+                    "id": user,
+                    "team_id": self.team_id,
+                    "name": user.lower(),
+                    "is_admin": user in self.admins,
+                    "is_owner": user in self.owners,
+                    "is_bot": False,
+                },
+            }
+        if method == "files.getUploadURLExternal":
+            file_id = f"F{next(self._files):08d}"
+            return {"ok": True, "upload_url": f"{base}/upload/{file_id}", "file_id": file_id}
+        if method == "files.completeUploadExternal":
+            files = params.get("files")
+            listed = json.loads(files) if isinstance(files, str) else files or []
+            return {"ok": True, "files": [{"id": f["id"], "title": f.get("title")} for f in listed]}
+        if method == "reactions.add":
+            return {"ok": True}
+        if method == "apps.connections.open":
+            return {"ok": True, "url": f"ws://{request.host}/link/?ticket={uuid.uuid4()}"}
+        return {"ok": False, "error": "unknown_method"}
+
+    async def _upload(self, request: web.Request) -> web.Response:
+        data = await request.read()
+        self.uploads[request.match_info["file_id"]] = data
+        await self._notify()
+        return web.Response(text=f"OK - {len(data)}")
+
+    async def _respond(self, request: web.Request) -> web.Response:
+        self.responses.append(ResponseUrlPost(request.match_info["name"], await request.json()))
+        self.counts["response_url"] = self.counts.get("response_url", 0) + 1
+        await self._notify()
+        return web.json_response({"ok": True})
+
+    async def _recorded(self, request: web.Request) -> web.Response:
+        # Lets a test in another process read what was recorded.
+        method = request.query.get("method", "")
+        return web.json_response(
+            {"calls": [c.params for c in self.of(method)], "count": self.counts.get(method, 0)}
+        )
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(autoping=True)
+        await ws.prepare(request)
+        sock = _Socket(ws)
+        self._sockets.append(sock)
+        await ws.send_json(
+            {
+                "type": "hello",
+                "num_connections": len(self._sockets),
+                "connection_info": {"app_id": "A0APP"},
+                "debug_info": {"host": "standin", "approximate_connection_time": 3600},
+            }
+        )
+        self._socket_ready.set()
+        try:
+            async for msg in ws:
+                if msg.type == WSMsgType.TEXT:
+                    self.socket_acks.append(json.loads(msg.data))
+                    await self._notify()
+        finally:
+            self._sockets.remove(sock)
+        return ws
+
+
+async def _serve(port: int) -> None:
+    standin = SlackApiStandIn()
+    await standin.start(port=port)
+    print(standin.url, flush=True)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await standin.stop()
+
+
+def main() -> None:
+    """Serve the stand-in until interrupted; print its base URL first."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve(args.port))
+
+
+if __name__ == "__main__":
+    main()
