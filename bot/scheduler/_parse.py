@@ -166,6 +166,8 @@ def _parse_words(words: list[str]) -> ScheduleRequest:
         option = _OPTION.match(word)
         if option is not None:
             name = option[1].lower()
+            if not option[2]:
+                raise UserError(f"`{word}` needs a value, like digest=fri or close=2h.")
         elif _looks_like_zone(word):
             name = "zone"
         elif word.lower() in (d.value for d in Days):
