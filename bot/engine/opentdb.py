@@ -26,7 +26,6 @@ from bot.engine.model import CHOICE_KEYS
 from bot.errors import UserError
 
 MAX_CHOICE_CHARS = 75
-MAX_SHORT_CHARS = 300
 SOURCE_URL = "https://opentdb.com/"
 LICENSE_URL = "https://creativecommons.org/licenses/by-sa/4.0/"
 TAG_RE = re.compile(r"[a-z0-9-]+")
@@ -185,15 +184,20 @@ def _b64(text: str) -> str | None:
 
 
 def _decoder(encoding: Encoding) -> Callable[[str], str]:
+    """Return the function that decodes one string, raising ``_Malformed`` on bad input."""
+
     def decode_b64(text: str) -> str:
         value = _b64(text)
         if value is None:
-            raise _Malformed(f"text is not valid base64: {text[:40]!r}")
+            raise _Malformed(f"text is not valid base64 of UTF-8: {text[:40]!r}")
         return value
 
     def decode_url(text: str) -> str:
         # unquote_plus serves both url3986 (where a literal + is always %2B) and urlLegacy.
-        return unquote_plus(text, errors="strict")
+        try:
+            return unquote_plus(text, errors="strict")
+        except UnicodeDecodeError as exc:
+            raise _Malformed(f"text does not decode to UTF-8: {text[:40]!r}") from exc
 
     def decode_html(text: str) -> str:
         return html.unescape(text)
@@ -209,10 +213,7 @@ def _text(entry: Mapping[str, object], key: str, decode: Callable[[str], str]) -
     value = entry.get(key)
     if not isinstance(value, str):
         raise _Malformed(f"'{key}' is missing or not text")
-    try:
-        text = " ".join(decode(value).split())
-    except UnicodeDecodeError as exc:
-        raise _Malformed(f"'{key}' does not decode to UTF-8 text") from exc
+    text = " ".join(decode(value).split())
     if not text:
         raise _Malformed(f"'{key}' is empty")
     return text
@@ -276,7 +277,7 @@ def _entry(entry: object, decode: Callable[[str], str], tags: Sequence[str]) -> 
         question=question,
         choices=choices,
         answer=answer,
-        short=short[:MAX_SHORT_CHARS],
+        short=short,
         full=full,
         tags=all_tags,
         difficulty=level,

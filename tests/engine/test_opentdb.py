@@ -170,13 +170,25 @@ def test_unusable_entries_are_skipped_with_a_reason(
     assert reason in skip.reason
 
 
-def test_a_bad_base64_string_skips_only_its_entry() -> None:
-    raw = encode_all([entry(), entry(question="Second question here?")], b64)
-    raw[1]["correct_answer"] = "%%% not base64 %%%"
+@pytest.mark.parametrize(
+    ("encode", "field", "bad", "reason"),
+    [
+        pytest.param(b64, "correct_answer", "%%% not base64 %%%", "not valid base64", id="b64"),
+        pytest.param(b64, "category", b64("x")[:-1] + "!", "not valid base64", id="b64-category"),
+        pytest.param(url3986, "category", "Caf%E9", "does not decode to UTF-8", id="url-latin1"),
+        pytest.param(url3986, "difficulty", "%FF", "does not decode to UTF-8", id="url-level"),
+    ],
+)
+def test_a_badly_encoded_string_skips_only_its_entry(
+    encode: Callable[[str], str], field: str, bad: str, reason: str
+) -> None:
+    raw = encode_all([entry(), entry(question="Second question here?")], encode)
+    raw[1][field] = bad
     result = convert(response(*raw))
-    assert result.encoding is Encoding.BASE64
     assert len(result.questions) == 1
-    assert "not valid base64" in result.skipped[0].reason
+    (skip,) = result.skipped
+    assert skip.index == 2
+    assert reason in skip.reason
 
 
 @pytest.mark.parametrize(
