@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 import textwrap
 import zlib
 
@@ -22,6 +23,17 @@ FAMILY_COLOURS = {
     "slingshot": "#8C564B",
     "omnipath": "#17BECF",
 }
+# Round human durations for the time axis: powers of ten up to 10 s, then minutes and hours.
+_TICKS: tuple[tuple[float, str], ...] = (
+    *((10.0**e, f"{10 ** (e + 9):g} ns") for e in range(-9, -6)),
+    *((10.0**e, f"{10 ** (e + 6):g} µs") for e in range(-6, -3)),
+    *((10.0**e, f"{10 ** (e + 3):g} ms") for e in range(-3, 0)),
+    (1.0, "1 s"),
+    (10.0, "10 s"),
+    (60.0, "1 min"),
+    (600.0, "10 min"),
+    *((3600.0 * 10**e, f"{10**e:,} h") for e in range(0, 9)),
+)
 _SPARE_COLOURS = ("#1B9E77", "#7570B3", "#E7298A", "#66A61E", "#A6761D", "#666666")
 
 
@@ -39,7 +51,7 @@ def render_chart(estimate: Estimate) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
-    from matplotlib.ticker import FuncFormatter, LogLocator
+    from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
     results = estimate.results
     step = estimate.request.step
@@ -68,7 +80,12 @@ def render_chart(estimate: Estimate) -> bytes:
     low, high = min(times), max(times)
     if step is not None:
         low, high = min(low, step), max(high, step)
-    ax.set_xlim(low / 3, high * 40)
+    left = math.log10(low / 3)
+    data = math.log10(high) - left
+    # Keep about a third of the width free on the right for the labels after each bar.
+    right = math.log10(high) + max(1.0, data * 0.55)
+    ax.set_xlim(10**left, 10**right)
+    ax.set_ylim(count - 0.5, -1.4 if step is not None else -0.6)
     for bar, r in zip(bars, results, strict=True):
         note = f"{format_seconds(r.seconds)}   {format_slowdown(r.slowdown)}"
         if r.efficiency is not None:
@@ -85,14 +102,18 @@ def render_chart(estimate: Estimate) -> bytes:
         ax.axvline(step, color="black", linestyle="--", linewidth=1.2)
         ax.text(
             step,
-            -0.75,
-            f" compute step {format_seconds(step)}: bars past it leave GPUs idle",
+            -0.95,
+            f" compute step {format_seconds(step)}: past this line the GPUs sit idle",
             fontsize=8.5,
-            va="bottom",
+            va="center",
         )
 
-    ax.xaxis.set_major_locator(LogLocator(base=10))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _pos: format_seconds(value)))
+    ticks = [t for t in _TICKS if 10**left <= t[0] <= 10**right]
+    while len(ticks) > 9:
+        ticks = ticks[::2]
+    ax.xaxis.set_major_locator(FixedLocator([t[0] for t in ticks]))
+    ax.xaxis.set_major_formatter(FixedFormatter([t[1] for t in ticks]))
+    ax.xaxis.set_minor_locator(NullLocator())
     ax.tick_params(axis="x", labelsize=8.5)
     ax.set_xlabel("time (log scale); bar labels: time and how many times slower than the fastest")
     ax.grid(axis="x", which="major", color="#dddddd", linewidth=0.8)
@@ -106,9 +127,19 @@ def render_chart(estimate: Estimate) -> bytes:
         handles.append(
             Patch(facecolor="white", edgecolor="black", linewidth=2.2, label="quiz answer choice")
         )
-    ax.legend(handles=handles, loc="lower right", fontsize=8, frameon=True, framealpha=0.9)
-    ax.set_title("\n".join(textwrap.wrap(headline(estimate), 95)), fontsize=11, loc="left")
-    fig.tight_layout()
+    ax.legend(handles=handles, loc="upper right", fontsize=8, frameon=True, framealpha=0.9)
+    title = textwrap.wrap(headline(estimate), 105)
+    fig.suptitle("\n".join(title), x=0.012, y=0.995, ha="left", va="top", fontsize=11)
+    # Margins from the text sizes: tight_layout would measure every label and cost a third of
+    # the drawing time.
+    longest = max(len(label.get_text()) for label in ax.get_yticklabels())
+    width, height = fig.get_size_inches()
+    fig.subplots_adjust(
+        left=min(0.45, (0.25 + 0.075 * longest) / width),
+        right=0.98,
+        top=1 - (0.15 + 0.22 * len(title)) / height,
+        bottom=0.65 / height,
+    )
 
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png")

@@ -48,6 +48,8 @@ class Estimate:
 def estimate(request: BandwidthRequest, catalogue: Catalogue) -> Estimate:
     """Return the time ``request`` takes over each compared interconnect, fastest first."""
     keys = request.over or catalogue.default_comparison
+    if "all" in keys:
+        keys = catalogue.keys()
     links = [catalogue.get(key) for key in keys]
     collective_op = request.op != "transfer"
     intra = catalogue.get(request.intra) if collective_op and request.gpus > 1 else None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import textwrap
 from typing import Any
 
 from bot.bandwidth._estimate import Estimate, Result, nics_per_node
@@ -79,12 +78,12 @@ def render_table(estimate: Estimate) -> str:
     # Everything but the name is fixed; the name gets what is left of the width.
     others = sum(w for i, w in enumerate(widths) if i != 2) + 2 * (len(widths) - 1)
     widths[2] = max(len(header[2]), min(widths[2], WIDTH - others))
-    lines = textwrap.wrap(headline(estimate), WIDTH)
+    lines = wrap(headline(estimate), WIDTH)
     lines.append(_line(header, widths, right))
     lines += [_line(row, widths, right) for row in rows]
     if any(r.quiz_choice for r in estimate.results):
         lines.append(QUIZ_NOTE)
-    lines += textwrap.wrap(estimate.assumptions, WIDTH)
+    lines += wrap(estimate.assumptions, WIDTH)
     return "\n".join(line[:WIDTH].rstrip() for line in lines)
 
 
@@ -111,6 +110,24 @@ def to_json(estimate: Estimate) -> dict[str, Any]:
         "gpus_per_node": req.gpus,
         "results": results,
     }
+
+
+def wrap(text: str, width: int) -> list[str]:
+    """Return ``text`` broken at spaces into lines of at most ``width`` characters."""
+    # textwrap does far more than this needs and costs more than the whole estimate.
+    lines: list[str] = []
+    current = ""
+    for word in text.split():
+        if not current:
+            current = word
+        elif len(current) + 1 + len(word) <= width:
+            current = f"{current} {word}"
+        else:
+            lines.append(current)
+            current = word
+    if current:
+        lines.append(current)
+    return [line[:width] for line in lines]
 
 
 def _row(r: Result, collective: bool, with_step: bool) -> list[str]:

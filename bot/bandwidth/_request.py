@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 
 from bot.bandwidth._errors import BandwidthError
 from bot.bandwidth._sizes import MAX_BYTES, parse_size
@@ -22,7 +23,8 @@ Usage: /bandwidth SIZE [op] [nodes=N] [gpus=G] [nics=K] [step=S] [over=k1,k2] [i
         7B grads fp32, 13B adam = 16 bytes a parameter)
   op    transfer (default), allreduce, allgather, reducescatter, broadcast, alltoall
   nodes=N nodes (2), gpus=G GPUs per node (1), nics=K NICs per node (one per GPU),
-  step=S compute seconds per training step (adds scaling efficiency), over= keys to compare
+  step=S compute seconds per training step (adds scaling efficiency),
+  over=k1,k2 interconnects to compare (over=all for every one)
 Examples:
   /bandwidth 140GB
   /bandwidth 70B params bf16 allreduce nodes=4 gpus=8
@@ -35,7 +37,15 @@ _STEP_RE = re.compile(
     r"(?P<num>[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]{1,3})?)\s*(?P<unit>s|sec|ms|us|µs|min|h)?\Z",
     re.ASCII | re.IGNORECASE,
 )
-_STEP_UNITS = {"s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "min": 60.0, "h": 3600.0}
+_STEP_UNITS = {
+    "s": Decimal(1),
+    "sec": Decimal(1),
+    "ms": Decimal("0.001"),
+    "us": Decimal("0.000001"),
+    "µs": Decimal("0.000001"),
+    "min": Decimal(60),
+    "h": Decimal(3600),
+}
 _KEY_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,31}\Z")
 
 
@@ -110,15 +120,24 @@ class BandwidthRequest:
 
 def parse_request(text: str) -> BandwidthRequest:
     """Parse ``SIZE [op] [nodes=N] [gpus=G] [nics=K] [step=S] [over=k1,k2]`` into a request."""
+    try:
+        return _parse_request(text)
+    except BandwidthError as exc:
+        if exc.usage is None:
+            raise BandwidthError(exc.message, usage=USAGE) from None
+        raise
+
+
+def _parse_request(text: str) -> BandwidthRequest:
     if not isinstance(text, str) or not text.strip():
-        raise BandwidthError("Give a size first.", usage=USAGE)
+        raise BandwidthError("Give a size first.")
     if len(text) > 500:
-        raise BandwidthError("That request is too long to read.", usage=USAGE)
+        raise BandwidthError("That request is too long to read.")
     words = text.split()
     if words[0].lower() in ("/bandwidth", "bandwidth"):
         words = words[1:]
     if len(words) == 1 and words[0].lower() in ("help", "-h", "--help", "?"):
-        raise BandwidthError("How to ask for an estimate:", usage=USAGE)
+        raise BandwidthError("How to ask for an estimate:")
     size_words: list[str] = []
     op: str | None = None
     options: dict[str, str] = {}
@@ -127,34 +146,26 @@ def parse_request(text: str) -> BandwidthRequest:
             key, _, value = word.partition("=")
             key = key.strip().lower()
             if key not in _OPTION_KEYS:
-                raise BandwidthError(
-                    f"Unknown option {key + '='!r}. Options: "
-                    + ", ".join(k + "=" for k in _OPTION_KEYS)
-                    + ".",
-                    usage=USAGE,
-                )
+                known = ", ".join(k + "=" for k in _OPTION_KEYS)
+                raise BandwidthError(f"Unknown option {key + '='!r}. Options: {known}.")
             if key in options:
-                raise BandwidthError(f"{key}= is given twice.", usage=USAGE)
+                raise BandwidthError(f"{key}= is given twice.")
             options[key] = value
         elif _is_op(word):
             if op is not None:
-                raise BandwidthError(f"Give one operation, not {op} and {word}.", usage=USAGE)
+                raise BandwidthError(f"Give one operation, not {op} and {word}.")
             op = normalize_op(word)
         else:
             size_words.append(word)
     if not size_words:
-        raise BandwidthError("Give a size first, such as 140GB.", usage=USAGE)
+        raise BandwidthError("Give a size first, such as 140GB.")
     size_text = " ".join(size_words)
-    try:
-        nbytes = parse_size(size_text)
-    except BandwidthError as exc:
-        raise BandwidthError(exc.message, usage=USAGE) from None
     step = options.get("step")
     over = options.get("over")
     nics = options.get("nics")
     return BandwidthRequest(
         size_text=size_text,
-        bytes=nbytes,
+        bytes=parse_size(size_text),
         op=op or "transfer",
         nodes=parse_count("nodes", options.get("nodes", "2")),
         gpus=parse_count("gpus", options.get("gpus", "1")),
@@ -179,7 +190,7 @@ def parse_step(text: str) -> float:
     if match is None:
         raise BandwidthError(f"step= must be a time such as step=0.5 or step=350ms; got {text!r}.")
     unit = (match["unit"] or "s").lower()
-    seconds = float(match["num"]) * _STEP_UNITS[unit]
+    seconds = float(Decimal(match["num"]) * _STEP_UNITS[unit])
     if not (math.isfinite(seconds) and 0 < seconds <= MAX_STEP_S):
         raise BandwidthError("step= must be more than 0 and at most 1,000,000 seconds.")
     return seconds

@@ -1,0 +1,131 @@
+"""How fast /bandwidth answers: the table, the chart, and ``quizbot bandwidth`` as a process.
+
+Three figures, each beside what it aims for:
+
+- compute the full table (parse, estimate every compared interconnect, render the text):
+  the default comparison and every catalogue entry, aim < 1 ms;
+- render the chart once matplotlib is loaded (warm), aim < 500 ms;
+- ``quizbot bandwidth 140GB`` as a whole process beside ``python -c pass`` started the same way
+  in the same run, interleaved, as medians and their ratio (start-up cost, not estimator cost).
+
+    .venv/bin/python benchmarks/bandwidth.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bot.bandwidth import (  # noqa: E402
+    ENV_VAR,
+    estimate,
+    load_catalogue,
+    parse_request,
+    render_chart,
+    render_table,
+)
+
+TABLE_AIM_S = 1e-3
+CHART_AIM_S = 0.5
+
+
+def per_call(fn: Callable[[], object], *, min_time: float = 0.5) -> float:
+    """Return the median seconds per call of ``fn`` over batches filling about ``min_time``."""
+    fn()
+    batch = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        if time.perf_counter() - start >= 0.05:
+            break
+        batch *= 2
+    samples = []
+    deadline = time.perf_counter() + min_time
+    while time.perf_counter() < deadline or len(samples) < 5:
+        start = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        samples.append((time.perf_counter() - start) / batch)
+    return statistics.median(samples)
+
+
+def wall(command: list[str]) -> float:
+    """Return the seconds one run of ``command`` takes, from spawn to exit."""
+    start = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def verdict(value: float, aim: float) -> str:
+    return "within aim" if value < aim else "OVER AIM"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10, help="process runs of each command")
+    args = parser.parse_args()
+    os.environ.pop(ENV_VAR, None)
+    catalogue = load_catalogue()
+
+    print("compute the full table (parse + estimate + render text)")
+    for label, text in (
+        ("default comparison", "70B params bf16 allreduce nodes=4 gpus=8 step=2"),
+        ("every interconnect", "70B params bf16 allreduce nodes=4 gpus=8 step=2 over=all"),
+    ):
+        count = len(estimate(parse_request(text), catalogue).results)
+        seconds = per_call(lambda text=text: render_table(estimate(parse_request(text), catalogue)))
+        print(
+            f"  {label:20s} {count:2d} rows  {seconds * 1e6:8.1f} µs per table"
+            f"   (aim < {TABLE_AIM_S * 1e3:g} ms: {verdict(seconds, TABLE_AIM_S)})"
+        )
+
+    print("render the chart, warm (matplotlib already imported)")
+    start = time.perf_counter()
+    result = estimate(parse_request("140GB allreduce gpus=8 step=0.5"), catalogue)
+    render_chart(result)
+    cold = time.perf_counter() - start
+    times = []
+    for _ in range(7):
+        start = time.perf_counter()
+        png = render_chart(result)
+        times.append(time.perf_counter() - start)
+    warm = statistics.median(times)
+    print(f"  first chart in this process (imports matplotlib): {cold * 1e3:8.1f} ms")
+    print(
+        f"  warm chart, median of 7:                          {warm * 1e3:8.1f} ms"
+        f"   ({len(png) / 1024:.0f} KiB PNG; aim < {CHART_AIM_S * 1e3:g} ms:"
+        f" {verdict(warm, CHART_AIM_S)})"
+    )
+
+    script = shutil.which("quizbot", path=str(Path(sys.executable).parent))
+    quizbot = [script] if script else [sys.executable, "-m", "bot"]
+    commands = {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "quizbot bandwidth 140GB": [*quizbot, "bandwidth", "140GB"],
+    }
+    runs: dict[str, list[float]] = {name: [] for name in commands}
+    for command in commands.values():
+        wall(command)  # warm the file cache before timing
+    for _ in range(args.runs):
+        for name, command in commands.items():
+            runs[name].append(wall(command))
+    base = statistics.median(runs["python -c pass"])
+    print(f"whole process, median of {args.runs} interleaved runs")
+    for name, samples in runs.items():
+        median = statistics.median(samples)
+        print(f"  {name:24s} {median * 1e3:8.1f} ms   {median / base:5.1f}x python -c pass")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+"""Every formula on hand-computed cases, the choice between algorithms, and monotonicity."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.bandwidth import BandwidthRequest, Catalogue, Interconnect, estimate, load_catalogue
+from bot.bandwidth._estimate import nics_per_node, node_link
+from bot.bandwidth._models import (
+    Cluster,
+    Cost,
+    Link,
+    collective,
+    pairwise_alltoall,
+    pipelined_broadcast,
+    ring_allgather,
+    ring_allreduce,
+    transfer,
+    tree_allreduce,
+)
+
+US = 1e-6
+# 1 GB/s and 1 us: numbers small enough to check by hand.
+LINK = Link(bandwidth=1e9, latency=1 * US)
+S = 8e9
+
+
+def _same(cost: Cost, latency: float, bandwidth: float, algorithm: str) -> None:
+    assert cost.latency_s == pytest.approx(latency, rel=1e-12)
+    assert cost.bandwidth_s == pytest.approx(bandwidth, rel=1e-12)
+    assert cost.seconds == pytest.approx(latency + bandwidth, rel=1e-12)
+    assert cost.algorithm == algorithm
+
+
+@pytest.mark.parametrize(
+    ("cost", "latency", "bandwidth", "algorithm"),
+    [
+        # transfer: alpha + S/B
+        (transfer(S, LINK), 1 * US, 8.0, "direct"),
+        (transfer(1, LINK), 1 * US, 1e-9, "direct"),
+        # ring all-reduce: 2(p-1) alpha + 2(p-1)/p S/B; p=4: 6 us + 1.5 x 8 s
+        (ring_allreduce(S, 4, LINK), 6 * US, 12.0, "ring"),
+        (ring_allreduce(S, 2, LINK), 2 * US, 8.0, "ring"),
+        (ring_allreduce(S, 8, LINK), 14 * US, 14.0, "ring"),
+        # tree all-reduce: 2 floor(log2 p) alpha + 2 S/B; p=4: 4 us + 16 s; p=6: floor 2
+        (tree_allreduce(S, 4, LINK), 4 * US, 16.0, "tree"),
+        (tree_allreduce(S, 6, LINK), 4 * US, 16.0, "tree"),
+        (tree_allreduce(S, 1024, LINK), 20 * US, 16.0, "tree"),
+        # all-gather and reduce-scatter: (p-1) alpha + (p-1)/p S/B; p=4: 3 us + 6 s
+        (ring_allgather(S, 4, LINK), 3 * US, 6.0, "ring"),
+        # pipelined broadcast: (p-1) alpha + S/B
+        (pipelined_broadcast(S, 4, LINK), 3 * US, 8.0, "pipeline"),
+        (pipelined_broadcast(S, 100, LINK), 99 * US, 8.0, "pipeline"),
+        # all-to-all: (p-1) alpha + (p-1)/p S/B
+        (pairwise_alltoall(S, 4, LINK), 3 * US, 6.0, "pairwise"),
+    ],
+)
+def test_flat_formulas(cost: Cost, latency: float, bandwidth: float, algorithm: str) -> None:
+    _same(cost, latency, bandwidth, algorithm)
+
+
+@pytest.mark.parametrize(
+    ("size", "ranks", "algorithm"),
+    [
+        (1e3, 8, "tree"),  # latency-bound: 6 steps beat 14
+        (1e3, 64, "tree"),
+        (S, 8, "ring"),  # bandwidth-bound: 1.75 S/B beats 2 S/B
+        (1e3, 2, "ring"),  # two ranks: the ring is never slower
+        (S, 3, "ring"),
+        (1e3, 3, "tree"),
+    ],
+)
+def test_allreduce_picks_the_faster_of_ring_and_tree(
+    size: float, ranks: int, algorithm: str
+) -> None:
+    cost = collective("allreduce", size, Cluster(ranks, 1, LINK))
+    assert cost.algorithm == algorithm
+    assert cost.seconds == min(
+        ring_allreduce(size, ranks, LINK).seconds, tree_allreduce(size, ranks, LINK).seconds
+    )
+
+
+# Two nodes of four GPUs: NVLink-like 100 GB/s and 2 us inside, 8 GB/s per node and 1 us outside.
+INTRA = Link(100e9, 2 * US)
+NET = Link(8e9, 1 * US)
+TWO_BY_FOUR = Cluster(nodes=2, gpus=4, net=NET, intra=INTRA)
+
+
+@pytest.mark.parametrize(
+    ("op", "latency", "bandwidth", "algorithm"),
+    [
+        # flat ring 1.750028 s; tree 2.000014 s; hierarchical: reduce-scatter inside
+        # (3 x 2 us + 3/4 x 8e9/100e9 = 0.06 s), ring all-reduce of the 2e9-byte shard between
+        # the 2 nodes at 2e9 B/s per GPU (2 us + 1 s), all-gather inside (0.06 s) = 1.120014 s
+        ("allreduce", 14 * US, 1.12, "hier+ring"),
+        # flat ring 0.875014 s; hierarchical: 1 us + 1/2 x 2e9/2e9, then 6 us + 0.06 s
+        ("allgather", 7 * US, 0.56, "hier+ring"),
+        ("reducescatter", 7 * US, 0.56, "hier+ring"),
+        # one chain through all 8 GPUs: 1 network hop, 2 x 3 NVLink hops; paced by the network
+        ("broadcast", 13 * US, 1.0, "pipeline"),
+        # 4 network exchanges and 3 NVLink ones; NVLink share 3/8 x 8e9/100e9 = 0.03 s runs beside
+        # the network share 4 x 4/8 x 8e9/8e9 = 2 s
+        ("alltoall", 10 * US, 2.0, "pairwise"),
+    ],
+)
+def test_hierarchical_formulas(op: str, latency: float, bandwidth: float, algorithm: str) -> None:
+    _same(collective(op, S, TWO_BY_FOUR), latency, bandwidth, algorithm)
+
+
+def test_hierarchical_allreduce_uses_the_flat_ring_when_the_network_keeps_up() -> None:
+    fast_net = Cluster(nodes=2, gpus=4, net=Link(100e9, 1 * US), intra=INTRA)
+    # flat ring: 14 x 2 us + 1.75 x 8e9/100e9 = 0.140028 s; hierarchical: 0.06 + 0.08 + 0.06 s
+    _same(collective("allreduce", S, fast_net), 28 * US, 0.14, "ring")
+
+
+def test_hierarchical_allreduce_uses_the_tree_for_tiny_buffers() -> None:
+    cluster = Cluster(nodes=16, gpus=8, net=NET, intra=INTRA)
+    cost = collective("allreduce", 8.0, cluster)
+    # NCCL's tree: 2 x (7 NVLink hops x 2 us + log2(16) network hops x 1 us) = 36 us
+    assert cost.algorithm == "tree"
+    assert cost.latency_s == pytest.approx(36 * US)
+
+
+# ----- from requests: NICs, shared media, compute steps -----
+
+CATALOGUE = load_catalogue(extra=None)
+
+
+def _only(key: str, **fields: object) -> Catalogue:
+    ic = replace(CATALOGUE.get(key), **fields)  # type: ignore[arg-type]
+    return Catalogue((ic, CATALOGUE.get("nvlink4"), CATALOGUE.get("nvlink3")), (key,))
+
+
+@pytest.mark.parametrize(
+    ("request_", "nics"),
+    [
+        (BandwidthRequest("1GB", 10**9), 1),
+        (BandwidthRequest("1GB", 10**9, nics=4), 4),
+        (BandwidthRequest("1GB", 10**9, "allreduce"), 1),
+        (BandwidthRequest("1GB", 10**9, "allreduce", gpus=8), 8),
+        (BandwidthRequest("1GB", 10**9, "allreduce", gpus=8, nics=2), 2),
+    ],
+)
+def test_nics_default_to_one_per_gpu(request_: BandwidthRequest, nics: int) -> None:
+    assert nics_per_node(request_) == nics
+
+
+def test_the_node_link_is_rate_times_efficiency_times_nics() -> None:
+    hdr = CATALOGUE.get("ib-hdr")
+    link = node_link(BandwidthRequest("1GB", 10**9, "allreduce", gpus=8, nics=4), hdr)
+    assert link.bandwidth == pytest.approx(4 * 200e9 / 8 * 0.97)
+    assert link.latency == pytest.approx(0.7e-6)
+
+
+@pytest.mark.parametrize(("op", "nodes", "share"), [("transfer", 2, 2), ("allreduce", 4, 8)])
+def test_wifi_nodes_share_one_channel(op: str, nodes: int, share: int) -> None:
+    wifi = CATALOGUE.get("wifi6")
+    link = node_link(BandwidthRequest("1GB", 10**9, op, nodes=nodes, gpus=8), wifi)
+    assert link.bandwidth == pytest.approx(1.201e9 / 8 * 0.65 / share)
+
+
+def test_a_transfer_is_latency_plus_size_over_rate_times_efficiency() -> None:
+    result = estimate(BandwidthRequest("1GB", 10**9, over=("10gbe",)), CATALOGUE).fastest
+    assert result.latency_s == pytest.approx(10.5e-6)
+    assert result.bandwidth_s == pytest.approx(1e9 / (10e9 / 8 * 0.941))
+    assert result.effective_gbps == pytest.approx(1e9 / result.seconds / 1e9)
+
+
+def test_step_gives_comm_ratio_and_scaling_efficiency() -> None:
+    request = BandwidthRequest("1GB", 10**9, "allreduce", step=2.0, over=("1gbe", "ib-hdr"))
+    for r in estimate(request, CATALOGUE).results:
+        assert r.comm_ratio == pytest.approx(r.seconds / 2.0)
+        assert r.efficiency == pytest.approx(2.0 / (2.0 + r.seconds))
+
+
+def test_results_are_sorted_fastest_first_with_slowdowns() -> None:
+    result = estimate(BandwidthRequest("10GB", 10**10, "allreduce", gpus=8), CATALOGUE)
+    seconds = [r.seconds for r in result.results]
+    assert seconds == sorted(seconds)
+    assert result.results[0].slowdown == 1.0
+    for r in result.results:
+        assert r.slowdown == pytest.approx(r.seconds / seconds[0])
+
+
+def test_intra_link_can_be_chosen() -> None:
+    slow = estimate(BandwidthRequest("10GB", 10**10, "allreduce", gpus=8, intra="pcie4"), CATALOGUE)
+    fast = estimate(BandwidthRequest("10GB", 10**10, "allreduce", gpus=8), CATALOGUE)
+    assert slow.intra is not None and slow.intra.key == "pcie4"
+    assert slow.fastest.seconds > fast.fastest.seconds
+
+
+# ----- monotonicity -----
+
+OPS = ("transfer", "allreduce", "allgather", "reducescatter", "broadcast", "alltoall")
+_topology = st.tuples(
+    st.sampled_from(OPS),
+    st.integers(min_value=2, max_value=64),
+    st.sampled_from([1, 2, 4, 8]),
+    st.sampled_from([None, 1, 2, 8]),
+)
+_keys = st.sampled_from(CATALOGUE.keys())
+
+
+@settings(max_examples=150)
+@given(
+    _topology,
+    _keys,
+    st.integers(min_value=1, max_value=10**17),
+    st.integers(min_value=1, max_value=10**17),
+)
+def test_more_bytes_are_never_faster(
+    topology: tuple[str, int, int, int | None], key: str, a: int, b: int
+) -> None:
+    op, nodes, gpus, nics = topology
+    small, large = sorted((a, b))
+
+    def seconds(nbytes: int) -> float:
+        req = BandwidthRequest("x", nbytes, op, nodes=nodes, gpus=gpus, nics=nics, over=(key,))
+        return estimate(req, CATALOGUE).fastest.seconds
+
+    assert seconds(small) <= seconds(large)
+
+
+@settings(max_examples=150)
+@given(
+    _topology,
+    _keys,
+    st.integers(min_value=1, max_value=10**15),
+    st.floats(min_value=0.01, max_value=100.0),
+    st.floats(min_value=1.0, max_value=1000.0),
+)
+def test_more_bandwidth_is_never_slower(
+    topology: tuple[str, int, int, int | None], key: str, nbytes: int, rate: float, factor: float
+) -> None:
+    op, nodes, gpus, nics = topology
+    base = CATALOGUE.get(key)
+    request = BandwidthRequest("x", nbytes, op, nodes=nodes, gpus=gpus, nics=nics, over=(key,))
+
+    def seconds(ic: Interconnect) -> float:
+        return estimate(request, _only(key, rate_gbps=ic.rate_gbps)).fastest.seconds
+
+    slower = seconds(replace(base, rate_gbps=rate))
+    faster = seconds(replace(base, rate_gbps=rate * factor))
+    assert faster <= slower
+
+
+@settings(max_examples=100)
+@given(_topology, _keys, st.integers(min_value=1, max_value=10**15))
+def test_more_latency_is_never_faster(
+    topology: tuple[str, int, int, int | None], key: str, nbytes: int
+) -> None:
+    op, nodes, gpus, nics = topology
+    request = BandwidthRequest("x", nbytes, op, nodes=nodes, gpus=gpus, nics=nics, over=(key,))
+    base = CATALOGUE.get(key).latency_us
+    quick = estimate(request, _only(key, latency_us=base)).fastest.seconds
+    slow = estimate(request, _only(key, latency_us=base * 10 + 1)).fastest.seconds
+    assert quick <= slow

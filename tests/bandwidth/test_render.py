@@ -1,0 +1,207 @@
+"""The text table, the JSON object of the contract and the PNG chart."""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+
+import jsonschema
+import pytest
+
+from bot.bandwidth import (
+    ENV_VAR,
+    QUIZ_CHOICES,
+    BandwidthRequest,
+    estimate,
+    format_seconds,
+    load_catalogue,
+    parse_request,
+    render_chart,
+    render_table,
+    to_json,
+)
+from bot.bandwidth._render import format_slowdown, sig3
+
+REQUESTS = [
+    "140GB",
+    "70B params bf16 allreduce nodes=4 gpus=8",
+    "13B adam allreduce nodes=16 gpus=8 step=0.5",
+    "1KB allreduce nodes=64 over=all",
+    "1 EB alltoall nodes=100000 gpus=1024 nics=1024 step=1000000 over=all",
+    "1 byte broadcast nodes=3",
+    "400Gb over=ib-ndr,wifi7",
+    "2 GiB reducescatter nodes=5 gpus=3 nics=1 intra=pcie3 step=1ms",
+    "1,000,000,000,000 params fp64 allgather nodes=2 gpus=2",
+]
+
+
+@pytest.fixture(autouse=True)
+def _bundled_catalogue_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV_VAR, raising=False)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (0.7e-6, "0.700 µs"),
+        (1e-6, "1.00 µs"),
+        (12.34e-6, "12.3 µs"),
+        (523e-6, "523 µs"),
+        (0.0123, "12.3 ms"),
+        (0.999, "999 ms"),
+        (1.5, "1.50 s"),
+        (59, "59.0 s"),
+        (90, "1.50 min"),
+        (7200, "2.00 h"),
+        (1e7, "2,778 h"),
+    ],
+)
+def test_time_units_run_from_microseconds_to_hours(seconds: float, text: str) -> None:
+    assert format_seconds(seconds) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "text"), [(192.4, "192"), (24.25, "24.2"), (0.937, "0.937"), (1234.5, "1,234")]
+)
+def test_three_significant_digits(value: float, text: str) -> None:
+    assert sig3(value) == text
+
+
+@pytest.mark.parametrize(("ratio", "text"), [(1.0, "1.0x"), (2.04, "2.0x"), (1234.4, "1,234x")])
+def test_slowdown(ratio: float, text: str) -> None:
+    assert format_slowdown(ratio) == text
+
+
+@pytest.mark.parametrize("text", REQUESTS)
+def test_the_table_fits_a_chat_code_block(text: str) -> None:
+    table = render_table(estimate(parse_request(text), load_catalogue()))
+    lines = table.splitlines()
+    assert all(len(line) <= 100 for line in lines), max(lines, key=len)
+    assert any(line.startswith("Assumes:") for line in lines)
+
+
+def test_the_table_is_aligned_fastest_first_with_units_and_slowdowns() -> None:
+    result = estimate(parse_request("140GB allreduce gpus=8 step=2"), load_catalogue())
+    table = render_table(result)
+    lines = table.splitlines()
+    header = next(line for line in lines if "interconnect" in line)
+    for column in ("time", "GB/s", "vs fastest", "algorithm", "comm/step", "scaling"):
+        assert column in header
+    rows = [line for line in lines if line[3:].split(" ")[0] in {r.key for r in result.results}]
+    assert [row[3:].split()[0] for row in rows] == [r.key for r in result.results]
+    # the time column is right-aligned: every row ends it at the same column
+    end = header.index("time") + len("time")
+    for row, r in zip(rows, result.results, strict=True):
+        assert row[:end].endswith(format_seconds(r.seconds))
+    assert "1.0x" in rows[0]
+    for key in QUIZ_CHOICES:
+        assert any(row.startswith("*") and f" {key} " in row for row in rows)
+    assert "answer choices of the interconnect quiz question" in table
+
+
+def test_the_assumptions_are_one_line_naming_the_topology() -> None:
+    result = estimate(parse_request("1GB allreduce nodes=4 gpus=8 nics=2"), load_catalogue())
+    assert "\n" not in result.assumptions
+    for words in ("4 nodes x 8 GPUs", "32 ranks", "nvlink4", "2 NICs per node", "GB = 10^9"):
+        assert words in result.assumptions
+    transfer = estimate(parse_request("1GB"), load_catalogue()).assumptions
+    assert "one link" in transfer and "latency + size/(rate x eff)" in transfer
+
+
+JSON_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["bytes", "op", "nodes", "gpus_per_node", "results"],
+    "properties": {
+        "bytes": {"type": "integer", "minimum": 1},
+        "op": {
+            "enum": ["transfer", "allreduce", "allgather", "reducescatter", "broadcast", "alltoall"]
+        },
+        "nodes": {"type": "integer", "minimum": 1},
+        "gpus_per_node": {"type": "integer", "minimum": 1},
+        "results": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": [
+                    "key",
+                    "name",
+                    "seconds",
+                    "effective_GBps",
+                    "latency_s",
+                    "bandwidth_s",
+                ],
+                "properties": {
+                    "key": {"type": "string"},
+                    "name": {"type": "string"},
+                    "seconds": {"type": "number", "exclusiveMinimum": 0},
+                    "effective_GBps": {"type": "number", "exclusiveMinimum": 0},
+                    "latency_s": {"type": "number", "minimum": 0},
+                    "bandwidth_s": {"type": "number", "exclusiveMinimum": 0},
+                    "efficiency": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+                },
+            },
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("text", REQUESTS)
+def test_json_follows_the_contract(text: str) -> None:
+    request = parse_request(text)
+    data = to_json(estimate(request, load_catalogue()))
+    data = json.loads(json.dumps(data, allow_nan=False))
+    jsonschema.validate(data, JSON_SCHEMA)
+    assert (data["bytes"], data["op"], data["nodes"], data["gpus_per_node"]) == (
+        request.bytes,
+        request.op,
+        request.nodes,
+        request.gpus,
+    )
+    seconds = [r["seconds"] for r in data["results"]]
+    assert seconds == sorted(seconds)
+    for r in data["results"]:
+        assert r["seconds"] == pytest.approx(r["latency_s"] + r["bandwidth_s"])
+        assert r["effective_GBps"] == pytest.approx(request.bytes / r["seconds"] / 1e9)
+        assert ("efficiency" in r) is (request.step is not None)
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert png[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", png[16:24])
+    return width, height
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["140GB", "13B adam allreduce nodes=16 gpus=8 step=0.5", "1KB allreduce nodes=64 over=all"],
+)
+def test_the_chart_is_a_valid_png_of_sensible_size(text: str) -> None:
+    from PIL import Image
+
+    request = parse_request(text)
+    result = estimate(request, load_catalogue())
+    png = render_chart(result)
+    width, height = _png_size(png)
+    assert 800 <= width <= 1600
+    assert 300 <= height <= 0.6 * 100 * len(result.results) + 400
+    assert 10_000 <= len(png) <= 1_000_000
+    with Image.open(io.BytesIO(png)) as image:
+        image.verify()
+    with Image.open(io.BytesIO(png)) as image:
+        assert image.size == (width, height)
+        pixels = image.convert("RGB")
+        colours = pixels.getcolors(maxcolors=1_000_000) or []
+        assert len(colours) > 10  # bars, text and grid, not a blank canvas
+
+
+def test_a_request_built_directly_renders_too() -> None:
+    request = BandwidthRequest("1 GB", 10**9, "allgather", nodes=3, gpus=2, over=("ib-hdr", "1gbe"))
+    result = estimate(request, load_catalogue())
+    assert [r.key for r in result.results] == ["ib-hdr", "1gbe"]
+    assert render_table(result).count("\n") >= 4
+    assert _png_size(render_chart(result))[0] > 0
