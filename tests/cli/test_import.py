@@ -108,7 +108,7 @@ def test_base64_response_and_default_output_folder(tmp_path: Path) -> None:
     run = quizbot(str(source), cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "encoding base64" in run.stdout
-    (question,) = load_bank([tmp_path / "questions" / "imported"])
+    (question,) = load_bank([tmp_path / "imported-questions"])
     assert question.text == "Which link is faster: NDR or HDR?"
     assert question.answer_choice.text == "NDR"
 
