@@ -20,11 +20,14 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack._charts import ChartMaker
+from bot.adapters.slack._metrics import ApiErrorCounter
 from bot.adapters.slack._publisher import SlackPublisher
 from bot.adapters.slack.handlers import Handlers
 from bot.config import Settings
 from bot.engine import QuizEngine
 from bot.errors import ConfigError
+from bot.observability.drain import Drain
+from bot.observability.health import Pingable, mount, start_health_server
 from bot.scheduler import run_timers
 
 log = logging.getLogger(__name__)
@@ -66,6 +69,8 @@ def web_client(settings: Settings, session: aiohttp.ClientSession | None = None)
         base_url=url if url.endswith("/") else url + "/",
         session=session,
         retry_handlers=[
+            # First, so it sees every failed call before a retry handler repeats it.
+            ApiErrorCounter(),
             AsyncConnectionErrorRetryHandler(),
             AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES),
         ],
@@ -94,8 +99,13 @@ def assemble(
     return SlackBot(app=app, client=client, publisher=publisher, handlers=handlers)
 
 
-def web_app(app: AsyncApp) -> web.Application:
-    """Return the aiohttp application: Bolt at /slack/events, a health check at /healthz."""
+def web_app(
+    app: AsyncApp, *, store: Pingable | None = None, drain: Drain | None = None
+) -> web.Application:
+    """Return the aiohttp application: Bolt at /slack/events, a health check at /healthz.
+
+    Given the store, /readyz (database reachable, not draining) and /metrics are served too.
+    """
 
     async def events(request: web.Request) -> web.Response:
         response = await app.async_dispatch(await to_bolt_request(request))
@@ -106,13 +116,23 @@ def web_app(app: AsyncApp) -> web.Application:
 
     application = web.Application()
     application.router.add_post(EVENTS_PATH, events)
-    application.router.add_get(HEALTH_PATH, healthz)
+    if store is not None:
+        mount(application, store, drain=drain)
+    else:
+        application.router.add_get(HEALTH_PATH, healthz)
     return application
 
 
-async def start_http(app: AsyncApp, host: str, port: int) -> tuple[web.AppRunner, int]:
+async def start_http(
+    app: AsyncApp,
+    host: str,
+    port: int,
+    *,
+    store: Pingable | None = None,
+    drain: Drain | None = None,
+) -> tuple[web.AppRunner, int]:
     """Serve the app over HTTP; return the runner (to clean up) and the port bound."""
-    runner = web.AppRunner(web_app(app), access_log=None)
+    runner = web.AppRunner(web_app(app, store=store, drain=drain), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
@@ -141,6 +161,12 @@ async def serve(
     charts = ChartMaker.load()
     async with open_runtime(settings) as rt, aiohttp.ClientSession() as session:
         bot = assemble(settings, rt.engine, web_client(settings, session), charts=charts)
+        drain = bot.handlers.drain
+        health = None
+        if settings.health_port is not None:
+            health = await start_health_server(
+                rt.store, host=host, port=settings.health_port, drain=drain
+            )
         timers = asyncio.create_task(
             run_timers(rt.engine, bot.publisher, interval=timer_interval, stop=stop)
         )
@@ -148,17 +174,29 @@ async def serve(
             if socket_mode:
                 await _socket_mode(bot, settings.slack_app_token or "", stop, on_ready)
             else:
-                await _http_mode(bot, host, port, stop, on_ready)
+                await _http_mode(bot, host, port, stop, on_ready, store=rt.store)
         finally:
             stop.set()
+            # Requests already taken were answered before the listener closed; what their
+            # handlers still do after the ack (feedback, card updates) finishes now.
+            await drain.wait(settings.shutdown_timeout)
             await timers
             await bot.publisher.aclose()
+            if health is not None:
+                await health.close()
 
 
 async def _http_mode(
-    bot: SlackBot, host: str, port: int, stop: asyncio.Event, on_ready: Callable[[str], None] | None
+    bot: SlackBot,
+    host: str,
+    port: int,
+    stop: asyncio.Event,
+    on_ready: Callable[[str], None] | None,
+    *,
+    store: Pingable,
 ) -> None:
-    runner, bound = await start_http(bot.app, host, port)
+    drain = bot.handlers.drain
+    runner, bound = await start_http(bot.app, host, port, store=store, drain=drain)
     where = f"http://{host}:{bound}{EVENTS_PATH}"
     log.info("quizbot slack: HTTP mode, listening on %s", where)
     if on_ready is not None:
@@ -166,6 +204,8 @@ async def _http_mode(
     try:
         await stop.wait()
     finally:
+        # /readyz turns 503 first, so a load balancer stops sending before the port closes.
+        drain.begin()
         await runner.cleanup()
 
 

@@ -38,6 +38,8 @@ from bot.config import Settings
 from bot.engine import QuizEngine
 from bot.engine.model import AnswerStatus, ChannelSettings, Place
 from bot.errors import UserError
+from bot.observability.drain import Drain
+from bot.observability.metrics import count_answer, timed
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +68,8 @@ class Handlers:
         self.publisher = publisher
         self.settings = settings
         self.charts = charts
+        # Counts the work still running after each ack, so SIGTERM can let it finish.
+        self.drain = Drain()
 
     def register(self, app: AsyncApp) -> None:
         """Attach every listener and the error boundary to the app."""
@@ -172,6 +176,7 @@ class Handlers:
             round_id, key = _parse_answer(action.get("value", ""))
             user, channel = body["user"]["id"], body["channel"]["id"]
             outcome = await self.engine.answer(PLATFORM, body["team"]["id"], round_id, user, key)
+            count_answer(PLATFORM, outcome.status.value)
             text = render.answer_feedback(outcome)
             await client.chat_postEphemeral(channel=channel, user=user, text=text)
             if outcome.status in COUNTED:
@@ -190,6 +195,7 @@ class Handlers:
             if rnd is None or rnd.message_ref != item["ts"]:
                 return
             outcome = await self.engine.answer(PLATFORM, place.workspace, rnd.id, user, key)
+            count_answer(PLATFORM, outcome.status.value)
             if outcome.status is AnswerStatus.ALREADY and outcome.choice.key == key:
                 return  # a redelivered event, or the same answer again: already told
             text = render.answer_feedback(outcome)
@@ -206,10 +212,13 @@ class Handlers:
         Bolt forgets an ack when its listener raises within the 10 ms it polls for the ack, and
         then answers Slack 404; so listeners never raise after acking.
         """
-        try:
-            yield
-        except Exception as exc:
-            await self.on_error(exc, body, client)
+        kind = "command" if "command" in body else str(body.get("type", "event"))
+        async with self.drain.track():
+            with timed(PLATFORM, kind):
+                try:
+                    yield
+                except Exception as exc:
+                    await self.on_error(exc, body, client)
 
     async def on_error(self, error: Exception, body: Body, client: AsyncWebClient) -> None:
         """Tell the user what went wrong: their mistake as is, ours as an apology with an id."""
