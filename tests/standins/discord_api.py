@@ -813,11 +813,13 @@ class DiscordStandIn:
         await self.dispatch("INTERACTION_CREATE", payload)
 
     async def interact(self, payload: dict[str, Any], *, within: float = 5.0) -> Call:
-        """Dispatch an interaction and return its callback request once it arrives."""
+        """Dispatch an interaction and return its callback once one gets past any rate limit."""
         start = len(self.calls)
         await self.send_interaction(payload)
         path = f"/interactions/{payload['id']}/{payload['token']}/callback"
-        return await self.wait_for(lambda c: c.path == path, within=within, after=start)
+        return await self.wait_for(
+            lambda c: c.path == path and c.status != 429, within=within, after=start
+        )
 
     async def followup(self, payload: dict[str, Any], *, within: float = 5.0) -> Call:
         """Return the first follow-up message sent with this interaction's token."""
@@ -845,6 +847,10 @@ class DiscordStandIn:
                 "message_author_id": msg["author"]["id"],
             },
         )
+
+    def response_message(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Return the message an interaction's response created."""
+        return self._original(payload["token"])
 
     def messages_in(self, channel_id: int) -> list[dict[str, Any]]:
         """Return the messages in a channel, oldest first."""
