@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import sys
 from typing import Any
 
 
@@ -22,6 +23,12 @@ def register(sub: Any) -> None:
     p.add_argument("--tag", help="only questions with this tag (see `quizbot validate`)")
     p.add_argument("--count", type=_positive, default=5, help="how many questions (default 5)")
     p.add_argument("--user", default=None, help="player name for scores (default: login name)")
+    p.add_argument(
+        "--review",
+        action="store_true",
+        help="re-ask questions you got wrong, when they are due again (after 1, 3, 7, 21 days; "
+        "done after two right answers in a row); scores do not change",
+    )
     p.set_defaults(handler=run)
 
 
@@ -41,13 +48,22 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _play(args: argparse.Namespace) -> int:
-    from bot.adapters.console import play_session
+    from bot.adapters.console import play_session, review_session
     from bot.config import load_settings
     from bot.runtime import open_runtime
 
     user = args.user or _login()
+    if args.review and args.tag:
+        print(
+            "quizbot play: --review asks the questions you missed, whatever their tag",
+            file=sys.stderr,
+        )
+        return 2
     async with open_runtime(load_settings()) as rt:
-        await play_session(rt.engine, user=user, tag=args.tag, count=args.count)
+        if args.review:
+            await review_session(rt.engine, user=user, count=args.count)
+        else:
+            await play_session(rt.engine, user=user, tag=args.tag, count=args.count)
     return 0
 
 

@@ -1,0 +1,132 @@
+"""``quizbot play --review`` run as a subprocess, on a database prepared by earlier sessions."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.storage import open_store
+
+BANK = """\
+questions:
+  - id: bf16-bytes
+    question: How many bytes does one bf16 value take?
+    choices: {A: "1", B: "2", C: "4"}
+    answer: B
+    explanation:
+      short: Sixteen bits are two bytes.
+      full: bfloat16 keeps float32's 8-bit exponent and 7 bits of mantissa in 16 bits.
+      why_not: {A: That is fp8 or int8., C: That is fp32.}
+    tags: [memory]
+"""
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    bank = tmp_path / "bank"
+    bank.mkdir()
+    (bank / "q.yaml").write_text(BANK)
+    return {
+        **os.environ,
+        "QUIZBOT_QUESTIONS": str(bank),
+        "QUIZBOT_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'play.db'}",
+    }
+
+
+def play(env: dict[str, str], stdin: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bot", "play", "--user", "ada", *args],
+        input=stdin,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def make_due(env: dict[str, str]) -> None:
+    """Move ada's review of bf16-bytes into the past, as if days had gone by."""
+
+    async def run() -> None:
+        store = await open_store(env["QUIZBOT_DATABASE_URL"])
+        try:
+            item = await store.review_item("console", "local", "ada", "bf16-bytes")
+            assert item is not None
+            past = datetime.now(UTC) - timedelta(minutes=1)
+            assert await store.save_review_item(replace(item, due_at=past))
+        finally:
+            await store.close()
+
+    asyncio.run(run())
+
+
+def answered(env: dict[str, str]) -> int:
+    async def run() -> int:
+        store = await open_store(env["QUIZBOT_DATABASE_URL"])
+        try:
+            rows = await store.score_rows("console", "local", None, user="ada")
+            return sum(r.answered for r in rows)
+        finally:
+            await store.close()
+
+    return asyncio.run(run())
+
+
+def test_nothing_to_review_on_a_fresh_database(env: dict[str, str]):
+    result = play(env, "", "--review")
+    assert result.returncode == 0, result.stderr
+    assert "No missed questions to review." in result.stdout
+    assert result.stderr == ""
+
+
+def test_a_missed_question_comes_back_until_answered_right_twice(env: dict[str, str]):
+    first = play(env, "a\n", "--count", "1")
+    assert "Not quite: you chose A) 1; the answer is B) 2." in first.stdout
+
+    waiting = play(env, "", "--review")
+    assert waiting.returncode == 0
+    assert "Nothing else is due. Next review:" in waiting.stdout
+    assert "Review 1" not in waiting.stdout
+
+    make_due(env)
+    again = play(env, "x\nb\n", "--review")
+    assert again.returncode == 0, again.stderr
+    out = again.stdout
+    assert "Review 1: a question you missed" in out
+    assert "How many bytes does one bf16 value take?" in out
+    assert "'x' is not a choice: type one of A, B, C" in out
+    assert "Right! B) 2" in out
+    assert "It comes back in 1 day" in out
+    assert "bfloat16 keeps float32's 8-bit exponent" in out
+    assert "C) 4: That is fp32." in out
+    assert "Reviewed 1: 1 right. Review answers do not change scores." in out
+
+    make_due(env)
+    done = play(env, "B\n", "--review")
+    assert "Right twice in a row: this question is done." in done.stdout
+    assert "Nothing left to review." in done.stdout
+    assert max(len(line) for line in done.stdout.splitlines()) <= 80
+    assert answered(env) == 1  # only the round answer counts
+    assert "No missed questions to review." in play(env, "", "--review").stdout
+
+
+def test_quitting_a_review_changes_nothing(env: dict[str, str]):
+    play(env, "c\n", "--count", "1")
+    make_due(env)
+    result = play(env, "q\n", "--review")
+    assert result.returncode == 0
+    assert "1 more due now" in result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_review_takes_no_tag(env: dict[str, str]):
+    result = play(env, "", "--review", "--tag", "memory")
+    assert result.returncode == 2
+    assert "--review asks the questions you missed" in result.stderr
