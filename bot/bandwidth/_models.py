@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Link:
+class Link(NamedTuple):
     """A link as the formulas see it: payload bytes per second and seconds of latency."""
 
     bandwidth: float
     latency: float
 
 
-@dataclass(frozen=True, slots=True)
-class Cost:
+class Cost(NamedTuple):
     """The time an operation takes, split into its latency and bandwidth terms."""
 
     latency_s: float
