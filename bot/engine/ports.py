@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from bot.engine.model import (
     AnswerRecord,
@@ -202,6 +202,7 @@ class RoundResult:
     correct: int
 
 
+@runtime_checkable
 class ScheduleStore(Protocol):
     """Durable schedules and slot claims; every method is one transaction."""
 

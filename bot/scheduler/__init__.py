@@ -9,6 +9,7 @@ from bot.scheduler.daily import (
     parse_schedule_text,
     run_scheduler,
     schedule_request,
+    schedule_store_of,
 )
 from bot.scheduler.port import Publisher
 from bot.scheduler.timers import close_due_rounds, run_timers
@@ -25,4 +26,5 @@ __all__ = [
     "run_scheduler",
     "run_timers",
     "schedule_request",
+    "schedule_store_of",
 ]

@@ -23,7 +23,7 @@ from zoneinfo import ZoneInfo
 from bot.engine import QuizEngine
 from bot.engine.model import Question, QuestionCard
 from bot.engine.ports import ClaimKind, Clock, Schedule, ScheduleState, ScheduleStore, utc_now
-from bot.errors import UserError
+from bot.errors import ConfigError, UserError
 from bot.scheduler._digest import WEEK, build_digest, digest_text
 from bot.scheduler._parse import (
     TEXT_USAGE,
@@ -59,6 +59,7 @@ __all__ = [
     "post_due",
     "run_scheduler",
     "schedule_request",
+    "schedule_store_of",
 ]
 
 
@@ -80,6 +81,14 @@ class TickReport:
             self.digests + other.digests,
             self.failed + other.failed,
         )
+
+
+def schedule_store_of(engine: QuizEngine) -> ScheduleStore:
+    """Return the engine's store as the keeper of schedules (ConfigError if it keeps none)."""
+    store = engine.store
+    if not isinstance(store, ScheduleStore):
+        raise ConfigError("the configured store does not keep daily schedules")
+    return store
 
 
 def new_claimant() -> str:

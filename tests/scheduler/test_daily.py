@@ -11,7 +11,8 @@ import pytest
 
 from bot.engine import Place, QuizEngine
 from bot.engine.ports import ClaimKind, Days, Schedule
-from bot.scheduler import run_scheduler
+from bot.errors import ConfigError
+from bot.scheduler import run_scheduler, schedule_store_of
 from bot.scheduler.daily import post_due
 from bot.scheduler.timers import close_due_rounds
 from bot.storage import SqlStore
@@ -252,3 +253,15 @@ async def test_run_scheduler_loops_until_stopped(store: SqlStore):
     stop.set()
     await asyncio.wait_for(task, timeout=5)
     assert len(publisher.cards) == 1
+
+
+async def test_the_schedule_store_is_the_engine_store(store: SqlStore):
+    engine = engine_for(store, FakeClock(MONDAY))
+    assert schedule_store_of(engine) is store
+
+    class RoundsOnly:
+        """A store that keeps rounds but no schedules."""
+
+    engine.store = RoundsOnly()  # type: ignore[assignment]
+    with pytest.raises(ConfigError, match="does not keep daily schedules"):
+        schedule_store_of(engine)
