@@ -895,6 +895,8 @@ class DiscordStandIn:
                     "application": {"id": str(self.application_id), "flags": 0},
                     "private_channels": [],
                     "relationships": [],
+                    # Discord echoes the shard a sharded client identified as.
+                    **({"shard": msg["d"]["shard"]} if "shard" in msg["d"] else {}),
                 },
             )
             for guild in self.guilds.values():

@@ -13,10 +13,13 @@ import yarl
 from discord import app_commands
 
 from bot.adapters.discord import handlers, render
-from bot.adapters.discord._publisher import ChartMaker, DiscordPublisher
+from bot.adapters.discord._publisher import DiscordPublisher
 from bot.config import Settings
 from bot.engine import QuizEngine
 from bot.errors import ConfigError
+from bot.observability.drain import Drain
+from bot.observability.health import start_health_server
+from bot.observability.metrics import timed
 from bot.scheduler import run_timers
 
 log = logging.getLogger(__name__)
@@ -65,20 +68,28 @@ class QuizClient(discord.Client):
         *,
         admins: frozenset[str] = frozenset(),
         guild_id: int | None = None,
-        chart: ChartMaker | None = None,
+        bandwidth: handlers.Bandwidth | None = None,
         timer_interval: float = 5.0,
         refresh_interval: float = 5.0,
         answer_deadline: float = 2.0,
         guild_ready_timeout: float = 2.0,
+        **options: Any,
     ) -> None:
         super().__init__(
             intents=intents(),
             guild_ready_timeout=guild_ready_timeout,
             allowed_mentions=discord.AllowedMentions.none(),
+            **options,  # shard_count and shard_ids, for ShardedQuizClient
         )
+        # Counts the interactions and reactions being handled, so SIGTERM can let them finish.
+        self.drain = Drain()
         self.engine = engine
+        if bandwidth is None:
+            from bot.bandwidth import load_catalogue
+
+            bandwidth = handlers.Bandwidth(load_catalogue())
         self.publisher = DiscordPublisher(
-            self, engine, chart=chart, refresh_interval=refresh_interval
+            self, engine, chart=bandwidth.for_question, refresh_interval=refresh_interval
         )
         tags = sorted({t for q in engine.bank.filter(None) for t in q.tags})
         self.deps = handlers.Deps(
@@ -89,8 +100,9 @@ class QuizClient(discord.Client):
             tags=tuple(tags),
             answer_deadline=answer_deadline,
         )
-        self.tree: app_commands.CommandTree[QuizClient] = app_commands.CommandTree(self)
+        self.tree: app_commands.CommandTree[QuizClient] = TrackedTree(self)
         self.tree.add_command(handlers.QuizCommands(self.deps))
+        self.tree.add_command(handlers.bandwidth_command(bandwidth))
         self.tree.error(handlers.report_error)
         self.guild_id = guild_id
         self.timer_interval = timer_interval
@@ -123,15 +135,19 @@ class QuizClient(discord.Client):
         self, interaction: discord.Interaction[Any], round_id: int, key: str
     ) -> None:
         """Answer a choice button; errors go to the same boundary as commands."""
-        try:
-            await handlers.answer_click(self.deps, interaction, round_id, key)
-        except Exception as exc:
-            await handlers.report_error(interaction, exc)
+        async with self.drain.track():
+            with timed(render.PLATFORM, "button"):
+                try:
+                    await handlers.answer_click(self.deps, interaction, round_id, key)
+                except Exception as exc:
+                    await handlers.report_error(interaction, exc)
 
     async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
         """Grade a letter reaction on a card."""
         try:
-            await handlers.answer_reaction(self.deps, self, payload)
+            async with self.drain.track():
+                with timed(render.PLATFORM, "reaction"):
+                    await handlers.answer_reaction(self.deps, self, payload)
         except Exception:
             log.exception(
                 "could not grade a reaction",
@@ -151,6 +167,34 @@ class QuizClient(discord.Client):
             self._timers = None
         await self.publisher.aclose()
         await super().close()
+
+
+class TrackedTree(app_commands.CommandTree["QuizClient"]):
+    """The command tree, counting and timing each slash command until its handler returns."""
+
+    async def _call(self, interaction: discord.Interaction[Any]) -> None:
+        # discord.py runs every application command through this one method, in its own task.
+        client = self.client
+        async with client.drain.track():
+            with timed(render.PLATFORM, "command"):
+                await super()._call(interaction)
+
+
+class ShardedQuizClient(QuizClient, discord.AutoShardedClient):
+    """The quiz client on several gateway shards in one process (DISCORD_SHARD_COUNT)."""
+
+
+def shard_options(settings: Settings) -> dict[str, Any]:
+    """Return the client's shard arguments: none, or the shard count and this process's ids."""
+    if settings.discord_shard_count is None:
+        if settings.discord_shard_ids:
+            raise ConfigError("DISCORD_SHARD_IDS needs DISCORD_SHARD_COUNT (the total) as well")
+        return {}
+    options: dict[str, Any] = {"shard_count": settings.discord_shard_count}
+    ids = settings.shard_ids()
+    if ids is not None:
+        options["shard_ids"] = ids
+    return options
 
 
 async def application_id(settings: Settings) -> int:
@@ -183,16 +227,36 @@ async def serve(settings: Settings) -> None:
     configure_endpoints(settings.discord_api_url, settings.discord_gateway_url)
     from bot.runtime import open_runtime
 
+    shards = shard_options(settings)
     async with open_runtime(settings) as rt:
-        client = QuizClient(
+        kind = ShardedQuizClient if shards else QuizClient
+        client = kind(
             rt.engine,
             admins=settings.admin_ids(),
             guild_id=settings.discord_guild_id,
+            **shards,
         )
+        if shards:
+            log.info(
+                "running shards %s of %d",
+                shards.get("shard_ids", "all"),
+                settings.discord_shard_count,
+            )
+        health = None
+        if settings.health_port is not None:
+            health = await start_health_server(
+                rt.store, port=settings.health_port, drain=client.drain
+            )
+
+        async def shut_down() -> None:
+            # /readyz turns 503 at once; the handlers in flight finish; then the gateway closes.
+            await client.drain.wait(settings.shutdown_timeout)
+            await client.close()
+
         loop = asyncio.get_running_loop()
         stopping: list[asyncio.Task[None]] = []
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, lambda: stopping.append(loop.create_task(client.close())))
+            loop.add_signal_handler(sig, lambda: stopping.append(loop.create_task(shut_down())))
         try:
             async with client:
                 await client.start(token)
@@ -202,3 +266,5 @@ async def serve(settings: Settings) -> None:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
             await asyncio.gather(*stopping, return_exceptions=True)
+            if health is not None:
+                await health.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import secrets
 from collections import OrderedDict
@@ -14,9 +15,23 @@ from discord import app_commands
 
 from bot.adapters.discord import render
 from bot.adapters.discord._publisher import DiscordPublisher
+from bot.bandwidth import (
+    OPS,
+    BandwidthError,
+    BandwidthRequest,
+    Catalogue,
+    Estimate,
+    estimate,
+    headline,
+    parse_over,
+    parse_size,
+    render_chart,
+    render_table,
+)
 from bot.engine import QuizEngine
-from bot.engine.model import AnswerStatus, Period, Place
+from bot.engine.model import AnswerStatus, ChartSpec, Period, Place
 from bot.errors import NotFound, UserError
+from bot.observability.metrics import count_answer, count_api_error, http_error_kind
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +86,8 @@ async def reply(
 async def report_error(interaction: Interaction, error: BaseException) -> None:
     """Be the one error boundary: show a user error as is, log anything else with an id."""
     original = error.original if isinstance(error, app_commands.CommandInvokeError) else error
+    if isinstance(original, discord.HTTPException):
+        count_api_error(render.PLATFORM, http_error_kind(original.status))
     if isinstance(original, UserError):
         text = str(original)
     elif isinstance(original, app_commands.TransformerError):
@@ -238,6 +255,7 @@ async def answer_click(deps: Deps, interaction: Interaction, round_id: int, key:
     if not done:
         await interaction.response.defer(ephemeral=True, thinking=True)
     outcome = await answering
+    count_answer(render.PLATFORM, outcome.status.value)
     await reply(interaction, render.answer_feedback(outcome))
     if outcome.status in (AnswerStatus.ACCEPTED, AnswerStatus.CHANGED):
         deps.publisher.touch(round_id)
@@ -304,6 +322,7 @@ async def answer_reaction(
     except UserError as exc:
         text = str(exc)
     else:
+        count_answer(render.PLATFORM, outcome.status.value)
         text = render.answer_feedback(outcome)
         if outcome.status in (AnswerStatus.ACCEPTED, AnswerStatus.CHANGED):
             deps.publisher.touch(round_id)
@@ -315,3 +334,104 @@ async def answer_reaction(
         await dm_target.send(render.clip(f"Your answer to {link}\n{text}", render.CONTENT_MAX))
     except discord.Forbidden:
         log.info("user %s does not accept direct messages", payload.user_id)
+
+
+# ---------------------------------------------------------------- /bandwidth
+
+
+class Bandwidth:
+    """Estimates from bot.bandwidth; charts drawn in a worker thread, one at a time."""
+
+    def __init__(self, catalogue: Catalogue) -> None:
+        self.catalogue = catalogue
+        # matplotlib must not draw from two threads at once.
+        self._drawing = asyncio.Lock()
+
+    def estimate(
+        self,
+        size: str,
+        op: str = "transfer",
+        *,
+        nodes: int = 2,
+        gpus: int = 1,
+        nics: int | None = None,
+        step: float | None = None,
+        over: str | tuple[str, ...] | None = None,
+    ) -> Estimate:
+        """Estimate one request; a BandwidthError carries the Discord usage."""
+        try:
+            request = BandwidthRequest(
+                size_text=size,
+                bytes=parse_size(size),
+                op=op,
+                nodes=nodes,
+                gpus=gpus,
+                nics=nics,
+                step=step,
+                over=parse_over(over) if isinstance(over, str) else (over or ()),
+            )
+            return estimate(request, self.catalogue)
+        except BandwidthError as exc:
+            raise BandwidthError(exc.message, usage=render.BANDWIDTH_USAGE) from None
+
+    async def chart(self, result: Estimate) -> discord.File:
+        """Draw the estimate as a PNG attachment."""
+        async with self._drawing:
+            png = await asyncio.to_thread(render_chart, result)
+        return discord.File(io.BytesIO(png), filename="bandwidth.png", description=headline(result))
+
+    async def for_question(self, spec: ChartSpec) -> discord.File | None:
+        """Draw the chart a question's reveal carries (None, logged, if the spec is unusable)."""
+        try:
+            result = self.estimate(
+                spec.size, spec.op, nodes=spec.nodes, gpus=spec.gpus, over=spec.over
+            )
+        except BandwidthError as exc:
+            log.warning("the chart of a question cannot be drawn: %s", exc.message)
+            return None
+        return await self.chart(result)
+
+
+def bandwidth_command(bandwidth: Bandwidth) -> app_commands.Command[Any, Any, None]:
+    """Return the ``/bandwidth`` command: the table in a code block, the chart attached."""
+
+    @app_commands.command(
+        name="bandwidth", description="How long moving data takes over each interconnect"
+    )
+    @app_commands.describe(
+        size="Bytes (140GB, 1.5TiB), bits (400Gb) or parameters (70B params bf16, 13B adam)",
+        op="What moves the data (default: transfer, one point-to-point link)",
+        nodes="Nodes taking part (default 2)",
+        gpus="GPUs per node (default 1)",
+        nics="Network cards per node (default one per GPU)",
+        step="Compute seconds per training step: adds scaling efficiency",
+        over="Interconnects to compare, such as ib-hdr,1gbe (or all)",
+    )
+    @app_commands.choices(op=[app_commands.Choice(name=o, value=o) for o in OPS])
+    async def bandwidth_estimate(
+        interaction: Interaction,
+        size: app_commands.Range[str, 1, 200],
+        op: str = "transfer",
+        nodes: app_commands.Range[int, 1, 100_000] = 2,
+        gpus: app_commands.Range[int, 1, 1024] = 1,
+        nics: app_commands.Range[int, 1, 1024] | None = None,
+        step: app_commands.Range[float, 0.000001, 1_000_000.0] | None = None,
+        over: app_commands.Range[str, 1, 500] | None = None,
+    ) -> None:
+        result = bandwidth.estimate(
+            size, op, nodes=nodes, gpus=gpus, nics=nics, step=step, over=over
+        )
+        # Drawing takes longer than Discord's 3 s allow on a busy machine: defer first.
+        await interaction.response.defer(thinking=True)
+        chart = await bandwidth.chart(result)
+        table = render_table(result)
+        files = [chart]
+        if render.fits_code_block(table):
+            text = render.code_block(table)
+        else:
+            # A long comparison (over:all) does not fit one message: attach the table too.
+            text = render.clip(headline(result), render.CONTENT_MAX - 20) + " (table attached)"
+            files.append(discord.File(io.BytesIO(table.encode()), filename="bandwidth.txt"))
+        await interaction.followup.send(text, files=files)
+
+    return bandwidth_estimate
