@@ -365,8 +365,22 @@ HELP = """\
 Answer with the buttons, or react with 🇦 🇧 🇨 🇩 🇪 on the question (confirmed by DM)."""
 
 
+BANDWIDTH_USAGE = """\
+Usage: /bandwidth size:140GB [op:allreduce] [nodes:4] [gpus:8] [nics:8] [step:0.5] [over:ib-hdr]
+  size   bytes (140GB, 1.5TiB, 800MB), bits (400Gb) or parameters (70B params bf16, 13B adam)
+  op     transfer (default), allreduce, allgather, reducescatter, broadcast, alltoall
+  nodes  nodes (2); gpus: GPUs per node (1); nics: network cards per node (one per GPU)
+  step   compute seconds per training step (adds scaling efficiency)
+  over   interconnect keys to compare, comma-separated, or all"""
+
+
+def fits_code_block(text: str, limit: int = CONTENT_MAX) -> bool:
+    """Return whether text fits a code block of at most ``limit`` characters."""
+    return len(text) + 8 <= limit
+
+
 def code_block(text: str, limit: int = CONTENT_MAX) -> str:
-    """Return text as a code block that fits in ``limit`` characters."""
+    """Return text as a code block of at most ``limit`` characters (clipped if need be)."""
     return "```\n" + clip(text, limit - 8) + "\n```"
 
 
