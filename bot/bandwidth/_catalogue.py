@@ -202,6 +202,9 @@ def _entry(
         )
         return None
     at = f"{at} ({key})"
+    if key == "all":
+        errors.append(f"{at}: 'all' is reserved (over=all compares every interconnect)")
+        return None
     if key in seen:
         errors.append(f"{at}: the key appears twice in this file")
         return None

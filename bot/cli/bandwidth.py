@@ -53,10 +53,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "bandwidth",
         help="estimate transfer and collective times per interconnect (table, JSON, chart)",
         description=(
-            "Estimate how long moving SIZE takes over each interconnect, point to point or as a "
-            "collective such as the ring all-reduce that synchronises gradients. Prints a table "
-            "fastest first, the JSON object with --json, and a PNG chart with --chart. Chat-style "
-            "words work too: quizbot bandwidth 70B params bf16 allreduce nodes=4 gpus=8."
+            "Estimate how long moving SIZE takes over each interconnect, point to point or as\n"
+            "a collective such as the ring all-reduce that synchronises gradients. Prints a\n"
+            "table fastest first, the JSON object with --json, and a PNG chart with --chart.\n"
+            "Chat-style words work too: quizbot bandwidth 70B params bf16 allreduce gpus=8"
         ),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -179,6 +179,7 @@ def test_the_environment_variable_names_the_user_file(
             "sources must be text, or a mapping",
         ),
         ("interconnects:\n  - key: 1gbe\n  - key: 1gbe", "the key appears twice"),
+        ("interconnects:\n  - key: all\n    latency_us: 1", "'all' is reserved"),
         ("default_comparison: [nope]", "default_comparison names unknown interconnect 'nope'"),
         ("default_comparison: nope", "default_comparison must be a list"),
         ("interconnects: [\n", "line"),
