@@ -33,14 +33,17 @@ def format_slowdown(ratio: float) -> str:
 
 def sig3(value: float) -> str:
     """Return ``value`` with about three significant digits and thousands separators."""
-    if value == 0 or not math.isfinite(value):
-        return f"{value:g}"
     if value >= 99.95:
-        return f"{value:,.0f}"
+        return f"{value:,.0f}" if value != math.inf else "inf"
+    if value >= 9.995:
+        return f"{value:.1f}"
+    if value >= 0.9995:
+        return f"{value:.2f}"
+    if not value > 0:
+        return f"{value:g}"
     if value < 1e-4:
         return f"{value:.1e}"
-    digits = min(6, 2 - math.floor(math.log10(value)))
-    return f"{value:.{max(digits, 0)}f}"
+    return f"{value:.{2 - math.floor(math.log10(value))}f}"
 
 
 def headline(estimate: Estimate) -> str:

@@ -31,6 +31,8 @@ Examples:
   /bandwidth 13B adam allreduce nodes=16 gpus=8 step=0.5
   /bandwidth 400Gb over=ib-ndr,roce-400,100gbe,1gbe"""
 
+_OP_ALIASES = {op: op for op in OPS} | dict.fromkeys(("p2p", "sendrecv", "copy"), "transfer")
+_OP_SEPARATORS = str.maketrans("", "", "-_ ")
 _OPTION_KEYS = ("nodes", "gpus", "nics", "step", "over", "intra")
 _INT_RE = re.compile(r"[0-9][0-9_,]*\Z", re.ASCII)
 _STEP_RE = re.compile(
@@ -51,12 +53,13 @@ _KEY_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,31}\Z")
 
 def normalize_op(text: str) -> str:
     """Return the canonical operation name for ``text`` (``all-reduce`` -> ``allreduce``)."""
-    name = re.sub(r"[-_ ]", "", str(text).strip().lower())
-    if name in ("", "p2p", "sendrecv", "copy"):
-        name = "transfer"
-    if name not in OPS:
+    key = _op_key(text)
+    if not key:
+        return "transfer"
+    found = _OP_ALIASES.get(key)
+    if found is None:
         raise BandwidthError(f"Unknown operation {text!r}. Choose one of {', '.join(OPS)}.")
-    return name
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,11 +214,9 @@ def _check_count(name: str, value: object, limit: int) -> None:
         raise BandwidthError(f"{name}= must be between 1 and {limit:,}; got {value:,}.")
 
 
+def _op_key(text: object) -> str:
+    return str(text).strip().lower().translate(_OP_SEPARATORS)
+
+
 def _is_op(word: str) -> bool:
-    if not any(c.isalpha() for c in word):
-        return False
-    try:
-        normalize_op(word)
-    except BandwidthError:
-        return False
-    return True
+    return _op_key(word) in _OP_ALIASES
