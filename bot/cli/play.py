@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import getpass
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bot.engine.model import Question
 
 
 def register(sub: Any) -> None:
@@ -44,6 +46,8 @@ def _positive(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run the session; exit 0 when it ends normally (quit, EOF or Ctrl-C)."""
+    import asyncio
+
     return asyncio.run(_play(args))
 
 
@@ -63,8 +67,23 @@ async def _play(args: argparse.Namespace) -> int:
         if args.review:
             await review_session(rt.engine, user=user, count=args.count)
         else:
-            await play_session(rt.engine, user=user, tag=args.tag, count=args.count)
+            await play_session(
+                rt.engine, user=user, tag=args.tag, count=args.count, chart_table=_chart_table
+            )
     return 0
+
+
+def _chart_table(question: Question) -> str | None:
+    """Return the bandwidth table a question's chart asks for (None if it cannot be computed)."""
+    from bot.bandwidth import BandwidthError, render_table
+    from bot.engine.charts import chart_estimate
+
+    if question.chart is None:
+        return None
+    try:
+        return render_table(chart_estimate(question.chart))
+    except BandwidthError:
+        return None
 
 
 def _login() -> str:

@@ -24,6 +24,7 @@ questions:
     tags: [net]
     difficulty: easy
     references: [{title: InfiniBand Trade Association, url: "https://www.infinibandta.org/"}]
+    chart: {size: "7B grads bf16", op: allreduce, nodes: 16, over: [ib-hdr, 1gbe]}
   - id: bf16-bytes
     question: How many bytes does one bf16 value take?
     choices: {A: "1", B: "2", C: "4"}
@@ -72,6 +73,9 @@ def test_piped_session_with_a_bad_answer_then_quit(env: dict[str, str]):
     assert "B) 1 GbE: One gigabit per second is 400 times slower." in out
     assert "https://www.infinibandta.org/" in out
     assert "Score: 1/1 correct, 1 points." in out
+    # The question's chart is printed as the /bandwidth table.
+    assert "allreduce of 7B grads bf16 = 14 GB" in out
+    assert "InfiniBand HDR 200G" in out
     assert "Traceback" not in result.stderr
     assert result.stderr == ""
 
