@@ -62,7 +62,7 @@ def headline(estimate: Estimate) -> str:
     return f"{line}, {req.nodes} nodes{gpus}{nics_text}{step}"
 
 
-def render_table(estimate: Estimate) -> str:
+def render_table(estimate: Estimate, width: int = WIDTH) -> str:
     """Return the aligned text table, fastest first, with the assumptions line under it."""
     req = estimate.request
     collective = req.op != "transfer"
@@ -80,14 +80,14 @@ def render_table(estimate: Estimate) -> str:
     widths[0] = 1
     # Everything but the name is fixed; the name gets what is left of the width.
     others = sum(w for i, w in enumerate(widths) if i != 2) + 2 * (len(widths) - 1)
-    widths[2] = max(len(header[2]), min(widths[2], WIDTH - others))
-    lines = wrap(headline(estimate), WIDTH)
+    widths[2] = max(len(header[2]), min(widths[2], width - others))
+    lines = wrap(headline(estimate), width)
     lines.append(_line(header, widths, right))
     lines += [_line(row, widths, right) for row in rows]
     if any(r.quiz_choice for r in estimate.results):
         lines.append(QUIZ_NOTE)
-    lines += wrap(estimate.assumptions, WIDTH)
-    return "\n".join(line[:WIDTH].rstrip() for line in lines)
+    lines += wrap(estimate.assumptions, width)
+    return "\n".join(line[:width].rstrip() for line in lines)
 
 
 def to_json(estimate: Estimate) -> dict[str, Any]:
