@@ -848,6 +848,10 @@ class DiscordStandIn:
             },
         )
 
+    def add_message(self, channel_id: int, body: dict[str, Any]) -> dict[str, Any]:
+        """Put a bot message into a channel, as if the bot had posted it."""
+        return self._new_message(self._channel(channel_id), body, [])
+
     def response_message(self, payload: dict[str, Any]) -> dict[str, Any]:
         """Return the message an interaction's response created."""
         return self._original(payload["token"])
