@@ -22,7 +22,7 @@ from tests.adapters.discord.conftest import (
     post_card,
     running,
 )
-from tests.standins.discord_api import DiscordStandIn, UserRef
+from tests.standins.discord_api import EPHEMERAL, DiscordStandIn, UserRef
 
 CUSTOM_ID = re.compile(r"quiz:(\d+):([A-E])")
 
@@ -389,3 +389,21 @@ async def test_the_gateway_resumes_and_clicks_still_work(
     assert api.resumes and api.resumes[0]["session_id"]
     call = await api.interact(api.click(int(card["id"]), f"quiz:{round_id}:A", user=1004))
     assert is_ephemeral(call)
+
+
+async def test_a_slow_database_gets_the_click_deferred_then_answered(
+    engine: QuizEngine, api: DiscordStandIn, db_url: str
+) -> None:
+    async with running(engine, api, answer_deadline=0.2):
+        card, round_id = await post_card(api, engine, tag="storage")
+        payload = api.click(int(card["id"]), f"quiz:{round_id}:B", user=1201)
+        # Another writer holds the database, as a busy replica would: the answer has to wait.
+        async with aiosqlite.connect(db_url.split("///", 1)[1]) as db:
+            await db.execute("BEGIN IMMEDIATE")
+            deferred = await api.interact(payload)
+            assert deferred.body == {"type": 5, "data": {"flags": EPHEMERAL}}
+            assert await engine.answered_count(round_id) == 0
+            await db.rollback()
+        follow = await api.followup(payload, within=30)
+        assert "Right!" in content_of(follow) and is_ephemeral(follow)
+        assert await engine.answered_count(round_id) == 1
