@@ -1,7 +1,8 @@
 """Durable state: the engine's Store protocol on SQLAlchemy Core (SQLite or PostgreSQL)."""
 
 from bot.engine.ports import Store
+from bot.storage._installations import InstallationSql
 from bot.storage._schema import latest_version
 from bot.storage._store import SqlStore, make_engine, open_store
 
-__all__ = ["SqlStore", "Store", "latest_version", "make_engine", "open_store"]
+__all__ = ["InstallationSql", "SqlStore", "Store", "latest_version", "make_engine", "open_store"]

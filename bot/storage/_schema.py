@@ -175,6 +175,27 @@ review_answers = sa.Table(
     sa.Index("ix_review_answers_user", "platform", "workspace", "user_id", "answered_at"),
 )
 
+# Slack apps installed into many workspaces through the OAuth flow: one row per installer and
+# one (user_id "") for the workspace's latest installation. ``data`` holds the installation as
+# JSON, bot token included, so this table deserves the database's access controls.
+slack_installations = sa.Table(
+    "slack_installations",
+    metadata,
+    sa.Column("enterprise_id", sa.String(32), primary_key=True),
+    sa.Column("team_id", sa.String(32), primary_key=True),
+    sa.Column("user_id", sa.String(32), primary_key=True),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.Column("installed_at", UTCDateTime, nullable=False),
+)
+
+# One-time values that tie an OAuth callback to the install page that sent the user to Slack.
+slack_oauth_states = sa.Table(
+    "slack_oauth_states",
+    metadata,
+    sa.Column("state", sa.String(64), primary_key=True),
+    sa.Column("expires_at", UTCDateTime, nullable=False),
+)
+
 
 def _create(*tables: sa.Table) -> Callable[[Connection], None]:
     def run(conn: Connection) -> None:
@@ -191,6 +212,11 @@ MIGRATIONS: list[Migration] = [
         2,
         "schedules, slot claims, review items and answers",
         _create(schedules, slot_claims, review_items, review_answers),
+    ),
+    (
+        3,
+        "Slack installations and OAuth states",
+        _create(slack_installations, slack_oauth_states),
     ),
 ]
 

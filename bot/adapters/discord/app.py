@@ -20,6 +20,7 @@ from bot.errors import ConfigError
 from bot.observability.drain import Drain
 from bot.observability.health import start_health_server
 from bot.observability.metrics import timed
+from bot.observability.redact import install_redaction
 from bot.scheduler import run_timers
 
 log = logging.getLogger(__name__)
@@ -224,6 +225,7 @@ async def serve(settings: Settings) -> None:
     settings.require("DISCORD_TOKEN")
     token = settings.discord_token
     assert token is not None
+    install_redaction([token])
     configure_endpoints(settings.discord_api_url, settings.discord_gateway_url)
     from bot.runtime import open_runtime
 

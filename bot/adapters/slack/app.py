@@ -13,6 +13,7 @@ from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
@@ -21,6 +22,14 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack._charts import ChartMaker
 from bot.adapters.slack._metrics import ApiErrorCounter
+from bot.adapters.slack._oauth import (
+    InstallationPublisher,
+    SqlInstallationStore,
+    SqlStateStore,
+    TokenClient,
+    bind_workspace,
+    oauth_settings,
+)
 from bot.adapters.slack._publisher import SlackPublisher
 from bot.adapters.slack.handlers import Handlers
 from bot.config import Settings
@@ -28,7 +37,9 @@ from bot.engine import QuizEngine
 from bot.errors import ConfigError
 from bot.observability.drain import Drain
 from bot.observability.health import Pingable, mount, start_health_server
-from bot.scheduler import run_timers
+from bot.observability.redact import install_redaction
+from bot.scheduler import Publisher, run_timers
+from bot.storage import InstallationSql
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +60,15 @@ class SlackBot:
 
 def check_credentials(settings: Settings) -> bool:
     """Raise ConfigError naming a missing variable; return True for Socket Mode."""
-    settings.require("SLACK_BOT_TOKEN")
+    if settings.slack_oauth():
+        # Each workspace's token comes from its installation; installing needs HTTP mode.
+        if settings.slack_app_token:
+            raise ConfigError(
+                "SLACK_APP_TOKEN is set with SLACK_CLIENT_ID: the OAuth install flow needs HTTP "
+                "mode, so unset SLACK_APP_TOKEN"
+            )
+    else:
+        settings.require("SLACK_BOT_TOKEN")
     if settings.slack_app_token:
         return True
     if not settings.slack_signing_secret:
@@ -63,7 +82,9 @@ def check_credentials(settings: Settings) -> bool:
 def web_client(settings: Settings, session: aiohttp.ClientSession | None = None) -> AsyncWebClient:
     """Return the Web API client: SLACK_API_URL honoured, rate-limited calls retried."""
     url = settings.slack_api_url or AsyncWebClient.BASE_URL
-    return AsyncWebClient(
+    # With many workspaces the client has no token of its own; it uses the one being served.
+    kind = TokenClient if settings.slack_oauth() else AsyncWebClient
+    return kind(
         token=settings.slack_bot_token,
         # The client joins method names onto the base URL, so it must end with a slash.
         base_url=url if url.endswith("/") else url + "/",
@@ -84,6 +105,7 @@ def assemble(
     *,
     charts: ChartMaker,
     refresh_every: float = 3.0,
+    oauth: AsyncOAuthSettings | None = None,
 ) -> SlackBot:
     """Build the Bolt app with every listener on top of an engine and a client."""
     publisher = SlackPublisher(client, engine, charts=charts, refresh_every=refresh_every)
@@ -93,7 +115,10 @@ def assemble(
         signing_secret=settings.slack_signing_secret or "",
         # Socket Mode requests come over an authenticated WebSocket and carry no signature.
         request_verification_enabled=not settings.slack_app_token,
+        oauth_settings=oauth,
     )
+    if oauth is not None:
+        app.middleware(bind_workspace)
     handlers = Handlers(engine, publisher, settings, charts)
     handlers.register(app)
     return SlackBot(app=app, client=client, publisher=publisher, handlers=handlers)
@@ -116,6 +141,21 @@ def web_app(
 
     application = web.Application()
     application.router.add_post(EVENTS_PATH, events)
+    flow = app.oauth_flow
+    if flow is not None:
+
+        async def install(request: web.Request) -> web.Response:
+            return await to_aiohttp_response(
+                await flow.handle_installation(await to_bolt_request(request))
+            )
+
+        async def redirect(request: web.Request) -> web.Response:
+            return await to_aiohttp_response(
+                await flow.handle_callback(await to_bolt_request(request))
+            )
+
+        application.router.add_get(flow.install_path, install)
+        application.router.add_get(flow.redirect_uri_path, redirect)
     if store is not None:
         mount(application, store, drain=drain)
     else:
@@ -155,12 +195,30 @@ async def serve(
     from bot.runtime import open_runtime
 
     socket_mode = check_credentials(settings)
+    install_redaction(
+        [
+            settings.slack_bot_token,
+            settings.slack_signing_secret,
+            settings.slack_client_secret,
+            settings.slack_app_token,
+        ]
+    )
     stop = stop or asyncio.Event()
     if handle_signals:
         _stop_on_signals(stop)
     charts = ChartMaker.load()
     async with open_runtime(settings) as rt, aiohttp.ClientSession() as session:
-        bot = assemble(settings, rt.engine, web_client(settings, session), charts=charts)
+        oauth = None
+        background: Publisher | None = None
+        if settings.slack_oauth():
+            sql = InstallationSql(rt.store)
+            installations = SqlInstallationStore(sql)
+            oauth = oauth_settings(settings, installations, SqlStateStore(sql))
+        bot = assemble(
+            settings, rt.engine, web_client(settings, session), charts=charts, oauth=oauth
+        )
+        if oauth is not None:
+            background = InstallationPublisher(bot.publisher, installations)
         drain = bot.handlers.drain
         health = None
         if settings.health_port is not None:
@@ -168,7 +226,7 @@ async def serve(
                 rt.store, host=host, port=settings.health_port, drain=drain
             )
         timers = asyncio.create_task(
-            run_timers(rt.engine, bot.publisher, interval=timer_interval, stop=stop)
+            run_timers(rt.engine, background or bot.publisher, interval=timer_interval, stop=stop)
         )
         try:
             if socket_mode:

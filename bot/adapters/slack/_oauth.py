@@ -1,0 +1,265 @@
+"""Many workspaces: Slack's OAuth install flow, with installations kept in quizbot's database.
+
+With SLACK_CLIENT_ID and SLACK_CLIENT_SECRET set, /slack/install sends an admin to Slack and
+/slack/oauth_redirect stores the workspace's bot token. Bolt then authorises each request with
+its workspace's token; what the bot posts on its own (timers, daily questions) looks the token up
+by the round's workspace. Tokens are never logged: only team ids are.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from base64 import b64encode
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from datetime import timedelta
+from typing import Any
+
+from slack_bolt.async_app import AsyncBoltContext
+from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
+from slack_bolt.response import BoltResponse
+from slack_sdk.oauth.installation_store import Bot, Installation
+from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
+from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
+from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.web.async_slack_response import AsyncSlackResponse
+
+from bot.adapters.slack._publisher import PLATFORM, SlackPublisher
+from bot.config import Settings
+from bot.engine.model import Place, QuestionCard, Reveal
+from bot.engine.ports import Clock, utc_now
+from bot.storage import InstallationSql
+
+log = logging.getLogger(__name__)
+
+INSTALL_PATH = "/slack/install"
+REDIRECT_PATH = "/slack/oauth_redirect"
+STATE_LIFETIME = timedelta(minutes=10)
+# The bot scopes of deploy/slack-manifest.yaml: what the handlers and the publisher call.
+BOT_SCOPES = (
+    "commands",
+    "chat:write",
+    "chat:write.public",
+    "reactions:read",
+    "users:read",
+    "files:write",
+)
+
+# The bot token of the workspace being served, for clients built without one.
+CURRENT_TOKEN: ContextVar[str | None] = ContextVar("quizbot_slack_token", default=None)
+
+# Installation's keyword arguments: the document stored is exactly what rebuilds it.
+_FIELDS = (
+    "app_id",
+    "enterprise_id",
+    "enterprise_name",
+    "enterprise_url",
+    "team_id",
+    "team_name",
+    "bot_token",
+    "bot_id",
+    "bot_user_id",
+    "bot_scopes",
+    "bot_refresh_token",
+    "bot_token_expires_at",
+    "user_id",
+    "user_token",
+    "user_scopes",
+    "user_refresh_token",
+    "user_token_expires_at",
+    "incoming_webhook_url",
+    "incoming_webhook_channel",
+    "incoming_webhook_channel_id",
+    "incoming_webhook_configuration_url",
+    "is_enterprise_install",
+    "token_type",
+    "installed_at",
+    "custom_values",
+)
+
+
+def _document(installation: Installation) -> dict[str, Any]:
+    return {name: getattr(installation, name, None) for name in _FIELDS}
+
+
+class SqlInstallationStore(AsyncInstallationStore):
+    """slack_sdk's installation store on quizbot's database (every replica sees every install)."""
+
+    def __init__(self, sql: InstallationSql, *, clock: Clock = utc_now) -> None:
+        self.sql = sql
+        self.clock = clock
+
+    @property
+    def logger(self) -> logging.Logger:
+        """Return the logger slack_sdk expects (it never receives a token)."""
+        return log
+
+    async def async_save(self, installation: Installation) -> None:
+        """Store an installation (the workspace's latest, and its installer's)."""
+        await self.sql.save_installation(
+            installation.enterprise_id,
+            installation.team_id,
+            installation.user_id,
+            _document(installation),
+            self.clock(),
+        )
+        log.info("installed in workspace %s", installation.team_id)
+
+    async def async_save_bot(self, bot: Bot) -> None:
+        """Keep nothing apart: the bot is saved with its installation."""
+
+    async def async_find_installation(
+        self,
+        *,
+        enterprise_id: str | None,
+        team_id: str | None,
+        user_id: str | None = None,
+        is_enterprise_install: bool | None = False,
+    ) -> Installation | None:
+        """Return the workspace's latest installation, or one installer's."""
+        if is_enterprise_install:
+            team_id = None
+        document = await self.sql.find_installation(enterprise_id, team_id, user_id)
+        return Installation(**document) if document is not None else None
+
+    async def async_find_bot(
+        self,
+        *,
+        enterprise_id: str | None,
+        team_id: str | None,
+        is_enterprise_install: bool | None = False,
+    ) -> Bot | None:
+        """Return the workspace's bot (token included), or None if it is not installed."""
+        installation = await self.async_find_installation(
+            enterprise_id=enterprise_id,
+            team_id=team_id,
+            is_enterprise_install=is_enterprise_install,
+        )
+        if installation is None or installation.bot_token is None:
+            return None
+        return installation.to_bot()
+
+    async def async_delete_installation(
+        self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None
+    ) -> None:
+        """Forget one installer's installation, or every one of the workspace."""
+        await self.sql.delete_installations(enterprise_id, team_id, user_id)
+        log.info("uninstalled from workspace %s", team_id)
+
+    async def async_delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
+        """Forget the workspace's installations (its bot token goes with them)."""
+        await self.sql.delete_installations(enterprise_id, team_id)
+
+    async def async_delete_all(self, *, enterprise_id: str | None, team_id: str | None) -> None:
+        """Forget everything about the workspace."""
+        await self.sql.delete_installations(enterprise_id, team_id)
+
+    async def bot_token(self, workspace: str) -> str | None:
+        """Return the bot token of a workspace, or None if the app is not installed there."""
+        bot = await self.async_find_bot(enterprise_id=None, team_id=workspace)
+        return bot.bot_token if bot is not None else None
+
+
+class SqlStateStore(AsyncOAuthStateStore):
+    """One-time OAuth state values in the database: issued by one replica, used on any."""
+
+    def __init__(self, sql: InstallationSql, *, clock: Clock = utc_now) -> None:
+        self.sql = sql
+        self.clock = clock
+
+    @property
+    def logger(self) -> logging.Logger:
+        """Return the logger slack_sdk expects."""
+        return log
+
+    async def async_issue(self, *args: Any, **kwargs: Any) -> str:
+        """Issue a new state value."""
+        state = secrets.token_urlsafe(32)
+        await self.sql.issue_state(state, self.clock() + STATE_LIFETIME)
+        return state
+
+    async def async_consume(self, state: str) -> bool:
+        """Use a state value: True only once, and only before it expires."""
+        return await self.sql.consume_state(state, self.clock())
+
+
+def oauth_settings(
+    settings: Settings, installations: SqlInstallationStore, states: SqlStateStore
+) -> AsyncOAuthSettings:
+    """Return Bolt's OAuth settings on the database stores."""
+    return AsyncOAuthSettings(
+        client_id=settings.slack_client_id,
+        client_secret=settings.slack_client_secret,
+        scopes=list(BOT_SCOPES),
+        redirect_uri=settings.slack_redirect_uri,
+        install_path=INSTALL_PATH,
+        redirect_uri_path=REDIRECT_PATH,
+        installation_store=installations,
+        state_store=states,
+        state_expiration_seconds=int(STATE_LIFETIME.total_seconds()),
+    )
+
+
+class TokenClient(AsyncWebClient):
+    """A Web API client without a token of its own: it uses the current workspace's."""
+
+    async def api_call(
+        self, api_method: str, *, headers: dict[str, str] | None = None, **kwargs: Any
+    ) -> AsyncSlackResponse:
+        """Call the method with the bot token of the workspace being served."""
+        token = CURRENT_TOKEN.get()
+        if self.token is None and token:
+            headers = {**(headers or {}), "Authorization": f"Bearer {token}"}
+        auth = kwargs.pop("auth", None)
+        if auth is not None:
+            # oauth.v2.access authenticates the app itself; build the header here, since
+            # aiohttp deprecates the BasicAuth helper slack_sdk would use.
+            pair = f"{auth['client_id']}:{auth['client_secret']}".encode()
+            headers = {**(headers or {}), "Authorization": f"Basic {b64encode(pair).decode()}"}
+        response: AsyncSlackResponse = await super().api_call(api_method, headers=headers, **kwargs)
+        return response
+
+
+@contextmanager
+def serving(token: str | None) -> Iterator[None]:
+    """Make ``token`` the current workspace's within the block (and tasks started in it)."""
+    reset = CURRENT_TOKEN.set(token)
+    try:
+        yield
+    finally:
+        CURRENT_TOKEN.reset(reset)
+
+
+async def bind_workspace(
+    context: AsyncBoltContext, next: Callable[[], Awaitable[BoltResponse]]
+) -> BoltResponse:
+    """Bolt middleware: the request's workspace token becomes the current one."""
+    CURRENT_TOKEN.set(context.bot_token)
+    return await next()
+
+
+class InstallationPublisher:
+    """The publisher for posts nobody asked for (timers, schedules): each with its own token."""
+
+    platform = PLATFORM
+
+    def __init__(self, inner: SlackPublisher, installations: SqlInstallationStore) -> None:
+        self.inner = inner
+        self.installations = installations
+
+    async def post_card(self, card: QuestionCard) -> str:
+        """Post a card with the token of the card's workspace."""
+        with serving(await self.installations.bot_token(card.round.place.workspace)):
+            return await self.inner.post_card(card)
+
+    async def publish_reveal(self, reveal: Reveal) -> None:
+        """Reveal with the token of the round's workspace."""
+        with serving(await self.installations.bot_token(reveal.round.place.workspace)):
+            await self.inner.publish_reveal(reveal)
+
+    async def post_text(self, place: Place, text: str) -> None:
+        """Post text with the token of the place's workspace."""
+        with serving(await self.installations.bot_token(place.workspace)):
+            await self.inner.post_text(place, text)

@@ -1,0 +1,229 @@
+"""Many workspaces: the OAuth install flow, a token per workspace, and workspaces kept apart."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from bot.adapters.slack._oauth import BOT_SCOPES
+from bot.adapters.slack.app import check_credentials, serve
+from bot.config import Settings
+from bot.errors import ConfigError
+from bot.storage import InstallationSql, SqlStore, open_store
+from tests.adapters.slack.conftest import BANK, CHANNEL, SECRET, Sender, round_of
+from tests.standins.slack_api import SlackApiStandIn
+
+CLIENT_SECRET = "client-secret-not-for-logs"
+TIMEOUT = aiohttp.ClientTimeout(total=10)
+
+
+def bot_token(team: str) -> str:
+    return f"xoxb-{team}-token-not-for-logs"
+
+
+class OAuthStandIn(SlackApiStandIn):
+    """The stand-in, also exchanging an install code for the bot token of the code's team."""
+
+    def _answer(self, method: str, params: dict[str, Any], request: web.Request) -> dict:
+        if method == "oauth.v2.access":
+            team = str(params["code"]).removeprefix("code-")
+            return {
+                "ok": True,
+                "app_id": "A0APP",
+                "authed_user": {"id": f"UADMIN{team}"},
+                "scope": ",".join(BOT_SCOPES),
+                "token_type": "bot",
+                "access_token": bot_token(team),
+                "bot_user_id": "U0BOT",
+                "team": {"id": team, "name": f"Team {team}"},
+                "enterprise": None,
+                "is_enterprise_install": False,
+            }
+        answer = super()._answer(method, params, request)
+        if method == "auth.test":
+            # Answer for the workspace whose token was used, as Slack does.
+            token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+            match = re.fullmatch(r"xoxb-(\w+)-token-not-for-logs", token)
+            if match:
+                answer["team_id"] = match.group(1)
+        return answer
+
+
+@pytest.fixture
+async def standin() -> AsyncIterator[OAuthStandIn]:
+    s = OAuthStandIn()
+    await s.start()
+    try:
+        yield s
+    finally:
+        await s.stop()
+
+
+def oauth_settings(tmp_path: Path, standin: SlackApiStandIn) -> Settings:
+    return Settings(
+        SLACK_CLIENT_ID="1111.2222",
+        SLACK_CLIENT_SECRET=CLIENT_SECRET,
+        SLACK_SIGNING_SECRET=SECRET,
+        SLACK_API_URL=standin.url,
+        QUIZBOT_DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'oauth.db'}",
+        QUIZBOT_QUESTIONS=str(BANK),
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"SLACK_CLIENT_ID": "1.2"}, "SLACK_CLIENT_SECRET is not set"),
+        ({"SLACK_CLIENT_SECRET": "x"}, "SLACK_CLIENT_ID is not set"),
+        (
+            {"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "x", "SLACK_APP_TOKEN": "xapp-1"},
+            "needs HTTP mode",
+        ),
+    ],
+)
+def test_oauth_settings_are_checked(env: dict[str, str], message: str):
+    with pytest.raises(ConfigError, match=message):
+        check_credentials(Settings(SLACK_SIGNING_SECRET="s", **env))
+
+
+def test_oauth_mode_needs_no_bot_token():
+    settings = Settings(SLACK_CLIENT_ID="1.2", SLACK_CLIENT_SECRET="x", SLACK_SIGNING_SECRET="s")
+    assert check_credentials(settings) is False  # HTTP mode
+
+
+async def install(session: aiohttp.ClientSession, base: str, team: str) -> tuple[int, str]:
+    """Go through the install page and Slack's redirect back; return the callback's answer."""
+    async with session.get(f"{base}/slack/install", timeout=TIMEOUT) as page:
+        assert page.status == 200
+        html = await page.text()
+        cookie = page.headers["Set-Cookie"].split(";")[0]
+    state = re.search(r"state=([\w-]+)", html)
+    assert state is not None and "client_id=1111.2222" in html
+    url = f"{base}/slack/oauth_redirect?code=code-{team}&state={state.group(1)}"
+    async with session.get(url, headers={"Cookie": cookie}, timeout=TIMEOUT) as done:
+        return done.status, url + "\n" + cookie
+
+
+async def test_two_workspaces_install_and_stay_apart(
+    tmp_path: Path, standin: OAuthStandIn, caplog: pytest.LogCaptureFixture
+):
+    caplog.set_level(logging.DEBUG)
+    settings = oauth_settings(tmp_path, standin)
+    stop = asyncio.Event()
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    task = asyncio.create_task(
+        serve(
+            settings,
+            host="127.0.0.1",
+            port=0,
+            stop=stop,
+            on_ready=ready.set_result,
+            timer_interval=0.1,
+        )
+    )
+    store: SqlStore | None = None
+    try:
+        events = await asyncio.wait_for(ready, 20)
+        base = events.removesuffix("/slack/events")
+        async with aiohttp.ClientSession() as session:
+            for team in ("TAAA", "TBBB"):
+                status, used = await install(session, base, team)
+                assert status == 200
+            # A state works once: the same callback again is refused.
+            url, cookie = used.split("\n")
+            async with session.get(url, headers={"Cookie": cookie}, timeout=TIMEOUT) as again:
+                assert again.status in (400, 401)
+            assert len(standin.of("oauth.v2.access")) == 2  # the replay never reached Slack
+
+            store = await open_store(settings.database_url)
+            sql = InstallationSql(store)
+            for team in ("TAAA", "TBBB"):
+                stored = await sql.find_installation(None, team)
+                assert stored is not None and stored["bot_token"] == bot_token(team)
+
+            slack = Sender(standin=standin, session=session, url=events)
+            posted: dict[str, int] = {}
+            for team in ("TAAA", "TBBB"):
+                before = len(standin.of("chat.postMessage"))
+                reply = await slack.command("next storage", team=team, respond_to=f"next-{team}")
+                assert reply.status == 200
+                calls = await standin.wait_calls("chat.postMessage", before + 1)
+                # Each workspace's card goes out with that workspace's own token.
+                assert calls[before].token == bot_token(team)
+                posted[team] = round_of(calls[before].params["blocks"])
+
+            # The same channel and user ids in both workspaces: TBBB cannot answer TAAA's round.
+            a_round = posted["TAAA"]
+            await slack.click(a_round, "A", user="U1", team="TBBB", respond_to="cross")
+            await standin.wait_for(lambda: bool(standin.responses_to("cross")), within=10)
+            assert "does not exist here" in standin.responses_to("cross")[0]["text"]
+            assert await store.count_answers(a_round) == 0
+            await slack.click(a_round, "A", user="U1", team="TAAA")
+            told = await standin.wait_calls("chat.postEphemeral", 1, within=10)
+            assert told[0].token == bot_token("TAAA")
+            assert await store.count_answers(a_round) == 1
+
+            # Closing in TBBB's channel closes TBBB's round only.
+            await slack.command("close", team="TBBB", respond_to="close-b")
+            await standin.wait_for(
+                lambda: any(
+                    c.token == bot_token("TBBB") and c.params.get("thread_ts")
+                    for c in standin.of("chat.postMessage")
+                ),
+                within=10,
+            )
+            b_round = await store.get_round(posted["TBBB"])
+            a_open = await store.get_round(a_round)
+            assert b_round is not None and b_round.closed_at is not None
+            assert a_open is not None and a_open.closed_at is None
+
+            # Scores: TBBB's leaderboard does not see TAAA's point.
+            await slack.command("leaderboard all", team="TBBB", user="U1", respond_to="lb-b")
+            await slack.command("leaderboard all", team="TAAA", user="U1", respond_to="lb-a")
+            await standin.wait_for(
+                lambda: bool(standin.responses_to("lb-a")) and bool(standin.responses_to("lb-b")),
+                within=10,
+            )
+            assert "<@U1>" in standin.responses_to("lb-a")[0]["text"]
+            assert "<@U1>" not in standin.responses_to("lb-b")[0]["text"]
+
+            # The timer closes TAAA's round on its own and reveals it with TAAA's token.
+            async with store.write() as conn:
+                from bot.storage._schema import rounds
+
+                past = datetime.now(UTC) - timedelta(minutes=1)
+                await conn.execute(
+                    rounds.update().where(rounds.c.id == a_round).values(closes_at=past)
+                )
+            await standin.wait_for(
+                lambda: any(
+                    c.token == bot_token("TAAA") and c.params.get("thread_ts")
+                    for c in standin.of("chat.postMessage")
+                ),
+                within=10,
+            )
+            assert {c.token for c in standin.of("chat.update")} <= {
+                bot_token("TAAA"),
+                bot_token("TBBB"),
+            }
+            assert all(c.params["channel"] == CHANNEL for c in standin.of("chat.update"))
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 20)
+        if store is not None:
+            await store.close()
+    secrets_seen = [
+        r.getMessage()
+        for r in caplog.records
+        if "token-not-for-logs" in r.getMessage() or CLIENT_SECRET in r.getMessage()
+    ]
+    assert secrets_seen == []
