@@ -70,7 +70,10 @@ def parse_zone(text: str) -> str:
     except (ZoneInfoNotFoundError, ValueError):
         pass  # listed but unreadable here: treated as unknown
     close = difflib.get_close_matches(name, sorted(_zones_by_folded_name().values()), n=3)
-    hint = f" Did you mean {' or '.join(close)}?" if close else ""
+    hint = ""
+    if close:
+        names = close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}"
+        hint = f" Did you mean {names}?"
     raise UserError(
         f"`{text}` is not a time zone I know.{hint} Use an IANA name (Area/City), "
         f"such as {', '.join(ZONE_EXAMPLES)}.",

@@ -12,7 +12,7 @@ import discord
 import yarl
 from discord import app_commands
 
-from bot.adapters.discord import handlers, render
+from bot.adapters.discord import _daily, handlers, render
 from bot.adapters.discord._publisher import DiscordPublisher
 from bot.config import Settings
 from bot.engine import QuizEngine
@@ -21,7 +21,7 @@ from bot.observability.drain import Drain
 from bot.observability.health import start_health_server
 from bot.observability.metrics import timed
 from bot.observability.redact import install_redaction
-from bot.scheduler import run_timers
+from bot.scheduler import ScheduleService, run_scheduler, run_timers, schedule_store_of
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +71,7 @@ class QuizClient(discord.Client):
         guild_id: int | None = None,
         bandwidth: handlers.Bandwidth | None = None,
         timer_interval: float = 5.0,
+        scheduler_interval: float = 20.0,
         refresh_interval: float = 5.0,
         answer_deadline: float = 2.0,
         guild_ready_timeout: float = 2.0,
@@ -97,6 +98,7 @@ class QuizClient(discord.Client):
             engine=engine,
             publisher=self.publisher,
             locator=handlers.RoundLocator(self),
+            schedules=ScheduleService(engine, schedule_store_of(engine)),
             admins=admins,
             tags=tuple(tags),
             answer_deadline=answer_deadline,
@@ -107,13 +109,15 @@ class QuizClient(discord.Client):
         self.tree.error(handlers.report_error)
         self.guild_id = guild_id
         self.timer_interval = timer_interval
+        self.scheduler_interval = scheduler_interval
         self.synced: list[app_commands.AppCommand] = []
         self._stop_timers = asyncio.Event()
         self._timers: asyncio.Task[None] | None = None
+        self._scheduler: asyncio.Task[None] | None = None
 
     async def setup_hook(self) -> None:
-        """Register the buttons, sync the commands, start the round timers (before the gateway)."""
-        self.add_dynamic_items(render.ChoiceButton)
+        """Register the buttons, sync the commands, start the timers and the daily scheduler."""
+        self.add_dynamic_items(render.ChoiceButton, _daily.ReviewButton)
         guild = discord.Object(self.guild_id) if self.guild_id else None
         if guild is not None:
             # Guild commands appear at once; global ones can take a while to reach every server.
@@ -131,6 +135,18 @@ class QuizClient(discord.Client):
             ),
             name="quiz-timers",
         )
+        # Daily questions and digests: every process runs this; slot claims keep posts single.
+        self._scheduler = asyncio.create_task(
+            run_scheduler(
+                self.engine,
+                self.publisher,
+                schedule_store_of(self.engine),
+                clock=self.engine.clock,
+                interval=self.scheduler_interval,
+                stop=self._stop_timers,
+            ),
+            name="quiz-scheduler",
+        )
 
     async def choice_clicked(
         self, interaction: discord.Interaction[Any], round_id: int, key: str
@@ -140,6 +156,17 @@ class QuizClient(discord.Client):
             with timed(render.PLATFORM, "button"):
                 try:
                     await handlers.answer_click(self.deps, interaction, round_id, key)
+                except Exception as exc:
+                    await handlers.report_error(interaction, exc)
+
+    async def review_clicked(
+        self, interaction: discord.Interaction[Any], question_id: str, key: str
+    ) -> None:
+        """Answer a review button; errors go to the same boundary as commands."""
+        async with self.drain.track():
+            with timed(render.PLATFORM, "button"):
+                try:
+                    await _daily.answer_review(self.engine, interaction, question_id, key)
                 except Exception as exc:
                     await handlers.report_error(interaction, exc)
 
@@ -162,10 +189,11 @@ class QuizClient(discord.Client):
     async def close(self) -> None:
         """Stop the timers and pending edits, then disconnect."""
         self._stop_timers.set()
-        if self._timers is not None:
-            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
-                await asyncio.wait_for(self._timers, timeout=10)
-            self._timers = None
+        for task in (self._timers, self._scheduler):
+            if task is not None:
+                with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                    await asyncio.wait_for(task, timeout=10)
+        self._timers = self._scheduler = None
         await self.publisher.aclose()
         await super().close()
 

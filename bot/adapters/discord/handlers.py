@@ -13,7 +13,7 @@ from typing import Any, Literal
 import discord
 from discord import app_commands
 
-from bot.adapters.discord import render
+from bot.adapters.discord import _daily, render
 from bot.adapters.discord._publisher import DiscordPublisher
 from bot.bandwidth import (
     OPS,
@@ -32,16 +32,13 @@ from bot.engine import QuizEngine
 from bot.engine.model import AnswerStatus, ChartSpec, Period, Place
 from bot.errors import NotFound, UserError
 from bot.observability.metrics import count_answer, count_api_error, http_error_kind
+from bot.scheduler import ScheduleService
 
 log = logging.getLogger(__name__)
 
 Interaction = discord.Interaction[Any]
 
-NOT_YET = {
-    "schedule": "Daily questions are not available on Discord yet; post one with /quiz next.",
-    "unschedule": "Daily questions are not available on Discord yet, so there is none to stop.",
-    "review": "Re-asking the questions you missed is not available on Discord yet.",
-}
+WEEKDAY = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +48,7 @@ class Deps:
     engine: QuizEngine
     publisher: DiscordPublisher
     locator: RoundLocator
+    schedules: ScheduleService
     admins: frozenset[str] = frozenset()
     tags: tuple[str, ...] = ()
     # Past this many seconds without the engine's answer a click is deferred, inside Discord's 3 s.
@@ -117,9 +115,14 @@ async def report_error(interaction: Interaction, error: BaseException) -> None:
         log.warning("could not tell the user about an error: %s", exc)
 
 
+def is_admin(deps: Deps, interaction: Interaction) -> bool:
+    """Return whether the caller holds Manage Server or is listed in QUIZBOT_ADMINS."""
+    return bool(interaction.permissions.manage_guild or str(interaction.user.id) in deps.admins)
+
+
 def require_admin(deps: Deps, interaction: Interaction) -> None:
     """Let through Manage Server holders and QUIZBOT_ADMINS; refuse anyone else."""
-    if interaction.permissions.manage_guild or str(interaction.user.id) in deps.admins:
+    if is_admin(deps, interaction):
         return
     raise UserError("Only people with the Manage Server permission can do that.")
 
@@ -208,7 +211,12 @@ class QuizCommands(app_commands.Group, name="quiz", description="Quiz questions,
 
     @app_commands.command(name="schedule", description="Daily question in this channel")
     @app_commands.describe(
-        time="HH:MM", tz="Time zone, Area/City", days="Every day or weekdays", tag="Only this tag"
+        time="HH:MM (no options: show the schedule)",
+        tz="Time zone, Area/City",
+        days="Every day or weekdays",
+        tag="Only this tag",
+        digest="Weekly digest on this day",
+        close="Close each question after 45m, 2h, 1h30m (default: at the next post)",
     )
     async def schedule(
         self,
@@ -217,21 +225,35 @@ class QuizCommands(app_commands.Group, name="quiz", description="Quiz questions,
         tz: str | None = None,
         days: Literal["daily", "weekdays"] | None = None,
         tag: str | None = None,
+        digest: WEEKDAY | None = None,
+        close: str | None = None,
     ) -> None:
-        """Set or show the daily post (Manage Server)."""
-        require_admin(self.deps, interaction)
-        await reply(interaction, NOT_YET["schedule"])
+        """Show the daily post, or set it (Manage Server)."""
+        text = await _daily.schedule_reply(
+            self.deps.schedules,
+            place_of(interaction),
+            str(interaction.user.id),
+            admin=is_admin(self.deps, interaction),
+            time=time,
+            tz=tz,
+            days=days,
+            tag=tag,
+            digest=digest,
+            close=close,
+        )
+        await reply(interaction, text)
 
     @app_commands.command(name="unschedule", description="Stop the daily question here")
     async def unschedule(self, interaction: Interaction) -> None:
         """Stop the daily post (Manage Server)."""
         require_admin(self.deps, interaction)
-        await reply(interaction, NOT_YET["unschedule"])
+        text = await self.deps.schedules.remove_text(place_of(interaction), admin=True)
+        await reply(interaction, text)
 
     @app_commands.command(name="review", description="Re-ask a question you missed, privately")
     async def review(self, interaction: Interaction) -> None:
-        """Re-ask a missed question."""
-        await reply(interaction, NOT_YET["review"])
+        """Re-ask the caller's most overdue missed question, privately."""
+        await _daily.show_review(self.deps.engine, interaction, place_of(interaction))
 
     @app_commands.command(name="help", description="How to use the quiz")
     async def help(self, interaction: Interaction) -> None:

@@ -1,0 +1,194 @@
+"""Daily schedules and private review through the real discord.py client and the stand-in."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from bot.adapters.discord.app import QuizClient
+from bot.engine import QuizEngine
+from bot.engine.model import Place
+from bot.scheduler import schedule_store_of
+from tests.adapters.discord.conftest import (
+    MANAGE_GUILD,
+    FakeClock,
+    buttons,
+    content_of,
+    eventually,
+    is_ephemeral,
+    post_card,
+    running,
+)
+from tests.standins.discord_api import DiscordStandIn
+
+
+def place(api: DiscordStandIn) -> Place:
+    return Place("discord", str(api.guild_id), str(api.channel_ids()[0]))
+
+
+async def test_an_admin_sets_shows_and_stops_the_schedule(
+    bot: QuizClient, api: DiscordStandIn, engine: QuizEngine
+) -> None:
+    options = {
+        "time": "09:30",
+        "tz": "Europe/Berlin",
+        "days": "weekdays",
+        "tag": "networking",
+        "digest": "fri",
+        "close": "2h",
+    }
+    call = await api.interact(api.command("quiz", "schedule", options, permissions=MANAGE_GUILD))
+    assert is_ephemeral(call)
+    text = content_of(call)
+    assert text.startswith("Scheduled. Daily question in this channel at 09:30 Europe/Berlin")
+    assert "tagged `networking`" in text and "closes after 2 h" in text and "Fridays" in text
+    # The engine's clock says Monday 2 March 2026, 09:00 UTC: 10:00 in Berlin, so Tuesday.
+    assert "Next post: Tue 3 Mar 2026 at 09:30 CET (Tue 3 Mar 2026 at 08:30 UTC)." in text
+    stored = await schedule_store_of(engine).get_schedule(place(api))
+    assert stored is not None
+    assert (stored.hour, stored.minute, stored.digest_weekday, stored.close_minutes) == (
+        9,
+        30,
+        4,
+        120,
+    )
+    # Anyone may look.
+    shown = await api.interact(api.command("quiz", "schedule", user=5555))
+    assert content_of(shown) == text.removeprefix("Scheduled. ")
+    stop = await api.interact(api.command("quiz", "unschedule", permissions=MANAGE_GUILD))
+    assert content_of(stop) == "The daily question in this channel is stopped."
+    assert await schedule_store_of(engine).get_schedule(place(api)) is None
+
+
+@pytest.mark.parametrize(
+    ("options", "permissions", "message"),
+    [
+        ({"time": "09:30"}, 0, "Only admins can change the daily question"),
+        ({"time": "25:00"}, MANAGE_GUILD, "`25:00` is not a time of day"),
+        ({"time": "09:30", "tz": "Europe/Berlinn"}, MANAGE_GUILD, "Did you mean Europe/Berlin, "),
+        ({"time": "09:30", "tz": "Nowhere/Town"}, MANAGE_GUILD, "America/New_York, Asia/Kolkata"),
+        ({"time": "09:30", "tag": "nosuchtag"}, MANAGE_GUILD, "No question has the tag"),
+        ({"time": "09:30", "close": "soon"}, MANAGE_GUILD, "is not a duration"),
+        ({"tz": "Europe/Berlin"}, MANAGE_GUILD, "Give the time of the daily question"),
+    ],
+)
+async def test_bad_or_unauthorised_schedules_change_nothing(
+    bot: QuizClient,
+    api: DiscordStandIn,
+    engine: QuizEngine,
+    options: dict[str, str],
+    permissions: int,
+    message: str,
+) -> None:
+    call = await api.interact(api.command("quiz", "schedule", options, permissions=permissions))
+    assert is_ephemeral(call)
+    assert message in content_of(call)
+    assert await schedule_store_of(engine).get_schedule(place(api)) is None
+
+
+async def test_unschedule_needs_manage_server(bot: QuizClient, api: DiscordStandIn) -> None:
+    call = await api.interact(api.command("quiz", "unschedule"))
+    assert "Manage Server" in content_of(call)
+
+
+async def test_the_scheduler_posts_each_daily_question_once(
+    api: DiscordStandIn, engine: QuizEngine, clock: FakeClock
+) -> None:
+    async with running(engine, api, scheduler_interval=0.05):
+        options = {"time": "09:05", "tz": "UTC"}
+        await api.interact(api.command("quiz", "schedule", options, permissions=MANAGE_GUILD))
+        channel = api.channel_ids()[0]
+
+        def cards() -> list[dict]:
+            return [
+                m
+                for m in api.messages_in(channel)
+                if m["embeds"] and m["embeds"][0]["title"].startswith("Quiz question")
+            ]
+
+        await asyncio.sleep(0.2)  # a few passes before 09:05 post nothing
+        assert cards() == []
+        clock.advance(minutes=5)
+
+        async def posted() -> bool:
+            return len(cards()) == 1
+
+        await eventually(posted)
+        await asyncio.sleep(0.3)  # several more passes at the same instant
+        [card] = cards()
+        custom_id = buttons(card)[0]["custom_id"]
+        rnd = await engine.get_round(int(custom_id.split(":")[1]))
+        assert (rnd.scheduled, rnd.slot, rnd.message_ref) == (True, "2026-03-02", card["id"])
+        assert rnd.closes_at is None  # open until the next daily question
+
+        # The next day the new question closes and reveals yesterday's.
+        clock.advance(days=1)
+
+        async def two() -> bool:
+            return len(cards()) == 2
+
+        await eventually(two)
+        edit = await api.wait_for(
+            lambda c: c.method == "PATCH" and c.path.endswith(f"/messages/{card['id']}")
+        )
+        assert edit.body["embeds"][0]["title"] == "Quiz question · closed"
+        assert (await engine.get_round(rnd.id)).is_closed
+
+
+async def test_review_re_asks_a_missed_question_privately(
+    bot: QuizClient, api: DiscordStandIn, engine: QuizEngine, clock: FakeClock
+) -> None:
+    nothing = await api.interact(api.command("quiz", "review", user=8101))
+    assert is_ephemeral(nothing)
+    assert content_of(nothing).startswith("No missed questions to review.")
+
+    card, round_id = await post_card(api, engine, tag="networking")
+    await api.interact(api.click(int(card["id"]), f"quiz:{round_id}:B", user=8101))
+    soon = await api.interact(api.command("quiz", "review", user=8101))
+    assert "Nothing to review right now; your next review is due <t:" in content_of(soon)
+
+    clock.advance(days=1)
+    payload = api.command("quiz", "review", user=8101)
+    call = await api.interact(payload)
+    assert call.body["type"] == 4 and is_ephemeral(call)
+    message = api.response_message(payload)
+    assert message["embeds"][0]["title"] == "Review: a question you missed"
+    assert "**A.** InfiniBand" in message["embeds"][0]["description"]
+    ids = [b["custom_id"] for b in buttons(message)]
+    assert ids == [f"review:discord-test-interconnect:{k}" for k in "ABCD"]
+
+    board_before = await engine.leaderboard("discord", str(api.guild_id), "all", "8101")
+    right = await api.interact(api.click(int(message["id"]), ids[0], user=8101))
+    assert is_ephemeral(right)
+    text = content_of(right)
+    assert text.startswith("✅ **Right!** You chose **A. InfiniBand**.")
+    assert "It comes back <t:" in text
+    # A second click on the same private message changes nothing.
+    again = await api.interact(api.click(int(message["id"]), ids[0], user=8101))
+    assert "You have answered this one for now" in content_of(again)
+    assert await engine.leaderboard("discord", str(api.guild_id), "all", "8101") == board_before
+
+    clock.advance(days=1)
+    payload = api.command("quiz", "review", user=8101)
+    await api.interact(payload)
+    message = api.response_message(payload)
+    done = await api.interact(api.click(int(message["id"]), ids[0], user=8101))
+    assert "Right twice in a row: this question is done." in content_of(done)
+    review = await engine.review_queue("discord", str(api.guild_id), "8101")
+    assert (review.pending, review.next_due) == (0, None)
+
+
+async def test_a_review_click_from_another_server_is_refused(
+    bot: QuizClient, api: DiscordStandIn, engine: QuizEngine, clock: FakeClock
+) -> None:
+    card, round_id = await post_card(api, engine, tag="networking")
+    await api.interact(api.click(int(card["id"]), f"quiz:{round_id}:C", user=8201))
+    clock.advance(days=1)
+    payload = api.command("quiz", "review", user=8201)
+    await api.interact(payload)
+    message = api.response_message(payload)
+    custom_id = buttons(message)[0]["custom_id"]
+    other = await api.interact(api.click(int(message["id"]), custom_id, user=8202))
+    assert "not in your review list" in content_of(other)
+    assert (await engine.review_queue("discord", str(api.guild_id), "8201")).due == 1
