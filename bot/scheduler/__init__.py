@@ -1,5 +1,6 @@
 """Posting on time: round timers, daily schedules, and the port adapters implement to post."""
 
+from bot.scheduler._parse import parse_duration, parse_weekday, parse_zone
 from bot.scheduler.daily import (
     ScheduleRequest,
     ScheduleService,
@@ -22,7 +23,10 @@ __all__ = [
     "close_due_rounds",
     "describe_schedule",
     "next_post_time",
+    "parse_duration",
     "parse_schedule_text",
+    "parse_weekday",
+    "parse_zone",
     "run_scheduler",
     "run_timers",
     "schedule_request",

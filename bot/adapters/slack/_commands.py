@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import time
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.engine.model import Period
 from bot.errors import UserError
+from bot.scheduler import parse_duration, parse_weekday, parse_zone
 
 USAGE = """*Quiz commands*
 `/quiz` or `/quiz next [tag]`: post the next question in this channel
@@ -20,7 +20,8 @@ USAGE = """*Quiz commands*
 `/quiz leaderboard [week|month|all]`: the top 10 and your own rank
 `/quiz stats [@user]`: answered, right, points and streaks
 `/quiz settings [changes on|off] [minutes N]`: this channel's options (admins change them)
-`/quiz schedule HH:MM [Area/City] [daily|weekdays] [tag]`, `/quiz schedule off`: a daily question
+`/quiz schedule HH:MM [Area/City] [daily|weekdays] [tag] [digest=DAY] [close=2h]`: daily question
+`/quiz schedule`: show the daily question here; `/quiz schedule off`: stop it (admins set and stop)
 `/quiz review`: re-ask a question you missed
 `/quiz help`: this list
 Answer with the buttons, or react to the question with :one: to :five: (or :a: / :b:).
@@ -85,6 +86,8 @@ class Schedule:
     weekdays_only: bool = False
     tag: str | None = None
     off: bool = False
+    digest: int | None = None  # weekday of the weekly digest, 0 is Monday
+    close_minutes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -193,12 +196,26 @@ def _schedule(args: list[str]) -> Schedule:
         return Schedule(off=True)
     match = HHMM.fullmatch(args[0])
     if match is None:
-        raise usage_error("Give the time as HH:MM, like `/quiz schedule 09:30 Europe/Paris`.")
+        raise usage_error(
+            "Give the time as HH:MM on a 24-hour clock, like `09:30`, `13:00` or `17:45`: "
+            "`/quiz schedule 09:30 Europe/Paris`."
+        )
     at = time(int(match.group(1)), int(match.group(2)))
     zone, weekdays, tag = "UTC", False, None
+    digest: int | None = None
+    close: int | None = None
     for word in args[1:]:
         low = word.lower()
-        if "/" in word or word.upper() == "UTC":
+        if low.startswith(("digest=", "close=")):
+            name, _, value = low.partition("=")
+            try:
+                if name == "digest":
+                    digest = parse_weekday(value)
+                else:
+                    close = parse_duration(value)
+            except UserError as exc:
+                raise usage_error(exc.message) from None
+        elif "/" in word or word.upper() == "UTC":
             zone = _zone(word)
         elif low in ("daily", "weekdays"):
             weekdays = low == "weekdays"
@@ -206,19 +223,21 @@ def _schedule(args: list[str]) -> Schedule:
             tag = low
         else:
             raise usage_error(f"I can't read `{escape_code(word)}` in a schedule.")
-    return Schedule(at=at, zone=zone, weekdays_only=weekdays, tag=tag)
+    return Schedule(
+        at=at,
+        zone=zone,
+        weekdays_only=weekdays,
+        tag=tag,
+        digest=digest,
+        close_minutes=close,
+    )
 
 
 def _zone(name: str) -> str:
-    if name.upper() == "UTC":
-        return "UTC"
     try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise usage_error(
-            f"`{escape_code(name)}` is not a time zone; use Area/City like `Europe/Paris`."
-        ) from None
-    return name
+        return parse_zone(name)
+    except UserError as exc:
+        raise usage_error(exc.message) from None
 
 
 # ---------------------------------------------------------------- emoji answers
