@@ -57,8 +57,10 @@ def test_unreachable_database_is_one_line_without_password(tmp_path: Path):
     assert result.returncode == 1
     assert "hunter2" not in result.stdout + result.stderr
     assert "Traceback" not in result.stderr
-    assert result.stderr.startswith("quizbot db: cannot use the database at postgresql")
-    assert len(result.stderr.strip().splitlines()) == 1
+    *retries, last = result.stderr.strip().splitlines()
+    assert last.startswith("quizbot db: cannot use the database at postgresql")
+    # Before giving up, the store tried again, saying so each time.
+    assert len(retries) == 3 and all("trying again" in line for line in retries)
 
 
 @pytest.mark.parametrize("url", ["mysql://x@localhost/db", "not a url"])
@@ -73,3 +75,37 @@ def test_db_needs_an_action(tmp_path: Path):
     result = quizbot("sqlite+aiosqlite:///x.db", "db", cwd=tmp_path)
     assert result.returncode == 2
     assert "ACTION" in result.stderr
+
+
+def test_auto_migrate_false_refuses_an_old_schema_until_upgraded(tmp_path: Path):
+    url = f"sqlite+aiosqlite:///{tmp_path / 'manual.db'}"
+    env = {"QUIZBOT_AUTO_MIGRATE": "false"}
+
+    def play() -> subprocess.CompletedProcess[str]:
+        base = {k: v for k, v in os.environ.items() if not k.startswith(("QUIZBOT_", "SLACK_"))}
+        return subprocess.run(
+            [sys.executable, "-m", "bot", "play", "--count", "1"],
+            env={**base, **env, "QUIZBOT_DATABASE_URL": url},
+            cwd=tmp_path,
+            input="q\n",
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    refused = play()
+    assert refused.returncode == 2
+    assert "run `quizbot db upgrade`" in refused.stderr and "Traceback" not in refused.stderr
+    assert quizbot(url, "db", "upgrade", cwd=tmp_path).returncode == 0
+    assert play().returncode == 0
+
+
+@pytest.mark.parametrize(("pool", "overflow"), [(1, 0), (3, 7)])
+def test_pool_sizes_reach_the_postgresql_engine(pool: int, overflow: int):
+    from bot.storage import make_engine
+
+    engine = make_engine(
+        "postgresql+asyncpg://quiz@127.0.0.1:9/quizbot", pool_size=pool, max_overflow=overflow
+    )
+    assert (engine.pool.size(), engine.pool._max_overflow) == (pool, overflow)  # type: ignore[attr-defined]
