@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import configparser
-import re
 import fnmatch
+import re
 import shutil
 import subprocess
 from pathlib import Path
