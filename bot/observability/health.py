@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -41,6 +42,8 @@ class Probes:
     store: Pingable
     drain: Drain | None = None
     ping_timeout: float = PING_TIMEOUT
+    # Anything else that must hold before traffic is welcome (Discord: the gateway is up).
+    connected: Callable[[], bool] | None = None
 
     async def healthz(self, _request: web.Request) -> web.Response:
         """Answer 200 while the process serves requests."""
@@ -50,6 +53,8 @@ class Probes:
         """Answer 200 when the database answers and the process is not draining, else 503."""
         if self.drain is not None and self.drain.draining:
             return web.json_response({"ok": False, "reason": "draining"}, status=503)
+        if self.connected is not None and not self.connected():
+            return web.json_response({"ok": False, "reason": "not connected"}, status=503)
         try:
             await asyncio.wait_for(self.store.ping(), self.ping_timeout)
         except Exception as exc:
@@ -68,9 +73,15 @@ class Probes:
         return response
 
 
-def mount(app: web.Application, store: Pingable, *, drain: Drain | None = None) -> Probes:
+def mount(
+    app: web.Application,
+    store: Pingable,
+    *,
+    drain: Drain | None = None,
+    connected: Callable[[], bool] | None = None,
+) -> Probes:
     """Add GET /healthz, /readyz and /metrics to an aiohttp application."""
-    probes = Probes(store, drain)
+    probes = Probes(store, drain, connected=connected)
     app.router.add_get(HEALTH_PATH, probes.healthz)
     app.router.add_get(READY_PATH, probes.readyz)
     app.router.add_get(METRICS_PATH, probes.metrics)
@@ -90,11 +101,16 @@ class HealthServer:
 
 
 async def start_health_server(
-    store: Pingable, *, host: str = "0.0.0.0", port: int = 8080, drain: Drain | None = None
+    store: Pingable,
+    *,
+    host: str = "0.0.0.0",
+    port: int = 8080,
+    drain: Drain | None = None,
+    connected: Callable[[], bool] | None = None,
 ) -> HealthServer:
     """Serve /healthz, /readyz and /metrics on their own port; port 0 picks a free one."""
     app = web.Application()
-    mount(app, store, drain=drain)
+    mount(app, store, drain=drain, connected=connected)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)

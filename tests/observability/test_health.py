@@ -139,3 +139,15 @@ async def test_mount_adds_the_probes_beside_existing_routes(store: SqlStore):
             assert await response.text() == "events"
     finally:
         await runner.cleanup()
+
+
+async def test_readyz_waits_for_the_connection_a_process_needs(store: SqlStore):
+    up = False
+    srv = await start_health_server(store, host="127.0.0.1", port=0, connected=lambda: up)
+    try:
+        status, _, body = await get(srv.port, "/readyz")
+        assert status == 503 and "not connected" in body
+        up = True
+        assert (await get(srv.port, "/readyz"))[0] == 200
+    finally:
+        await srv.close()

@@ -275,7 +275,10 @@ async def serve(settings: Settings) -> None:
         health = None
         if settings.health_port is not None:
             health = await start_health_server(
-                rt.store, port=settings.health_port, drain=client.drain
+                rt.store,
+                port=settings.health_port,
+                drain=client.drain,
+                connected=client.is_ready,  # not ready until the gateway says READY
             )
 
         async def shut_down() -> None:

@@ -112,9 +112,16 @@ async def test_quizbot_discord_process_serves_probes_and_runs_its_shard(
         assert [i["shard"] for i in api.identifies] == [[1, 2]]
         timeout = aiohttp.ClientTimeout(total=5)
         async with aiohttp.ClientSession(timeout=timeout) as session:
-            for path in ("/healthz", "/readyz"):
-                async with session.get(f"http://127.0.0.1:{port}{path}") as r:
-                    assert r.status == 200, path
+            async with session.get(f"http://127.0.0.1:{port}/healthz") as r:
+                assert r.status == 200
+            # Ready once the gateway has said READY (and waited for its servers).
+            async with asyncio.timeout(20):
+                while True:
+                    async with session.get(f"http://127.0.0.1:{port}/readyz") as r:
+                        if r.status == 200:
+                            break
+                        assert "not connected" in await r.text()
+                    await asyncio.sleep(0.2)
             async with session.get(f"http://127.0.0.1:{port}/metrics") as r:
                 assert "quizbot_handlers_in_flight" in await r.text()
         proc.send_signal(signal.SIGTERM)
