@@ -351,6 +351,17 @@ class QuizEngine:
     async def _remember_miss(
         self, platform: str, workspace: str, user: str, question_id: str, now: datetime
     ) -> None:
+        # Most misses are a first miss: try to insert the fresh state before reading anything.
+        fresh = review.after_round_miss(
+            None,
+            platform=platform,
+            workspace=workspace,
+            user=user,
+            question_id=question_id,
+            now=now,
+        )
+        if await self.store.save_review_item(fresh):
+            return
         for _ in range(3):  # a concurrent writer moved the version on: read it again
             item = await self.store.review_item(platform, workspace, user, question_id)
             new = review.after_round_miss(

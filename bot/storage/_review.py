@@ -42,6 +42,8 @@ class ReviewSql:
 
         def write(self) -> AbstractAsyncContextManager[AsyncConnection]: ...
 
+        async def _execute_one(self, stmt: Any, params: dict[str, Any]) -> int: ...
+
         def read(self) -> AbstractAsyncContextManager[AsyncConnection]: ...
 
         def _insert(self, table: sa.Table) -> Any: ...
@@ -66,33 +68,53 @@ class ReviewSql:
             done=item.done,
             version=item.version + 1,
         )
+        if item.version == 0:
+            # The usual case on the answer path (a first miss): one prebuilt statement.
+            params = {
+                "r_platform": item.platform,
+                "r_workspace": item.workspace,
+                "r_user_id": item.user,
+                "r_question_id": item.question_id,
+                **{f"r_{k}": v for k, v in state.items()},
+            }
+            return await self._execute_one(self._insert_review_item(), params) == 1
+        stmt = (
+            review_items.update()
+            .where(
+                _key(item.platform, item.workspace, item.user),
+                review_items.c.question_id == item.question_id,
+                review_items.c.version == item.version,
+            )
+            .values(**state)
+        )
         async with self.write() as conn:
-            if item.version == 0:
-                stmt = (
-                    self._insert(review_items)
-                    .values(
-                        platform=item.platform,
-                        workspace=item.workspace,
-                        user_id=item.user,
-                        question_id=item.question_id,
-                        **state,
-                    )
-                    .on_conflict_do_nothing(
-                        index_elements=["platform", "workspace", "user_id", "question_id"]
-                    )
-                )
-            else:
-                stmt = (
-                    review_items.update()
-                    .where(
-                        _key(item.platform, item.workspace, item.user),
-                        review_items.c.question_id == item.question_id,
-                        review_items.c.version == item.version,
-                    )
-                    .values(**state)
-                )
             result = await conn.execute(stmt)
         return bool(result.rowcount == 1)
+
+    def _insert_review_item(self) -> Any:
+        """Return the insert-if-absent statement for a new review item, built once."""
+        stmt = getattr(self, "_insert_review_stmt", None)
+        if stmt is None:
+            columns = (
+                "platform",
+                "workspace",
+                "user_id",
+                "question_id",
+                "step",
+                "right_in_row",
+                "due_at",
+                "done",
+                "version",
+            )
+            stmt = (
+                self._insert(review_items)
+                .values({c: sa.bindparam(f"r_{c}", type_=review_items.c[c].type) for c in columns})
+                .on_conflict_do_nothing(
+                    index_elements=["platform", "workspace", "user_id", "question_id"]
+                )
+            )
+            self._insert_review_stmt = stmt
+        return stmt
 
     async def review_items(
         self, platform: str, workspace: str, user: str, *, include_done: bool = False

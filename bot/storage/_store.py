@@ -141,6 +141,7 @@ class SqlStore(ScheduleSql, ReviewSql):
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
         self.dialect = engine.dialect.name
+        self._compiled_cache: dict[int, tuple[str, list[str], dict[str, Any]]] = {}
         self._insert_answer = self._build_insert_answer()
 
     # -------------------------------------------------------------- plumbing
@@ -176,6 +177,41 @@ class SqlStore(ScheduleSql, ReviewSql):
         if self.dialect == "postgresql":
             return postgresql.insert(table)
         return sqlite.insert(table)
+
+    async def _execute_one(self, stmt: Any, params: dict[str, Any]) -> int:
+        """Run one self-contained write statement built once with bind parameters; return rowcount.
+
+        On SQLite the statement goes straight to the driver, compiled once: SQLAlchemy's
+        adapter spends four round trips to the driver's thread on a statement (cursor, execute,
+        close, rollback) and this takes one, which is most of the cost of recording an answer.
+        """
+        if self.dialect != "sqlite":
+            async with self.write() as conn:
+                return int((await conn.execute(stmt, params)).rowcount)
+        sql, names, processors = self._compiled(stmt)
+        values = [
+            processors[name](params[name]) if name in processors else params[name] for name in names
+        ]
+        async with self.engine.connect() as conn:
+            raw = await conn.get_raw_connection()
+            # The sqlite3 cursor is released when garbage collected; closing it would be a
+            # round trip of its own.
+            cursor = await raw.driver_connection.execute(sql, values)  # type: ignore[union-attr]
+            return int(cursor.rowcount)
+
+    def _compiled(self, stmt: Any) -> tuple[str, list[str], dict[str, Any]]:
+        cached = self._compiled_cache.get(id(stmt))
+        if cached is None:
+            compiled = stmt.compile(dialect=self.engine.dialect)
+            names = list(compiled.positiontup or [])
+            processors = {}
+            for name in names:
+                processor = compiled.binds[name].type.bind_processor(self.engine.dialect)
+                if processor is not None:
+                    processors[name] = processor
+            cached = (compiled.string, names, processors)
+            self._compiled_cache[id(stmt)] = cached
+        return cached
 
     def _build_insert_answer(self) -> Any:
         """Build, once, the statement that records an answer if the round is still open."""
@@ -321,22 +357,21 @@ class SqlStore(ScheduleSql, ReviewSql):
 
     async def record_answer(self, answer: AnswerRecord) -> tuple[AnswerStatus, AnswerRecord | None]:
         """Store an answer at most once per (round, user); see the Store protocol."""
-        async with self.single() as conn:
-            # Fast path, one statement: insert only if the round is open and the user has no
-            # answer yet. FOR SHARE (PostgreSQL) holds off a concurrent close, an UPDATE of the
-            # round, until we commit, so no answer lands after its reveal was computed; on
-            # SQLite one statement is atomic and writers are serialised by the database lock.
-            params = {
-                "a_round": answer.round_id,
-                "a_user": answer.user,
-                "a_choice": answer.choice,
-                "a_correct": answer.correct,
-                "a_points": answer.points,
-                "a_at": answer.answered_at,
-                "a_ms": answer.elapsed_ms,
-            }
-            if (await conn.execute(self._insert_answer, params)).rowcount == 1:
-                return AnswerStatus.ACCEPTED, None
+        # Fast path, one statement: insert only if the round is open and the user has no answer
+        # yet. FOR SHARE (PostgreSQL) holds off a concurrent close, an UPDATE of the round,
+        # until we commit, so no answer lands after its reveal was computed; on SQLite one
+        # statement is atomic and writers are serialised by the database lock.
+        params = {
+            "a_round": answer.round_id,
+            "a_user": answer.user,
+            "a_choice": answer.choice,
+            "a_correct": answer.correct,
+            "a_points": answer.points,
+            "a_at": answer.answered_at,
+            "a_ms": answer.elapsed_ms,
+        }
+        if await self._execute_one(self._insert_answer, params) == 1:
+            return AnswerStatus.ACCEPTED, None
         async with self.write() as conn:
             return await self._answer_conflict(conn, answer, params)
 
