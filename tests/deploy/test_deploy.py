@@ -7,6 +7,7 @@ import fnmatch
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -420,9 +421,8 @@ def test_systemd_unit_runs_the_bot_as_a_service_user(name: str, command: str):
 @pytest.mark.parametrize("name", ["quizbot-slack.service", "quizbot-discord.service"])
 def test_systemd_analyze_finds_nothing_wrong(name: str, tmp_path: Path):
     # verify insists the program exists: point the copy at this checkout's quizbot.
-    quizbot = shutil.which("quizbot") or str(
-        Path(__import__("sys").executable).with_name("quizbot")
-    )
+    quizbot = tool("quizbot")
+    assert quizbot is not None
     text = (DEPLOY / "systemd" / name).read_text().replace("/opt/quizbot/bin/quizbot", quizbot)
     (tmp_path / name).write_text(text)
     result = subprocess.run(
@@ -434,3 +434,23 @@ def test_systemd_analyze_finds_nothing_wrong(name: str, tmp_path: Path):
     )
     assert result.returncode == 0, result.stderr
     assert "Unknown" not in result.stderr and "ignoring" not in result.stderr, result.stderr
+
+
+def tool(name: str) -> str | None:
+    """Find a command on PATH or beside this Python (a virtual environment's bin)."""
+    beside = Path(sys.executable).with_name(name)
+    return shutil.which(name) or (str(beside) if beside.exists() else None)
+
+
+@pytest.mark.skipif(tool("hadolint") is None, reason="hadolint is not installed")
+def test_hadolint_finds_nothing_in_the_dockerfile():
+    hadolint = tool("hadolint")
+    assert hadolint is not None
+    result = subprocess.run(
+        [hadolint, "--failure-threshold", "info", str(DEPLOY / "Dockerfile")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
