@@ -5,7 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
+import aiohttp
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack import render
@@ -16,6 +20,32 @@ from bot.engine.model import Place, QuestionCard, Reveal
 log = logging.getLogger(__name__)
 
 PLATFORM = "slack"
+# A reveal is published once, right after the close is committed, and never again: a passing
+# server error or lost connection must not lose it, so its calls are made again a few times.
+REVEAL_TRIES = 4
+REVEAL_BACKOFF = 0.5
+
+T = TypeVar("T")
+
+
+def transient(exc: Exception) -> bool:
+    """Return whether a failed Web API call may succeed if made again (5xx, lost connection)."""
+    if isinstance(exc, SlackApiError):
+        return int(getattr(exc.response, "status_code", 0) or 0) >= 500
+    return isinstance(exc, aiohttp.ClientError | TimeoutError)
+
+
+async def persist(call: Callable[[], Awaitable[T]], *, tries: int = REVEAL_TRIES) -> T:
+    """Make a Web API call, again after a transient failure, up to ``tries`` times in all."""
+    for attempt in range(1, tries):
+        try:
+            return await call()
+        except Exception as exc:
+            if not transient(exc):
+                raise
+            log.warning("Slack call failed (%s); trying again", type(exc).__name__)
+            await asyncio.sleep(REVEAL_BACKOFF * 2 ** (attempt - 1))
+    return await call()
 
 
 class SlackPublisher:
@@ -62,13 +92,22 @@ class SlackPublisher:
             card = render.reveal_card(reveal)
             ts = reveal.round.message_ref
             if ts is None:
-                response = await self.client.chat_postMessage(channel=channel, **card.as_kwargs())
+                response = await persist(
+                    lambda: self.client.chat_postMessage(channel=channel, **card.as_kwargs())
+                )
                 ts = str(response["ts"])
             else:
-                await self.client.chat_update(channel=channel, ts=ts, **card.as_kwargs())
+                edit_ts = ts
+                await persist(
+                    lambda: self.client.chat_update(channel=channel, ts=edit_ts, **card.as_kwargs())
+                )
         self._locks.pop(rid, None)
         thread = render.reveal_thread(reveal)
-        await self.client.chat_postMessage(channel=channel, thread_ts=ts, **thread.as_kwargs())
+        await persist(
+            lambda: self.client.chat_postMessage(
+                channel=channel, thread_ts=ts, **thread.as_kwargs()
+            )
+        )
         spec = reveal.question.chart
         if spec is not None and self.charts is not None:
             try:

@@ -1,0 +1,120 @@
+"""Crash: ``quizbot slack`` is SIGKILLed in the middle of a crowd's clicks and started again.
+
+What must hold: every user who was told feedback has exactly one answer stored; every click that
+was acknowledged is stored; clicks that were never acknowledged may be missing, and nothing else
+is; the restarted process closes the round on time and reveals it once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+
+import aiohttp
+import pytest
+import sqlalchemy as sa
+
+from bot.engine.loader import load_bank
+from bot.storage import open_store
+from bot.storage._schema import rounds
+from tests.adapters.slack.conftest import BANK, CHANNEL, Sender
+from tests.reliability.conftest import StartBot
+from tests.reliability.harness import (
+    ClickResult,
+    account,
+    card_ts,
+    drive,
+    open_card,
+    plan_users,
+    round_state,
+    wait_closed,
+    wait_told,
+)
+from tests.reliability.standin import FaultyStandIn
+
+pytestmark = pytest.mark.slow
+
+USERS = 300
+KILL_AFTER = 120  # acknowledged clicks before the SIGKILL
+ROUND_LEFT = timedelta(seconds=10)  # round time left when the process comes back
+TIMER_INTERVAL = 5.0  # the bot's round timer looks this often
+
+
+async def shorten_round(bot_db: str, round_id: int, closes_at: datetime) -> None:
+    """Move the round's closing time, while no bot process runs (a short round, injected)."""
+    store = await open_store(bot_db, migrate=False)
+    try:
+        async with store.write() as conn:
+            await conn.execute(
+                sa.update(rounds).where(rounds.c.id == round_id).values(closes_at=closes_at)
+            )
+    finally:
+        await store.close()
+
+
+async def test_a_sigkill_mid_round_loses_only_unacknowledged_clicks(
+    faulty: FaultyStandIn,
+    start_bot: StartBot,
+    bot_db: str,
+    session: aiohttp.ClientSession,
+) -> None:
+    bot = await start_bot()
+    sender = Sender(standin=faulty, session=session, url=bot.url)
+    round_id = await open_card(sender, faulty.record, tag="storage")
+    ts = await card_ts(bot_db, round_id)
+    rnd, _ = await round_state(bot_db, round_id)
+    question = load_bank([BANK]).by_id(rnd.question_id)
+    plan = plan_users(USERS, "".join(question.keys))
+
+    stop = asyncio.Event()
+    acked = 0
+
+    def count(_: ClickResult) -> None:
+        nonlocal acked
+        acked += 1
+        if acked >= KILL_AFTER:
+            stop.set()
+
+    async def killer() -> None:
+        await stop.wait()
+        await bot.kill()
+
+    kill = asyncio.create_task(killer())
+    first, unsent = await drive(
+        sender, round_id, plan, in_flight=40, message_ts=ts, stop=stop, on_ack=count
+    )
+    await asyncio.wait_for(kill, 30)
+    assert unsent, "every click went out before the kill; nothing was tested"
+    lost = [r for r in first if not r.acked]
+
+    closes_at = datetime.now(UTC) + ROUND_LEFT
+    await shorten_round(bot_db, round_id, closes_at)
+    again = await start_bot()
+    sender.url = again.url
+    second, rest = await drive(sender, round_id, unsent, in_flight=40, message_ts=ts)
+    assert not rest and all(r.acked for r in second), [r for r in second if not r.acked][:3]
+    await wait_told(faulty.record, CHANNEL, {r.user for r in second}, within=30)
+
+    wait = (closes_at - datetime.now(UTC)).total_seconds() + TIMER_INTERVAL + 10
+    closed = await wait_closed(bot_db, round_id, within=wait)
+    assert closed.closed_at is not None, "the restarted bot never closed the round"
+    await faulty.wait_for(lambda: any(c.params.get("thread_ts") == ts for c in faulty.calls), 20)
+    await asyncio.sleep(0.5)  # a second reveal would show up now
+
+    acc = await account(
+        database_url=bot_db,
+        record=faulty.record(),
+        round_id=round_id,
+        question=question,
+        results=first + second,
+        require_all=False,
+    )
+    print(
+        f"crash: {len(first)} clicks before the kill, {len(lost)} of them unacknowledged;",
+        acc.line(),
+    )
+    assert not acc.problems, acc.problems
+    # Everyone who clicked after the restart was stored and told.
+    assert {r.user for r in second} <= {u for u, _ in plan}
+    assert acc.closed_late_s is not None and acc.closed_late_s <= TIMER_INTERVAL + 2
+    assert not again.tracebacks(), again.log_tail()
