@@ -6,6 +6,7 @@ costs the user an error. Failures go to one error boundary, ``on_error``.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import uuid
@@ -68,6 +69,9 @@ class Handlers:
         self.publisher = publisher
         self.settings = settings
         self.charts = charts
+        # More answers at once than the store has connections would only queue in its pool,
+        # where a long burst meets the pool's timeout; here they wait their turn instead.
+        self._answering = asyncio.Semaphore(settings.db_pool_size + settings.db_max_overflow)
         # Counts the work still running after each ack, so SIGTERM can let it finish.
         self.drain = Drain()
 
@@ -172,7 +176,7 @@ class Handlers:
     ) -> None:
         """Record a button answer, then tell the clicker privately."""
         await ack()
-        async with self.boundary(body, client):
+        async with self.boundary(body, client), self._answering:
             round_id, key = _parse_answer(action.get("value", ""))
             user, channel = body["user"]["id"], body["channel"]["id"]
             outcome = await self.engine.answer(PLATFORM, body["team"]["id"], round_id, user, key)
@@ -194,7 +198,8 @@ class Handlers:
             rnd = await self.engine.store.open_round(place)
             if rnd is None or rnd.message_ref != item["ts"]:
                 return
-            outcome = await self.engine.answer(PLATFORM, place.workspace, rnd.id, user, key)
+            async with self._answering:
+                outcome = await self.engine.answer(PLATFORM, place.workspace, rnd.id, user, key)
             count_answer(PLATFORM, outcome.status.value)
             if outcome.status is AnswerStatus.ALREADY and outcome.choice.key == key:
                 return  # a redelivered event, or the same answer again: already told

@@ -54,14 +54,10 @@ def signed_headers(body: str, *, timestamp: int | None = None, secret: str = SEC
 
 @dataclass
 class Reply:
-    """An HTTP answer of the app."""
+    """An HTTP answer of the app (an ack's text is the body, as Bolt sends it)."""
 
     status: int
     text: str
-
-    @property
-    def json(self) -> Any:
-        return json.loads(self.text) if self.text else None
 
 
 @dataclass
