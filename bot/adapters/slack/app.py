@@ -38,7 +38,7 @@ from bot.errors import ConfigError
 from bot.observability.drain import Drain
 from bot.observability.health import Pingable, mount, start_health_server
 from bot.observability.redact import install_redaction
-from bot.scheduler import Publisher, run_timers
+from bot.scheduler import Publisher, run_scheduler, run_timers, schedule_store_of
 from bot.storage import InstallationSql
 
 log = logging.getLogger(__name__)
@@ -188,6 +188,7 @@ async def serve(
     port: int = 3000,
     stop: asyncio.Event | None = None,
     timer_interval: float = 5.0,
+    scheduler_interval: float = 20.0,
     on_ready: Callable[[str], None] | None = None,
     handle_signals: bool = False,
 ) -> None:
@@ -228,6 +229,17 @@ async def serve(
         timers = asyncio.create_task(
             run_timers(rt.engine, background or bot.publisher, interval=timer_interval, stop=stop)
         )
+        # Daily questions and digests: every process runs this; slot claims keep posts single.
+        scheduler = asyncio.create_task(
+            run_scheduler(
+                rt.engine,
+                background or bot.publisher,
+                schedule_store_of(rt.engine),
+                clock=rt.engine.clock,
+                interval=scheduler_interval,
+                stop=stop,
+            )
+        )
         try:
             if socket_mode:
                 await _socket_mode(bot, settings.slack_app_token or "", stop, on_ready)
@@ -239,6 +251,7 @@ async def serve(
             # handlers still do after the ack (feedback, card updates) finishes now.
             await drain.wait(settings.shutdown_timeout)
             await timers
+            await scheduler
             await bot.publisher.aclose()
             if health is not None:
                 await health.close()

@@ -18,7 +18,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext, AsyncResp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapters.slack import render
+from bot.adapters.slack import _daily, render
 from bot.adapters.slack._charts import ChartMaker
 from bot.adapters.slack._commands import (
     USAGE,
@@ -38,9 +38,11 @@ from bot.adapters.slack._publisher import PLATFORM, SlackPublisher
 from bot.config import Settings
 from bot.engine import QuizEngine
 from bot.engine.model import AnswerStatus, ChannelSettings, Place
+from bot.engine.ports import Days
 from bot.errors import UserError
 from bot.observability.drain import Drain
 from bot.observability.metrics import count_answer, timed
+from bot.scheduler import ScheduleRequest, ScheduleService, schedule_store_of
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +51,6 @@ ANSWER_ACTION = re.compile(re.escape(render.ANSWER_ACTION_PREFIX) + "[A-E]")
 COUNTED = (AnswerStatus.ACCEPTED, AnswerStatus.CHANGED)
 NOT_A_MEMBER = ("not_in_channel", "channel_not_found")
 INVITE_ME = "I can't post in this channel yet: add me with `/invite @quizbot`, then try again."
-NOT_YET = (
-    "Daily questions can't be set up from Slack yet. Post one now with `/quiz next`, "
-    "or practise missed questions in a terminal with `quizbot play --review`."
-)
 
 
 class Handlers:
@@ -69,6 +67,7 @@ class Handlers:
         self.publisher = publisher
         self.settings = settings
         self.charts = charts
+        self.schedules = ScheduleService(engine, schedule_store_of(engine))
         # More answers at once than the store has connections would only queue in its pool,
         # where a long burst meets the pool's timeout; here they wait their turn instead.
         self._answering = asyncio.Semaphore(settings.db_pool_size + settings.db_max_overflow)
@@ -80,6 +79,7 @@ class Handlers:
         app.command("/quiz")(self.quiz)
         app.command("/bandwidth")(self.bandwidth)
         app.action(ANSWER_ACTION)(self.answer_click)
+        app.action(_daily.REVIEW_ACTION)(self.review_click)
         app.event("reaction_added")(self.reaction_added)
         app.error(self.on_error)
 
@@ -128,9 +128,28 @@ class Handlers:
                 return render.stats(await self.engine.stats(place, who or user))
             case ChannelOptions():
                 return await self._settings(cmd, place, user)
-            case Schedule() | Review():
-                return NOT_YET
+            case Schedule():
+                return await self._schedule(cmd, place, user)
+            case Review():
+                return await _daily.send_review(self.engine, self.publisher.client, place, user)
         raise AssertionError(f"unhandled command {cmd!r}")
+
+    async def _schedule(self, cmd: Schedule, place: Place, user: str) -> str:
+        if cmd.at is None and not cmd.off:
+            return await self.schedules.show_text(place)
+        admin = await self._is_admin(user)
+        if cmd.at is None:
+            return await self.schedules.remove_text(place, admin=admin)
+        request = ScheduleRequest(
+            hour=cmd.at.hour,
+            minute=cmd.at.minute,
+            zone=cmd.zone,
+            days=Days.WEEKDAYS if cmd.weekdays_only else Days.DAILY,
+            tag=cmd.tag,
+            digest_weekday=cmd.digest,
+            close_minutes=cmd.close_minutes,
+        )
+        return await self.schedules.set_text(place, request, user=user, admin=admin)
 
     async def _settings(self, cmd: ChannelOptions, place: Place, user: str) -> str:
         current = await self.engine.channel_settings(place)
@@ -185,6 +204,17 @@ class Handlers:
             await client.chat_postEphemeral(channel=channel, user=user, text=text)
             if outcome.status in COUNTED:
                 self.publisher.note_answer(round_id)
+
+    async def review_click(
+        self, ack: AsyncAck, body: Body, action: Body, respond: AsyncRespond, client: AsyncWebClient
+    ) -> None:
+        """Grade a private review answer and replace the question with the feedback."""
+        await ack()
+        async with self.boundary(body, client):
+            user, workspace = body["user"]["id"], body["team"]["id"]
+            await _daily.answer_review(
+                self.engine, workspace, user, action.get("value", ""), respond
+            )
 
     async def reaction_added(
         self, event: Body, body: Body, context: AsyncBoltContext, client: AsyncWebClient
