@@ -264,3 +264,21 @@ async def test_a_card_that_cannot_be_posted_frees_the_channel(slack: Harness) ->
     assert "/invite @quizbot" in answer["text"]
     assert (await slack.engine.store.open_round(PLACE)) is None
     await slack.open_card()
+
+
+async def test_the_answer_count_on_the_card_is_refreshed_at_most_once_per_interval(
+    slack: Harness,
+) -> None:
+    slack.bot.publisher.refresh_every = 1.5
+    round_id, ts = await slack.open_card()
+    await asyncio.gather(
+        *(slack.click(round_id, "A", user=f"U{n}", message_ts=ts) for n in range(12))
+    )
+    await slack.standin.wait_calls("chat.postEphemeral", 12)
+    await slack.standin.wait_for(
+        lambda: any(
+            "12 answered" in json.dumps(c.params["blocks"]) for c in slack.standin.of("chat.update")
+        )
+    )
+    # Twelve answers within one interval: one edit at once, at most one more after the interval.
+    assert 1 <= len(slack.standin.of("chat.update")) <= 2
