@@ -25,9 +25,11 @@ import aiohttp
 import pytest
 import sqlalchemy as sa
 
+from bot.engine import Place
+from bot.engine.ports import Schedule
 from bot.storage import SqlStore, open_store
-from bot.storage._schema import answers, rounds
-from tests.adapters.slack.conftest import BANK, SECRET, Sender, round_of
+from bot.storage._schema import answers, rounds, slot_claims
+from tests.adapters.slack.conftest import BANK, SECRET, TEAM, Sender, round_of
 from tests.conftest import PG_URL, _create_pg_database, _drop_pg_database
 from tests.deploy.processes import SlackProcess, bot_env
 from tests.standins.slack_api import SlackApiStandIn
@@ -83,9 +85,8 @@ async def standin() -> AsyncIterator[SlackApiStandIn]:
         await s.stop()
 
 
-@pytest.fixture
-async def replicas(pg_database: str, standin: SlackApiStandIn) -> AsyncIterator[list[SlackProcess]]:
-    env = bot_env(
+def replica_env(pg_database: str, standin: SlackApiStandIn) -> dict[str, str]:
+    return bot_env(
         SLACK_BOT_TOKEN="xoxb-replicas",
         SLACK_SIGNING_SECRET=SECRET,
         SLACK_API_URL=standin.url,
@@ -94,6 +95,11 @@ async def replicas(pg_database: str, standin: SlackApiStandIn) -> AsyncIterator[
         QUIZBOT_DB_POOL_SIZE="4",
         QUIZBOT_DB_MAX_OVERFLOW="4",
     )
+
+
+@pytest.fixture
+async def replicas(pg_database: str, standin: SlackApiStandIn) -> AsyncIterator[list[SlackProcess]]:
+    env = replica_env(pg_database, standin)
     procs = [SlackProcess(env, name="replica-a"), SlackProcess(env, name="replica-b")]
     try:
         # Both start at once: their migrations race and the advisory lock lets one through.
@@ -336,3 +342,62 @@ async def test_a_replica_killed_mid_load_loses_no_acknowledged_feedback(
             }
         ),
     )
+
+
+async def test_a_scheduled_slot_is_posted_once_by_two_replicas(
+    pg_database: str, standin: SlackApiStandIn
+):
+    # The schedule exists before the replicas start, so their first scheduler passes, made at
+    # start-up within moments of each other, race for today's slot (missed 10 minutes ago).
+    store = await open_store(pg_database)
+    place = Place("slack", TEAM, "C0SCHED")
+    slot_at = datetime.now(UTC) - timedelta(minutes=10)
+    await store.put_schedule(
+        Schedule(
+            place=place,
+            hour=slot_at.hour,
+            minute=slot_at.minute,
+            zone="UTC",
+            since=slot_at - timedelta(days=1),
+            set_by="UADMIN",
+        )
+    )
+    env = replica_env(pg_database, standin)
+    procs = [SlackProcess(env, name="replica-a"), SlackProcess(env, name="replica-b")]
+    try:
+        await asyncio.gather(*(p.start() for p in procs))
+
+        def cards() -> list:
+            return [
+                c
+                for c in standin.of("chat.postMessage")
+                if c.params["channel"] == place.channel and not c.params.get("thread_ts")
+            ]
+
+        await standin.wait_for(lambda: len(cards()) >= 1, within=30)
+        await asyncio.sleep(3)  # both first passes are long over: a second post would be here
+        assert len(cards()) == 1
+        async with store.read() as conn:
+            claims = (
+                await conn.execute(
+                    sa.select(slot_claims.c.claimant, slot_claims.c.outcome).where(
+                        slot_claims.c.channel == place.channel
+                    )
+                )
+            ).all()
+        [(claimant, outcome)] = claims
+        async with store.read() as conn:
+            [(scheduled,)] = (
+                await conn.execute(sa.select(rounds.c.id).where(rounds.c.scheduled.is_(True)))
+            ).all()
+        assert outcome is not None and claimant
+        assert round_of(cards()[0].params["blocks"]) == scheduled
+        assert f"Posted late: this daily question was due at {slot_at:%H:%M} UTC" in str(
+            cards()[0].params["blocks"]
+        )
+        for p in procs:
+            assert await p.terminate() == 0, p.log()
+    finally:
+        for p in procs:
+            await p.close()
+        await store.close()
