@@ -60,7 +60,7 @@ class OAuthStandIn(SlackApiStandIn):
 
 @pytest.fixture
 async def standin() -> AsyncIterator[OAuthStandIn]:
-    s = OAuthStandIn()
+    s = OAuthStandIn(admins=["UADMIN"])
     await s.start()
     try:
         yield s
@@ -195,6 +195,21 @@ async def test_two_workspaces_install_and_stay_apart(
             )
             assert "<@U1>" in standin.responses_to("lb-a")[0]["text"]
             assert "<@U1>" not in standin.responses_to("lb-b")[0]["text"]
+
+            # Schedules: an admin of TBBB can neither see nor stop TAAA's daily question.
+            await slack.command("schedule 09:30 UTC", team="TAAA", user="UADMIN", respond_to="s-a")
+            await slack.command("schedule", team="TBBB", user="UADMIN", respond_to="show-b")
+            await slack.command("schedule off", team="TBBB", user="UADMIN", respond_to="off-b")
+            await slack.command("schedule", team="TAAA", user="U1", respond_to="show-a")
+            names = ("s-a", "show-b", "off-b", "show-a")
+            await standin.wait_for(lambda: all(standin.responses_to(n) for n in names), within=10)
+            assert "Scheduled" in standin.responses_to("s-a")[0]["text"]
+            for name in ("show-b", "off-b"):
+                assert "no daily question" in standin.responses_to(name)[0]["text"]
+            assert "09:30" in standin.responses_to("show-a")[0]["text"]
+            # The admin check asked Slack with the token of the workspace asking.
+            asked = {c.token for c in standin.of("users.info")}
+            assert asked == {bot_token("TAAA"), bot_token("TBBB")}
 
             # The timer closes TAAA's round on its own and reveals it with TAAA's token.
             async with store.write() as conn:
