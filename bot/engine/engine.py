@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -145,7 +146,7 @@ class QuizEngine:
             )
         question = pick_question(candidates, await self.store.question_counts(place), self.rng)
         if duration is None:
-            settings = await self.store.channel_settings(place)
+            settings = await self.channel_settings(place)
             duration = timedelta(minutes=settings.round_minutes or self.default_minutes)
         now = self._now()
         try:
@@ -306,12 +307,15 @@ class QuizEngine:
         return reveals
 
     async def channel_settings(self, place: Place) -> ChannelSettings:
-        """Return the channel's settings."""
-        return await self.store.channel_settings(place)
+        """Return the channel's settings, with the bot's default round length filled in."""
+        settings = await self.store.channel_settings(place)
+        if settings.round_minutes is None:
+            return replace(settings, round_minutes=self.default_minutes)
+        return settings
 
     async def set_channel_settings(self, place: Place, settings: ChannelSettings) -> None:
         """Change the channel's settings."""
-        if not 1 <= settings.round_minutes <= 7 * 24 * 60:
+        if settings.round_minutes is not None and not 1 <= settings.round_minutes <= 7 * 24 * 60:
             raise UserError("Round length must be between 1 minute and 7 days.")
         await self.store.set_channel_settings(place, settings)
 

@@ -143,7 +143,7 @@ class ChannelSettings:
     """Per-channel options."""
 
     allow_change: bool = False
-    round_minutes: int = 10
+    round_minutes: int | None = None  # None: the bot's default (QUIZBOT_ROUND_MINUTES)
 
 
 @dataclass(frozen=True, slots=True)

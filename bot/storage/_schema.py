@@ -108,7 +108,7 @@ channel_settings = sa.Table(
     sa.Column("workspace", sa.String(64), primary_key=True),
     sa.Column("channel", sa.String(64), primary_key=True),
     sa.Column("allow_change", sa.Boolean, nullable=False),
-    sa.Column("round_minutes", sa.Integer, nullable=False),
+    sa.Column("round_minutes", sa.Integer, nullable=True),
 )
 
 # A channel's daily question. Slot keys are the schedule's local dates.

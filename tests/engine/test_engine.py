@@ -385,3 +385,14 @@ async def test_clock_must_be_aware(sqlite_store: SqlStore):
     )
     with pytest.raises(ValueError, match="timezone-aware"):
         await engine.start_round(PLACE)
+
+
+async def test_default_round_length_comes_from_the_engine(sqlite_store: SqlStore, clock: FakeClock):
+    engine = QuizEngine(
+        sqlite_store, SimpleBank([make_question("q")]), clock=clock, default_minutes=3
+    )
+    assert (await engine.channel_settings(PLACE)).round_minutes == 3
+    card = await engine.start_round(PLACE)
+    assert card.round.closes_at == clock.now + timedelta(minutes=3)
+    await engine.set_channel_settings(PLACE, ChannelSettings(allow_change=True))
+    assert await engine.channel_settings(PLACE) == ChannelSettings(True, 3)

@@ -44,7 +44,7 @@ async def test_help_and_bad_input_answer_at_once_and_change_nothing(
     assert "/quiz next [tag]" in reply.text
     assert slack.standin.of("chat.postMessage") == []
     assert await slack.engine.store.open_round(PLACE) is None
-    assert await slack.engine.channel_settings(PLACE) == ChannelSettings()
+    assert await slack.engine.channel_settings(PLACE) == ChannelSettings(round_minutes=10)
 
 
 async def test_a_second_question_while_one_is_open_is_refused(slack: Harness) -> None:
@@ -98,7 +98,7 @@ async def test_only_admins_change_channel_settings(
         assert settings == ChannelSettings(allow_change=True, round_minutes=3)
     else:
         assert text == "Only workspace admins can change this channel's quiz settings."
-        assert settings == ChannelSettings()
+        assert settings == ChannelSettings(round_minutes=10)
     asked = [c.params["user"] for c in slack.standin.of("users.info")]
     assert asked == ([] if user == "UCONFIGURED" else [user])
 
