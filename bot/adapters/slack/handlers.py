@@ -225,7 +225,7 @@ class Handlers:
             return
         async with self.boundary(body, client):
             place = Place(PLATFORM, body["team_id"], item["channel"])
-            rnd = await self.engine.store.open_round(place)
+            rnd = await self.engine.open_round(place)
             if rnd is None or rnd.message_ref != item["ts"]:
                 return
             async with self._answering:
