@@ -121,7 +121,7 @@ def digest_slot_on(schedule: Schedule, day: date) -> Slot | None:
 
 def due_digest_slots(schedule: Schedule, now: datetime, *, since: datetime) -> list[Slot]:
     """Return the digest slots with ``since <= at <= now``, oldest first."""
-    if since > now:
+    if schedule.digest_weekday is None or since > now:
         return []
     slots = (digest_slot_on(schedule, d) for d in _days_around(schedule, since, now))
     return [s for s in slots if s is not None and since <= s.at <= now]

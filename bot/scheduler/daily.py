@@ -17,7 +17,7 @@ import os
 import socket
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from bot.engine import QuizEngine
@@ -33,7 +33,14 @@ from bot.scheduler._parse import (
     schedule_request,
 )
 from bot.scheduler._service import ScheduleService, ScheduleView, describe_schedule
-from bot.scheduler._times import Slot, due_digest_slots, due_slots, next_post_time, next_slot
+from bot.scheduler._times import (
+    Slot,
+    due_digest_slots,
+    due_slots,
+    next_post_time,
+    next_slot,
+    slot_on,
+)
 from bot.scheduler.port import Publisher
 
 log = logging.getLogger(__name__)
@@ -165,17 +172,26 @@ class _Tick:
             )
         return (None if too_late else newest), TickReport(skipped=len(skipped))
 
+    def floor(self, schedule: Schedule, last_key: str | None) -> datetime:
+        """Return the earliest instant a due slot can have: after the last one claimed."""
+        floor = max(schedule.since or self.now, self.now - LOOKBACK)
+        if last_key is not None:
+            # Only later days count; starting there keeps each pass to a few days of maths.
+            floor = max(floor, slot_on(schedule, date.fromisoformat(last_key)).at)
+        return floor
+
     async def run(self, state: ScheduleState) -> TickReport:
         schedule = state.schedule
-        floor = max(schedule.since or self.now, self.now - LOOKBACK)
+        since = self.floor(schedule, state.last_post)
         posts = [
             s
-            for s in due_slots(schedule, self.now, since=floor)
+            for s in due_slots(schedule, self.now, since=since)
             if state.last_post is None or s.key > state.last_post
         ]
+        since = self.floor(schedule, state.last_digest)
         digests = [
             s
-            for s in due_digest_slots(schedule, self.now, since=floor)
+            for s in due_digest_slots(schedule, self.now, since=since)
             if state.last_digest is None or s.key > state.last_digest
         ]
         post, report = await self.pick(schedule, ClaimKind.POST, posts)

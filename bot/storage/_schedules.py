@@ -89,40 +89,34 @@ class ScheduleSql:
 
     async def schedule_states(self, platform: str) -> list[ScheduleState]:
         """Return every schedule of a platform with its latest claimed slots."""
-        latest = (
-            sa.select(
-                slot_claims.c.workspace,
-                slot_claims.c.channel,
-                slot_claims.c.kind,
-                sa.func.max(slot_claims.c.slot).label("slot"),
-            )
-            .where(slot_claims.c.platform == platform)
-            .group_by(slot_claims.c.workspace, slot_claims.c.channel, slot_claims.c.kind)
-            .subquery()
-        )
-        posts = latest.alias("posts")
-        digests = latest.alias("digests")
 
-        def joined(alias: Any, kind: ClaimKind) -> sa.ColumnElement[bool]:
-            return sa.and_(
-                alias.c.workspace == schedules.c.workspace,
-                alias.c.channel == schedules.c.channel,
-                alias.c.kind == kind.value,
-            )
+        def latest(kind: ClaimKind) -> Any:
+            return sa.func.max(sa.case((slot_claims.c.kind == kind.value, slot_claims.c.slot)))
 
+        # One pass over the claims, grouped per schedule, found through the claims' primary key.
         query = (
-            sa.select(schedules, posts.c.slot.label("last_post"), digests.c.slot.label("last_dg"))
+            sa.select(
+                *schedules.c,
+                latest(ClaimKind.POST).label("last_post"),
+                latest(ClaimKind.DIGEST).label("last_digest"),
+            )
             .select_from(
-                schedules.outerjoin(posts, joined(posts, ClaimKind.POST)).outerjoin(
-                    digests, joined(digests, ClaimKind.DIGEST)
+                schedules.outerjoin(
+                    slot_claims,
+                    sa.and_(
+                        slot_claims.c.platform == schedules.c.platform,
+                        slot_claims.c.workspace == schedules.c.workspace,
+                        slot_claims.c.channel == schedules.c.channel,
+                    ),
                 )
             )
             .where(schedules.c.platform == platform)
+            .group_by(*schedules.c)
             .order_by(schedules.c.workspace, schedules.c.channel)
         )
         async with self.read() as conn:
             return [
-                ScheduleState(_schedule(row), row.last_post, row.last_dg)
+                ScheduleState(_schedule(row), row.last_post, row.last_digest)
                 for row in await conn.execute(query)
             ]
 
