@@ -42,6 +42,9 @@ from bot.storage._schema import (
 
 log = logging.getLogger(__name__)
 
+# Round ids are integer keys: the largest a signed 64-bit column (PostgreSQL, SQLite) holds.
+ROUND_ID_MAX = 2**63 - 1
+
 _ANSWER_COLUMNS = [
     "round_id",
     "platform",
@@ -306,6 +309,9 @@ class SqlStore(ScheduleSql, ReviewSql):
 
     async def get_round(self, round_id: int) -> Round | None:
         """Return the round, or None."""
+        if not 0 < round_id <= ROUND_ID_MAX:
+            # An id from a forged button that no integer column can hold names no round.
+            return None
         async with self.read() as conn:
             row = (await conn.execute(rounds.select().where(rounds.c.id == round_id))).first()
         return _round(row) if row is not None else None

@@ -8,11 +8,13 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.adapters.slack.conftest import ADMIN, BANK, TEAM
+from tests.adapters.slack.conftest import ADMIN, BANK, TEAM, charts, engine, slack, standin
 from tests.reliability.harness import BotProcess, quizbot_env
 from tests.reliability.standin import FaultyStandIn
 
 StartBot = Callable[..., Awaitable[BotProcess]]
+# The Slack adapter's fixtures (the Bolt app served in this process), for the tests here.
+__all__ = ["charts", "engine", "slack", "standin"]
 
 
 @pytest.fixture

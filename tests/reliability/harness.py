@@ -21,10 +21,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import aiohttp
+import sqlalchemy as sa
 
 from bot.engine.engine import rank_rows
 from bot.engine.model import Question, Round
-from bot.storage import open_store
+from bot.storage import SqlStore, open_store
+from bot.storage._schema import metadata
 from tests.adapters.slack.conftest import CHANNEL, SECRET, TEAM, Sender, round_of
 from tests.adapters.slack.test_slack_process import LISTENING, bot_env
 from tests.reliability.standin import Record
@@ -318,6 +320,16 @@ async def _read(read: Callable[[], Any]) -> Record:
         value = await value
     assert isinstance(value, Record)
     return value
+
+
+async def table_rows(store: SqlStore) -> dict[str, list[str]]:
+    """Return every row of every table, to compare before and after something."""
+    tables: dict[str, list[str]] = {}
+    async with store.read() as conn:
+        for table in metadata.sorted_tables:
+            rows = (await conn.execute(sa.select(table))).all()
+            tables[table.name] = sorted(map(repr, rows))
+    return tables
 
 
 async def round_state(database_url: str, round_id: int) -> tuple[Round, list[Any]]:

@@ -31,6 +31,7 @@ from bot.adapters.slack._oauth import (
     oauth_settings,
 )
 from bot.adapters.slack._publisher import SlackPublisher
+from bot.adapters.slack._replay import ReplayGuard
 from bot.adapters.slack.handlers import Handlers
 from bot.config import Settings
 from bot.engine import QuizEngine
@@ -117,6 +118,8 @@ def assemble(
         request_verification_enabled=not settings.slack_app_token,
         oauth_settings=oauth,
     )
+    if not settings.slack_app_token:
+        app.middleware(ReplayGuard().middleware)
     if oauth is not None:
         app.middleware(bind_workspace)
     handlers = Handlers(engine, publisher, settings, charts)
@@ -133,7 +136,20 @@ def web_app(
     """
 
     async def events(request: web.Request) -> web.Response:
-        response = await app.async_dispatch(await to_bolt_request(request))
+        try:
+            bolt_request = await to_bolt_request(request)
+        except (ValueError, TypeError, AttributeError) as exc:
+            # Bolt parses the body before it checks the signature: whoever sends a body that is
+            # not JSON or a form gets 400, and the log one line, not a traceback.
+            log.warning("refused a malformed request body (%s)", type(exc).__name__)
+            return web.Response(status=400, text="malformed request body")
+        try:
+            response = await app.async_dispatch(bolt_request)
+        except Exception:
+            # Listeners' errors go to the error boundary; this is a signed request whose shape
+            # Bolt itself could not route. Refuse it rather than answer 500.
+            log.exception("could not dispatch a request")
+            return web.Response(status=400, text="unexpected request")
         return await to_aiohttp_response(response)
 
     async def healthz(_request: web.Request) -> web.Response:

@@ -37,7 +37,7 @@ from bot.adapters.slack._commands import (
 from bot.adapters.slack._publisher import PLATFORM, SlackPublisher
 from bot.config import Settings
 from bot.engine import QuizEngine
-from bot.engine.model import AnswerStatus, ChannelSettings, Place
+from bot.engine.model import AnswerOutcome, AnswerStatus, ChannelSettings, Place
 from bot.engine.ports import Days
 from bot.errors import UserError
 from bot.observability.drain import Drain
@@ -50,6 +50,9 @@ Body = dict[str, Any]
 ANSWER_ACTION = re.compile(re.escape(render.ANSWER_ACTION_PREFIX) + "[A-E]")
 COUNTED = (AnswerStatus.ACCEPTED, AnswerStatus.CHANGED)
 NOT_A_MEMBER = ("not_in_channel", "channel_not_found")
+# A click's ack waits this long for its answer to be committed; Slack wants the ack within 3 s.
+ANSWER_DEADLINE = 2.0
+NOT_A_BUTTON = "That button is not from a quiz question."
 INVITE_ME = "I can't post in this channel yet: add me with `/invite @quizbot`, then try again."
 
 
@@ -71,6 +74,7 @@ class Handlers:
         # More answers at once than the store has connections would only queue in its pool,
         # where a long burst meets the pool's timeout; here they wait their turn instead.
         self._answering = asyncio.Semaphore(settings.db_pool_size + settings.db_max_overflow)
+        self.answer_deadline = ANSWER_DEADLINE
         # Counts the work still running after each ack, so SIGTERM can let it finish.
         self.drain = Drain()
 
@@ -193,17 +197,34 @@ class Handlers:
     async def answer_click(
         self, ack: AsyncAck, body: Body, action: Body, client: AsyncWebClient
     ) -> None:
-        """Record a button answer, then tell the clicker privately."""
+        """Record a button answer, acknowledge the click, then tell the clicker privately.
+
+        The ack waits for the answer's commit (up to ``answer_deadline``, inside Slack's 3 s), so
+        a click Slack showed as taken survives this process dying right after; only when the
+        database is slower than that does the ack go first.
+        """
+        answering = asyncio.ensure_future(self._record(body, action))
+        await asyncio.wait({answering}, timeout=self.answer_deadline)
         await ack()
-        async with self.boundary(body, client), self._answering:
-            round_id, key = _parse_answer(action.get("value", ""))
+        async with self.boundary(body, client):
+            round_id, outcome = await answering
             user, channel = body["user"]["id"], body["channel"]["id"]
-            outcome = await self.engine.answer(PLATFORM, body["team"]["id"], round_id, user, key)
             count_answer(PLATFORM, outcome.status.value)
             text = render.answer_feedback(outcome)
             await client.chat_postEphemeral(channel=channel, user=user, text=text)
             if outcome.status in COUNTED:
                 self.publisher.note_answer(round_id)
+
+    async def _record(self, body: Body, action: Body) -> tuple[int, AnswerOutcome]:
+        round_id, key = _parse_answer(action.get("value", ""))
+        try:
+            team, user = str(body["team"]["id"]), str(body["user"]["id"])
+            str(body["channel"]["id"])  # the feedback goes there: no channel, no answer
+        except (KeyError, TypeError):
+            raise UserError(NOT_A_BUTTON) from None
+        async with self._answering:
+            outcome = await self.engine.answer(PLATFORM, team, round_id, user, key)
+        return round_id, outcome
 
     async def review_click(
         self, ack: AsyncAck, body: Body, action: Body, respond: AsyncRespond, client: AsyncWebClient
@@ -291,8 +312,9 @@ def _slack_error(exc: Exception) -> str | None:
 
 def _parse_answer(value: str) -> tuple[int, str]:
     round_part, _, key = value.partition(":")
-    if not round_part.isdigit() or not key:
-        raise UserError("That button is not from a quiz question.")
+    # isdigit() alone lets through digits int() refuses, such as superscripts.
+    if not (round_part.isascii() and round_part.isdigit()) or not key:
+        raise UserError(NOT_A_BUTTON)
     return int(round_part), key
 
 

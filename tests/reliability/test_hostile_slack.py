@@ -1,0 +1,282 @@
+"""Hostile requests to the real Bolt app over HTTP: each refused cleanly, nothing changed.
+
+Forged signatures and stale timestamps are covered in tests/adapters/slack/test_slack_rounds.py
+(401, nothing recorded); here: replays, oversized and malformed bodies, unknown actions, button
+values naming rounds that are not this workspace's, and fuzzed slash command text.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import urllib.parse
+from typing import Any
+
+import aiohttp
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.adapters.slack._commands import USAGE, parse_quiz
+from bot.bandwidth import BandwidthError
+from bot.errors import UserError
+from tests.adapters.slack.conftest import CHANNEL, TEAM, Harness, block_actions, signed_headers
+from tests.reliability.fuzz import quiz_text
+from tests.reliability.harness import table_rows
+
+FORM = "application/x-www-form-urlencoded"
+BIG = 5 * 1024 * 1024
+
+
+async def state(slack: Harness) -> dict[str, Any]:
+    """Return every row of every table, and what reached the Slack stand-in."""
+    return {
+        "tables": await table_rows(slack.engine.store),  # type: ignore[arg-type]
+        "posted": len(slack.standin.of("chat.postMessage")),
+        "edited": len(slack.standin.of("chat.update")),
+        "files": len(slack.standin.uploads),
+    }
+
+
+def traceback_free(*texts: str) -> bool:
+    """Return whether none of the texts shows a traceback or an exception's name."""
+    return not any("Traceback" in t or "Error:" in t or 'File "' in t for t in texts)
+
+
+async def raw(slack: Harness, body: bytes | io.BytesIO, headers: dict[str, str]) -> tuple[int, str]:
+    """POST bytes as they are to the app."""
+    async with slack.session.post(
+        slack.url, data=body, headers=headers, timeout=aiohttp.ClientTimeout(20)
+    ) as resp:
+        return resp.status, await resp.text()
+
+
+def click_form(payload: Any) -> str:
+    """Return a block_actions form body carrying any payload (JSON-encoded)."""
+    return urllib.parse.urlencode({"payload": json.dumps(payload)})
+
+
+def with_action(round_id: int, **changes: Any) -> dict[str, Any]:
+    """Return a click payload on the round with the first action's fields changed."""
+    payload = block_actions(round_id, "A", user="UHOSTILE")
+    payload["actions"][0].update(changes)
+    return payload
+
+
+def without(payload: dict[str, Any], key: str) -> dict[str, Any]:
+    """Return the payload without one key."""
+    return {k: v for k, v in payload.items() if k != key}
+
+
+# Each case builds a signed body (content type, body) from the open round's id; the app must
+# answer one of the statuses, say nothing that shows a traceback, and change nothing.
+BODIES: list[Any] = [
+    pytest.param(lambda r: ("application/json", "{not json"), (400, 401, 404), id="broken-json"),
+    pytest.param(lambda r: ("application/json", "[1, 2"), (400, 401, 404), id="cut-json"),
+    pytest.param(lambda r: ("application/json", "null"), (400, 401, 404), id="json-null"),
+    pytest.param(lambda r: ("application/json", '"event"'), (400, 401, 404), id="json-string"),
+    pytest.param(
+        lambda r: ("application/json", json.dumps({"type": "event_callback", "event": 3})),
+        (200, 400, 401, 404),
+        id="event-not-an-object",
+    ),
+    pytest.param(lambda r: (FORM, "payload=%7Bnot-json"), (400, 401, 404), id="form-bad-json"),
+    pytest.param(lambda r: (FORM, "payload=%5B%5D"), (400, 401, 404), id="form-json-list"),
+    pytest.param(lambda r: (FORM, "payload="), (400, 401, 404), id="form-empty-payload"),
+    pytest.param(lambda r: (FORM, "%%%&&&==="), (400, 401, 404), id="form-garbage"),
+    pytest.param(lambda r: (FORM, "command=%2Fquiz"), (200, 400, 404), id="command-no-fields"),
+    pytest.param(lambda r: ("text/plain", "\x00\xff" * 50), (400, 401, 404), id="binary"),
+    pytest.param(
+        lambda r: (FORM, click_form(with_action(r, action_id="quiz_answer_Z"))),
+        (404,),
+        id="unknown-action-id",
+    ),
+    pytest.param(
+        lambda r: (FORM, click_form(with_action(r, action_id="admin_reset_scores"))),
+        (404,),
+        id="foreign-action-id",
+    ),
+    pytest.param(
+        lambda r: (FORM, click_form({**block_actions(r, "A", user="U1"), "actions": []})),
+        (200, 400, 404),
+        id="no-actions",
+    ),
+    pytest.param(
+        lambda r: (FORM, click_form(without(block_actions(r, "A", user="U1"), "user"))),
+        (200, 404),
+        id="click-without-user",
+    ),
+    pytest.param(
+        lambda r: (FORM, click_form(without(block_actions(r, "A", user="U1"), "channel"))),
+        (200, 404),
+        id="click-without-channel",
+    ),
+]
+
+
+@pytest.mark.parametrize(("build", "statuses"), BODIES)
+async def test_malformed_bodies_are_refused_and_change_nothing(
+    slack: Harness, caplog: pytest.LogCaptureFixture, build: Any, statuses: tuple[int, ...]
+) -> None:
+    round_id, _ts = await slack.open_card()
+    before = await state(slack)
+    content_type, body = build(round_id)
+    data = body.encode("utf-8", "surrogateescape")
+    # Unsigned (anyone on the internet): refused, and not one error in the log.
+    forged = {"Content-Type": content_type, **signed_headers(body, secret="not-the-secret")}
+    with caplog.at_level(logging.WARNING):
+        status, text = await raw(slack, data, forged)
+    assert status in (400, 401), (status, text)
+    assert traceback_free(text)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+    # Signed (only Slack, or whoever has the secret): still never a 500 or a traceback.
+    signed = {"Content-Type": content_type, **signed_headers(body)}
+    status, text = await raw(slack, data, signed)
+    assert status in statuses, (status, text)
+    assert traceback_free(text)
+    assert await state(slack) == before
+
+
+@pytest.mark.parametrize(
+    ("value", "team"),
+    [
+        pytest.param("{round}:A", "T0OTHER", id="round-of-another-workspace"),
+        pytest.param("999999:A", TEAM, id="round-that-does-not-exist"),
+        pytest.param("{round}:Z", TEAM, id="choice-the-question-lacks"),
+        pytest.param("{round}:", TEAM, id="no-choice"),
+        pytest.param("abc:A", TEAM, id="round-not-a-number"),
+        pytest.param("-1:A", TEAM, id="negative-round"),
+        pytest.param("9" * 40 + ":A", TEAM, id="round-too-big-for-the-database"),
+        pytest.param("²:A", TEAM, id="superscript-digit"),
+        pytest.param("{round}:" + "A" * 3000, TEAM, id="long-choice"),
+        pytest.param("", TEAM, id="empty-value"),
+    ],
+)
+async def test_button_values_that_name_no_round_here_are_refused_politely(
+    slack: Harness, caplog: pytest.LogCaptureFixture, value: str, team: str
+) -> None:
+    round_id, _ts = await slack.open_card()
+    before = await state(slack)
+    payload = block_actions(
+        round_id, "A", user="UHOSTILE", team=team, response_url=slack.standin.response_url("h")
+    )
+    payload["actions"][0]["value"] = value.format(round=round_id)
+    body = click_form(payload)
+    with caplog.at_level(logging.WARNING):
+        reply = await slack.post(body, FORM)
+        assert reply.status == 200
+        await slack.standin.wait_calls("response_url")
+    (answer,) = slack.standin.responses_to("h")
+    assert answer["response_type"] == "ephemeral"
+    assert not answer["text"].startswith("Sorry, something went wrong"), answer["text"]
+    assert traceback_free(answer["text"])
+    assert await state(slack) == before
+    assert slack.standin.of("chat.postEphemeral") == []
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+
+
+async def test_a_body_of_several_megabytes_is_refused_before_it_is_read(slack: Harness) -> None:
+    round_id, _ts = await slack.open_card()
+    before = await state(slack)
+    payload = block_actions(round_id, "A", user="UBIG")
+    payload["padding"] = "x" * BIG
+    body = click_form(payload)
+    headers = {"Content-Type": FORM, **signed_headers(body)}
+    status, text = await raw(slack, io.BytesIO(body.encode()), headers)
+    assert status == 413 and traceback_free(text)
+    assert await state(slack) == before
+
+
+async def test_a_replayed_click_is_refused(slack: Harness) -> None:
+    round_id, _ts = await slack.open_card()
+    body = click_form(
+        block_actions(round_id, "A", user="U1", response_url=slack.standin.response_url("r"))
+    )
+    headers = {"Content-Type": FORM, **signed_headers(body)}
+    assert (await raw(slack, body.encode(), headers))[0] == 200
+    await slack.standin.wait_calls("chat.postEphemeral")
+    before = await state(slack)
+    status, text = await raw(slack, body.encode(), headers)
+    assert status == 401 and traceback_free(text)
+    assert await state(slack) == before
+    assert len(slack.standin.of("chat.postEphemeral")) == 1
+    assert slack.standin.responses_to("r") == []
+
+
+async def test_a_replayed_command_cannot_close_a_newer_round(slack: Harness) -> None:
+    await slack.open_card()
+    form = {
+        "team_id": TEAM,
+        "channel_id": CHANNEL,
+        "user_id": "U1",
+        "command": "/quiz",
+        "text": "close",
+        "response_url": slack.standin.response_url("close"),
+        "trigger_id": "t",
+    }
+    body = urllib.parse.urlencode(form)
+    headers = {"Content-Type": FORM, **signed_headers(body)}
+    assert (await raw(slack, body.encode(), headers))[0] == 200
+    await slack.standin.wait_calls("chat.postMessage", 2)  # the card, then the thread reply
+    newer, _ts = await slack.open_card()
+    # The same bytes again, inside Bolt's 5 minutes: a captured request replayed.
+    status, _text = await raw(slack, body.encode(), headers)
+    assert status == 401
+    assert not (await slack.engine.get_round(newer)).is_closed
+
+
+# ---------------------------------------------------------------- fuzzed command text over HTTP
+
+HTTP_EXAMPLES = 120
+
+
+def refused_quiz(text: str) -> UserError | None:
+    """Return the error the /quiz parser gives the text, or None when it is a command."""
+    try:
+        parse_quiz(text)
+    except UserError as exc:
+        return exc
+    return None
+
+
+@settings(
+    max_examples=HTTP_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(text=quiz_text)
+async def test_fuzzed_quiz_text_over_http_gets_usage_and_changes_nothing(
+    slack: Harness, text: str
+) -> None:
+    error = refused_quiz(text)
+    if error is None:
+        return  # a real command; its effects are tested elsewhere
+    before = await state(slack)
+    reply = await slack.command(text)
+    assert reply.status == 200
+    assert error.message in reply.text and USAGE in reply.text
+    assert traceback_free(reply.text)
+    assert await state(slack) == before
+
+
+@settings(
+    max_examples=HTTP_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(text=st.text(max_size=60))
+async def test_fuzzed_bandwidth_text_over_http_gets_usage_and_changes_nothing(
+    slack: Harness, text: str
+) -> None:
+    try:
+        slack.bot.handlers.charts.estimate(text)
+    except BandwidthError:
+        pass
+    else:
+        return  # a real request; its table and chart are tested elsewhere
+    before = await state(slack)
+    reply = await slack.command(text, name="/bandwidth")
+    assert reply.status == 200 and reply.text
+    assert traceback_free(reply.text)
+    assert await state(slack) == before
