@@ -252,6 +252,16 @@ class QuizEngine:
         """Return how many users have answered the round."""
         return await self.store.count_answers(round_id)
 
+    async def withdraw(self, round_id: int) -> None:
+        """Take back a round whose card never reached the channel.
+
+        It is deleted, so it counts neither as asked nor against anyone's streak; should an
+        answer have slipped in after all, it is closed like any other round instead.
+        """
+        self._rounds.pop(round_id, None)
+        if not await self.store.delete_unseen_round(round_id):
+            await self.close(round_id)
+
     async def close(self, round_id: int) -> Reveal | None:
         """Close the round and return its reveal; None if it was already closed."""
         await self.get_round(round_id)  # NotFound for an unknown round

@@ -85,6 +85,10 @@ class Store(Protocol):
         """Return how many users answered the round."""
         ...
 
+    async def delete_unseen_round(self, round_id: int) -> bool:
+        """Delete an open round nobody answered; return whether it was deleted."""
+        ...
+
     async def close_round(self, round_id: int, at: datetime) -> bool:
         """Mark the round closed; return True only for the one caller that closed it."""
         ...

@@ -234,8 +234,8 @@ class _Tick:
             await self._settle(schedule, ClaimKind.POST, slot, "failed", None)
             return TickReport(failed=1)
         if not await self._send(card):
-            # Nobody saw it: close it quietly rather than leave a question no one can answer.
-            await self.engine.close(card.round_id)
+            # Nobody saw it: take it back, so it neither blocks the channel nor breaks streaks.
+            await self.engine.withdraw(card.round_id)
             await self._settle(schedule, ClaimKind.POST, slot, "failed", card.round_id)
             return TickReport(failed=1)
         await self._settle(

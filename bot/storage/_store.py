@@ -348,6 +348,16 @@ class SqlStore(ScheduleSql, ReviewSql):
         async with self.read() as conn:
             return {qid: int(n) for qid, n in await conn.execute(query)}
 
+    async def delete_unseen_round(self, round_id: int) -> bool:
+        """Delete an open round nobody answered; return whether it was deleted."""
+        unanswered = ~sa.exists().where(answers.c.round_id == round_id)
+        query = rounds.delete().where(
+            rounds.c.id == round_id, rounds.c.closed_at.is_(None), unanswered
+        )
+        async with self.write() as conn:
+            result = await conn.execute(query)
+        return bool(result.rowcount == 1)
+
     async def close_round(self, round_id: int, at: datetime) -> bool:
         """Mark the round closed; return True only for the one caller that closed it."""
         query = (

@@ -396,3 +396,19 @@ async def test_default_round_length_comes_from_the_engine(sqlite_store: SqlStore
     assert card.round.closes_at == clock.now + timedelta(minutes=3)
     await engine.set_channel_settings(PLACE, ChannelSettings(allow_change=True))
     assert await engine.channel_settings(PLACE) == ChannelSettings(True, 3)
+
+
+async def test_withdrawn_round_is_forgotten(sqlite_store: SqlStore, clock: FakeClock):
+    engine = build(sqlite_store, clock, [make_question("a"), make_question("b")])
+    card = await engine.start_round(PLACE, scheduled=True)
+    await engine.withdraw(card.round_id)
+    with pytest.raises(NotFound):
+        await engine.get_round(card.round_id)
+    assert await sqlite_store.question_counts(PLACE) == {}
+    assert await sqlite_store.scheduled_results(PLACE, "U1") == []
+    # A round someone answered is closed instead, and keeps the answer.
+    card = await engine.start_round(PLACE)
+    await engine.answer("slack", "T1", card.round_id, "U1", "A")
+    await engine.withdraw(card.round_id)
+    assert (await engine.get_round(card.round_id)).is_closed
+    assert len(await sqlite_store.round_answers(card.round_id)) == 1

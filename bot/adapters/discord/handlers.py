@@ -142,9 +142,14 @@ class QuizCommands(app_commands.Group, name="quiz", description="Quiz questions,
     async def next_question(self, interaction: Interaction, tag: str | None = None) -> None:
         """Open a round here and post its card as the reply."""
         card = await self.deps.engine.start_round(place_of(interaction), tag=tag)
-        sent = await interaction.response.send_message(
-            embed=render.card_embed(card), view=render.card_view(card)
-        )
+        try:
+            sent = await interaction.response.send_message(
+                embed=render.card_embed(card), view=render.card_view(card)
+            )
+        except Exception:
+            # The card never reached the channel: free the channel for the next try.
+            await self.deps.engine.withdraw(card.round_id)
+            raise
         message_id = sent.message_id or (await interaction.original_response()).id
         await self.deps.engine.attach_message(card.round_id, str(message_id))
 

@@ -116,7 +116,7 @@ class Handlers:
                     ts = await self.publisher.post_card(card)
                 except Exception as exc:
                     # The card never reached the channel: free the channel for the next try.
-                    await self.engine.close(card.round_id)
+                    await self.engine.withdraw(card.round_id)
                     if _slack_error(exc) in NOT_A_MEMBER:
                         raise UserError(INVITE_ME) from exc
                     raise
