@@ -6,9 +6,11 @@ prometheus-client is imported here, so any layer may count without pulling in a 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from prometheus_client import (
     GC_COLLECTOR,
@@ -19,6 +21,7 @@ from prometheus_client import (
     Gauge,
     Histogram,
 )
+from prometheus_client.core import GaugeMetricFamily
 
 # Our own registry, so tests and embedders see only quizbot's series (plus the process ones).
 REGISTRY = CollectorRegistry(auto_describe=True)
@@ -68,6 +71,27 @@ DB_RETRIES = Counter(
     ["operation"],
     registry=REGISTRY,
 )
+
+TASKS_HELP = "Asyncio tasks alive in the event loop that serves /metrics (a leak shows as growth)."
+
+
+class TaskCollector:
+    """Count the asyncio tasks of the running event loop each time the metrics are read."""
+
+    def describe(self) -> list[Any]:
+        """Name the one gauge this collector reports."""
+        return [GaugeMetricFamily("quizbot_asyncio_tasks", TASKS_HELP)]
+
+    def collect(self) -> Iterator[Any]:
+        """Yield the number of tasks, when read from inside an event loop."""
+        try:
+            tasks = asyncio.all_tasks()
+        except RuntimeError:
+            return  # read outside any event loop: there is nothing to count
+        yield GaugeMetricFamily("quizbot_asyncio_tasks", TASKS_HELP, value=len(tasks))
+
+
+REGISTRY.register(TaskCollector())
 
 
 def count_answer(platform: str, status: str) -> None:
