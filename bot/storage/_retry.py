@@ -141,6 +141,15 @@ async def _close_round_again(store: Any, method: Method, bound: inspect.BoundArg
     return rnd is not None and rnd.closed_at == bound.arguments["at"]
 
 
+async def _delete_unseen_round_again(
+    store: Any, method: Method, bound: inspect.BoundArguments
+) -> Any:
+    if await method(*bound.args, **bound.kwargs):
+        return True
+    # Only this path deletes rounds: a round now gone is the one our lost commit deleted.
+    return await store.get_round(bound.arguments["round_id"]) is None
+
+
 async def _save_review_item_again(store: Any, method: Method, bound: inspect.BoundArguments) -> Any:
     if await method(*bound.args, **bound.kwargs):
         return True
@@ -159,6 +168,7 @@ RECONCILE: dict[str, Reconcile] = {
     "create_round": _create_round_again,
     "close_round": _close_round_again,
     "save_review_item": _save_review_item_again,
+    "delete_unseen_round": _delete_unseen_round_again,
 }
 
 # ping reports the database as it is (readiness must not hide an outage behind retries); a

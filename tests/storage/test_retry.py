@@ -219,3 +219,31 @@ async def test_round_whose_commit_reply_was_lost_is_returned_not_refused(
     assert proxy.cuts == 1
     stored = await proxied.open_round(PLACE)
     assert stored is not None and (stored.id, stored.question_id) == (rnd.id, "q7")
+
+
+@needs_pg
+async def test_deleting_an_unseen_round_whose_commit_reply_was_lost_reports_the_delete(
+    proxied: SqlStore, proxy: CuttingProxy
+):
+    rid = await new_round(proxied)
+    proxy.cut_after(b"COMMIT")
+    assert await proxied.delete_unseen_round(rid) is True
+    assert proxy.cuts == 1
+    assert await proxied.get_round(rid) is None
+
+
+@needs_pg
+async def test_a_claim_whose_commit_reply_was_lost_is_still_held(
+    proxied: SqlStore, proxy: CuttingProxy
+):
+    from bot.engine.ports import ClaimKind
+
+    proxy.cut_after(b"COMMIT")
+    won = await proxied.claim_slot(
+        PLACE, ClaimKind.POST, "2026-03-02", slot_at=T0, claimant="replica-a", at=T0
+    )
+    assert won is True and proxy.cuts == 1
+    lost = await proxied.claim_slot(
+        PLACE, ClaimKind.POST, "2026-03-02", slot_at=T0, claimant="replica-b", at=T0
+    )
+    assert lost is False
