@@ -9,9 +9,9 @@ from typing import Any, Protocol, cast
 
 import discord
 
+from bot.adapters import _words as words
 from bot.engine.model import (
     AnswerOutcome,
-    AnswerStatus,
     ChannelSettings,
     Choice,
     Difficulty,
@@ -82,6 +82,16 @@ def timestamp(when: datetime, style: str = "f") -> str:
 def mention(user: str) -> str:
     """Return a user mention (embeds show it without pinging)."""
     return f"<@{user}>"
+
+
+MARKUP = words.Markup(
+    bold=lambda text: f"**{text}**",
+    escape=discord.utils.escape_markdown,
+    mention=mention,
+    right="✅",
+    wrong="❌",
+    streak="🔥",
+)
 
 
 # ---------------------------------------------------------------- buttons
@@ -213,25 +223,7 @@ def answered_text(count: int) -> str:
 
 def answer_feedback(outcome: AnswerOutcome) -> str:
     """Return the private reply to someone who answered."""
-    mine = f"**{discord.utils.escape_markdown(choice_label(outcome.choice))}**"
-    if outcome.status is AnswerStatus.CLOSED:
-        return "This question is closed; the answer and the results are in its thread."
-    if outcome.status is AnswerStatus.ALREADY:
-        return f"You already answered {mine}; your first answer is the one that counts."
-    lines = []
-    if outcome.status is AnswerStatus.CHANGED and outcome.previous is not None:
-        lines.append(
-            f"You changed your answer from **{outcome.previous.key}** to **{outcome.choice.key}**."
-        )
-    if outcome.correct:
-        points = f" (+{outcome.points} point{'s' if outcome.points != 1 else ''})"
-        lines.append(f"✅ **Right!** You chose {mine}{points}.")
-    else:
-        lines.append(f"❌ **Not this time.** You chose {mine}.")
-    lines.append(outcome.short)
-    if outcome.streak > 1:
-        lines.append(f"🔥 {outcome.streak} daily questions right in a row.")
-    return clip("\n".join(lines), CONTENT_MAX)
+    return clip(words.answer_feedback(outcome, MARKUP, choice_label), CONTENT_MAX)
 
 
 # ---------------------------------------------------------------- the reveal
@@ -239,8 +231,7 @@ def answer_feedback(outcome: AnswerOutcome) -> str:
 
 def bar(fraction: float, width: int = BAR_WIDTH) -> str:
     """Return a text bar of ``width`` cells filled in proportion to ``fraction``."""
-    filled = round(max(0.0, min(1.0, fraction)) * width)
-    return "█" * filled + "░" * (width - filled)
+    return words.bar(fraction, width)
 
 
 def results_line(reveal: Reveal) -> str:
@@ -337,11 +328,7 @@ def leaderboard_embed(board: Leaderboard) -> discord.Embed:
 
 def stats_text(stats: UserStats) -> str:
     """Return one user's totals and streaks."""
-    return (
-        f"{mention(stats.user)}: {stats.answered} answered, {stats.correct} right "
-        f"({stats.accuracy:.0f}%), {stats.points} points; daily streak {stats.current_streak} "
-        f"(best {stats.best_streak})."
-    )
+    return words.stats_text(stats, MARKUP)
 
 
 def settings_text(settings: ChannelSettings) -> str:

@@ -19,9 +19,9 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from bot.adapters import _words as words
 from bot.engine.model import (
     AnswerOutcome,
-    AnswerStatus,
     ChannelSettings,
     Choice,
     Leaderboard,
@@ -64,6 +64,16 @@ def escape(text: str) -> str:
 def choice_label(choice: Choice) -> str:
     """Return a button's text, ``A · InfiniBand``, clipped to Slack's 75 characters."""
     return _clip(f"{choice.key} · {choice.text}", BUTTON_TEXT_MAX)
+
+
+MARKUP = words.Markup(
+    bold=lambda text: f"*{text}*",
+    escape=escape,
+    mention=lambda user: f"<@{user}>",
+    right=":white_check_mark:",
+    wrong=":x:",
+    streak=":fire:",
+)
 
 
 def answer_value(round_id: int, key: str) -> str:
@@ -132,25 +142,7 @@ def _question_facts(q: Question) -> list[str]:
 
 def answer_feedback(outcome: AnswerOutcome) -> str:
     """Return the private reply to someone who answered."""
-    mine = f"*{escape(choice_label(outcome.choice))}*"
-    if outcome.status is AnswerStatus.CLOSED:
-        return "This question is closed; the answer and the results are in its thread."
-    if outcome.status is AnswerStatus.ALREADY:
-        return f"You already answered {mine}; your first answer is the one that counts."
-    lines = []
-    if outcome.status is AnswerStatus.CHANGED and outcome.previous is not None:
-        lines.append(
-            f"You changed your answer from *{outcome.previous.key}* to *{outcome.choice.key}*."
-        )
-    if outcome.correct:
-        points = f" (+{outcome.points} point{'s' if outcome.points != 1 else ''})"
-        lines.append(f":white_check_mark: *Right!* You chose {mine}{points}.")
-    else:
-        lines.append(f":x: *Not this time.* You chose {mine}.")
-    lines.append(escape(outcome.short))
-    if outcome.streak > 1:
-        lines.append(f":fire: {outcome.streak} daily questions right in a row.")
-    return "\n".join(lines)
+    return words.answer_feedback(outcome, MARKUP, choice_label)
 
 
 # ---------------------------------------------------------------- the reveal
@@ -191,8 +183,7 @@ def results_line(reveal: Reveal) -> str:
 
 def bar(fraction: float, width: int = BAR_WIDTH) -> str:
     """Return a text bar of ``width`` cells filled in proportion to ``fraction``."""
-    filled = max(0, min(width, round(fraction * width)))
-    return "█" * filled + "░" * (width - filled)
+    return words.bar(fraction, width)
 
 
 def reveal_thread(reveal: Reveal) -> Message:
@@ -238,10 +229,7 @@ def leaderboard(board: Leaderboard) -> str:
 
 def stats(s: UserStats) -> str:
     """Return one user's totals and streaks."""
-    return (
-        f"*<@{s.user}>*: {s.answered} answered, {s.correct} right ({s.accuracy:.0f}%), "
-        f"{s.points} points; daily streak {s.current_streak} (best {s.best_streak})"
-    )
+    return words.stats_text(s, MARKUP)
 
 
 def channel_settings(settings: ChannelSettings) -> str:

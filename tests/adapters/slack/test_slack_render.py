@@ -212,7 +212,7 @@ def test_an_empty_leaderboard() -> None:
 
 def test_stats_and_settings_read_as_sentences() -> None:
     assert render.stats(UserStats("U2", 4, 3, 6, 2, 5)) == (
-        "*<@U2>*: 4 answered, 3 right (75%), 6 points; daily streak 2 (best 5)"
+        "<@U2>: 4 answered, 3 right (75%), 6 points; daily streak 2 (best 5)."
     )
     assert "open 15 minutes" in render.channel_settings(ChannelSettings(True, 15))
     assert "are allowed" in render.channel_settings(ChannelSettings(True, 15))

@@ -75,9 +75,9 @@ async def test_leaderboard_and_stats(slack: Harness) -> None:
     ]
     assert "You have not answered" in await reply_to(slack, "leaderboard", user="U9")
     mine = await reply_to(slack, "stats", user="U3")
-    assert mine.startswith("*<@U3>*: 1 answered, 1 right (100%), 3 points")
+    assert mine.startswith("<@U3>: 1 answered, 1 right (100%), 3 points")
     theirs = await reply_to(slack, "stats <@U2|bob>", user="U3")
-    assert theirs.startswith("*<@U2>*: 1 answered, 0 right (0%), 0 points")
+    assert theirs.startswith("<@U2>: 1 answered, 0 right (0%), 0 points")
 
 
 @pytest.mark.parametrize(
