@@ -52,6 +52,7 @@ class Load:
     """Clicks sent and what came back."""
 
     acks: list[float] = field(default_factory=list)
+    acked: set[tuple[str, str]] = field(default_factory=set)
     per_replica: Counter[str] = field(default_factory=Counter)
     refused: int = 0
 
@@ -160,6 +161,7 @@ async def click_all(
                     on_progress.set()
             if reply.status == 200:
                 load.acks.append(time.perf_counter() - started)
+                load.acked.add((channel, user))
                 load.per_replica[target.url] += 1
             else:
                 load.refused += 1
@@ -338,6 +340,9 @@ async def test_a_replica_killed_mid_load_loses_no_acknowledged_feedback(
                 "acked": len(load.acks),
                 "refused_after_kill": load.refused,
                 "feedback_sent": len(counted),
+                "acked_and_stored": sum(
+                    user in saved.get(opened[channel], {}) for channel, user in load.acked
+                ),
                 "answers_stored": sum(len(u) for u in saved.values()),
                 "reveals": sum(reveals(standin).values()),
             }
