@@ -48,6 +48,10 @@ class ScheduleSql:
 
         def _insert(self, table: sa.Table) -> Any: ...
 
+        async def _upsert_for_place(
+            self, table: sa.Table, place: Place, values: dict[str, Any]
+        ) -> None: ...
+
     async def put_schedule(self, schedule: Schedule) -> None:
         """Store the channel's schedule, replacing any earlier one."""
         if schedule.since is None:
@@ -64,15 +68,7 @@ class ScheduleSql:
             since=schedule.since,
             set_by=schedule.set_by,
         )
-        stmt = (
-            self._insert(schedules)
-            .values(
-                platform=place.platform, workspace=place.workspace, channel=place.channel, **values
-            )
-            .on_conflict_do_update(index_elements=["platform", "workspace", "channel"], set_=values)
-        )
-        async with self.write() as conn:
-            await conn.execute(stmt)
+        await self._upsert_for_place(schedules, place, values)
 
     async def get_schedule(self, place: Place) -> Schedule | None:
         """Return the channel's schedule, or None."""

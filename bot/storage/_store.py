@@ -470,8 +470,14 @@ class SqlStore(ScheduleSql, ReviewSql):
     async def set_channel_settings(self, place: Place, settings: ChannelSettings) -> None:
         """Store the channel's settings."""
         values = dict(allow_change=settings.allow_change, round_minutes=settings.round_minutes)
+        await self._upsert_for_place(channel_settings, place, values)
+
+    async def _upsert_for_place(
+        self, table: sa.Table, place: Place, values: dict[str, Any]
+    ) -> None:
+        """Insert or replace the row a table keeps per channel."""
         stmt = (
-            self._insert(channel_settings)
+            self._insert(table)
             .values(
                 platform=place.platform, workspace=place.workspace, channel=place.channel, **values
             )
