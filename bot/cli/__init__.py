@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -77,4 +78,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         logging.getLogger("quizbot").info("interrupted")
         return 130
+    except BrokenPipeError:
+        # The reader went away (``quizbot bandwidth ... | head``): stop quietly, and keep
+        # Python from complaining again when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except OSError as exc:
+        # A service that cannot be reached (the database, Slack, Discord): one line, no traceback.
+        logging.getLogger("quizbot").debug("network or file error", exc_info=True)
+        print(f"quizbot: {exc}", file=sys.stderr)
+        return 1
     return status
