@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import aiohttp
+import aiosqlite
 import pytest
 import sqlalchemy as sa
 
 from bot.engine.loader import load_bank
 from bot.storage import open_store
 from bot.storage._schema import rounds
-from tests.adapters.slack.conftest import BANK, CHANNEL, Sender
+from tests.adapters.slack.conftest import BANK, CHANNEL, Harness, Sender
 from tests.reliability.conftest import StartBot
 from tests.reliability.harness import (
     ClickResult,
@@ -31,8 +33,6 @@ from tests.reliability.harness import (
     wait_told,
 )
 from tests.reliability.standin import FaultyStandIn
-
-pytestmark = pytest.mark.slow
 
 USERS = 300
 KILL_AFTER = 120  # acknowledged clicks before the SIGKILL
@@ -52,6 +52,7 @@ async def shorten_round(bot_db: str, round_id: int, closes_at: datetime) -> None
         await store.close()
 
 
+@pytest.mark.slow
 async def test_a_sigkill_mid_round_loses_only_unacknowledged_clicks(
     faulty: FaultyStandIn,
     start_bot: StartBot,
@@ -118,3 +119,31 @@ async def test_a_sigkill_mid_round_loses_only_unacknowledged_clicks(
     assert {r.user for r in second} <= {u for u, _ in plan}
     assert acc.closed_late_s is not None and acc.closed_late_s <= TIMER_INTERVAL + 2
     assert not again.tracebacks(), again.log_tail()
+
+
+async def test_a_click_is_acknowledged_only_once_its_answer_is_committed(slack: Harness) -> None:
+    round_id, ts = await slack.open_card()
+    for user in ("U1", "U2", "U3"):
+        reply = await slack.click(round_id, "A", user=user, message_ts=ts)
+        # The 200 is the ack: by then the answer must be in the database, not on its way.
+        assert reply.status == 200
+        assert await slack.engine.answered_count(round_id) == int(user[1:])
+
+
+async def test_a_commit_slower_than_the_deadline_leaves_the_click_unacknowledged(
+    slack: Harness, tmp_path: Path
+) -> None:
+    round_id, ts = await slack.open_card()
+    slack.bot.handlers.answer_deadline = 0.2
+    # Another writer holds the database, as a stalled disk or a busy replica would.
+    async with aiosqlite.connect(tmp_path / "quiz.db") as db:
+        await db.execute("BEGIN IMMEDIATE")
+        click = asyncio.create_task(slack.click(round_id, "A", user="U9", message_ts=ts))
+        await asyncio.sleep(0.5)
+        assert await slack.engine.answered_count(round_id) == 0
+        await db.rollback()
+    reply = await asyncio.wait_for(click, 10)
+    assert reply.status == 404  # Bolt's answer when no ack came: Slack shows the click failed
+    (told,) = await slack.standin.wait_calls("chat.postEphemeral", within=10)
+    assert "*Right!*" in told.params["text"] and told.params["user"] == "U9"
+    assert await slack.engine.answered_count(round_id) == 1

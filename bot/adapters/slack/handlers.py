@@ -50,9 +50,10 @@ Body = dict[str, Any]
 ANSWER_ACTION = re.compile(re.escape(render.ANSWER_ACTION_PREFIX) + "[A-E]")
 COUNTED = (AnswerStatus.ACCEPTED, AnswerStatus.CHANGED)
 NOT_A_MEMBER = ("not_in_channel", "channel_not_found")
-# A click's ack waits this long for its answer to be committed. Slack wants the ack within 3 s,
-# and the request's way in and Bolt's own work come on top, so under a burst the ack goes first.
-ANSWER_DEADLINE = 1.5
+# A click is acknowledged once its answer is committed, so an acked click is never lost. Slack
+# wants the ack within 3 s, and the request's way in comes on top: a commit slower than this
+# leaves the click unacknowledged (Slack tells the user it failed; the feedback still follows).
+ANSWER_DEADLINE = 2.5
 NOT_A_BUTTON = "That button is not from a quiz question."
 INVITE_ME = "I can't post in this channel yet: add me with `/invite @quizbot`, then try again."
 
@@ -200,13 +201,20 @@ class Handlers:
     ) -> None:
         """Record a button answer, acknowledge the click, then tell the clicker privately.
 
-        The ack waits for the answer's commit (up to ``answer_deadline``, well inside Slack's
-        3 s), so a click Slack showed as taken survives this process dying right after; only
-        when the database is slower than that does the ack go first.
+        The ack follows the answer's commit, so a click Slack showed as taken survives this
+        process dying right after. A commit slower than ``answer_deadline`` leaves the click
+        unacknowledged: better Slack's "did not respond" than a taken click that could be lost.
         """
         answering = asyncio.ensure_future(self._record(body, action))
         await asyncio.wait({answering}, timeout=self.answer_deadline)
-        await ack()
+        if answering.done():
+            await ack()
+        else:
+            log.warning(
+                "an answer took over %.1f s to commit; its click goes unacknowledged",
+                self.answer_deadline,
+                extra=_where(body),
+            )
         async with self.boundary(body, client):
             round_id, outcome = await answering
             user, channel = body["user"]["id"], body["channel"]["id"]
