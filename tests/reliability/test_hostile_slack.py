@@ -7,6 +7,7 @@ values naming rounds that are not this workspace's, and fuzzed slash command tex
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -19,9 +20,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.adapters.slack._commands import USAGE, parse_quiz
+from bot.adapters.slack._replay import ReplayGuard
 from bot.bandwidth import BandwidthError
 from bot.errors import UserError
-from tests.adapters.slack.conftest import CHANNEL, TEAM, Harness, block_actions, signed_headers
+from tests.adapters.slack.conftest import (
+    CHANNEL,
+    TEAM,
+    Harness,
+    block_actions,
+    event_callback,
+    reaction,
+    signed_headers,
+)
 from tests.reliability.fuzz import quiz_text
 from tests.reliability.harness import table_rows
 
@@ -280,3 +290,29 @@ async def test_fuzzed_bandwidth_text_over_http_gets_usage_and_changes_nothing(
     assert reply.status == 200 and reply.text
     assert traceback_free(reply.text)
     assert await state(slack) == before
+
+
+async def test_a_replayed_event_is_refused_but_slacks_redelivery_is_not(slack: Harness) -> None:
+    _round_id, ts = await slack.open_card()
+    body = json.dumps(event_callback(reaction("U5", "one", ts), event_id="EvReplay"))
+    headers = {"Content-Type": "application/json", **signed_headers(body)}
+    assert (await raw(slack, body.encode(), headers))[0] == 200
+    await slack.standin.wait_calls("chat.postEphemeral")
+    assert (await raw(slack, body.encode(), headers))[0] == 401
+    # Slack's own redelivery says so; the reaction is still counted once.
+    retry = {**headers, "X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"}
+    assert (await raw(slack, body.encode(), retry))[0] == 200
+    await asyncio.sleep(0.3)
+    assert len(slack.standin.of("chat.postEphemeral")) == 1
+
+
+def test_the_replay_memory_forgets_after_its_window_and_past_its_capacity() -> None:
+    now = [0.0]
+    guard = ReplayGuard(window=300, capacity=3, clock=lambda: now[0])
+    assert guard.first_time("a") and not guard.first_time("a")
+    now[0] = 301  # past the window Bolt refuses the timestamp anyway
+    assert guard.first_time("a")
+    for sig in ("b", "c", "d"):
+        assert guard.first_time(sig)
+    assert guard.first_time("a")  # the oldest went when the memory was full
+    assert not guard.first_time("d")
