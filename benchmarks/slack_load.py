@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import re
+import signal
 import statistics
 import sys
 import time
@@ -432,9 +433,10 @@ async def scenario_soak(args: argparse.Namespace) -> bool:
             await wait_closed(run.database_url, round_id, within=30)
         await sample()
         record = await run.api.record()
-        problems = soak_checks(samples, args)
+        problems, compared = soak_checks(samples, args)
         problems += await soak_accounting(run, rounds, results, record)
         print_soak(args, samples, results, bare_results, rounds, commands)
+        print(compared)
         return verdict("soak checks", problems + tracebacks(run))
 
 
@@ -443,25 +445,39 @@ async def soak_command(sender: Sender, text: str, name: str, n: int) -> None:
     await sender.command(text, name=name, channel="CSOAK", respond_to=f"soak-{n}")
 
 
-def soak_checks(samples: list[Sample], args: argparse.Namespace) -> list[str]:
-    """Compare the readings after the warm-up: memory within 10%, no growth in fds or tasks."""
+def soak_checks(samples: list[Sample], args: argparse.Namespace) -> tuple[list[str], str]:
+    """Compare the first and last tenth of the readings after the warm-up (a fifth of the run).
+
+    Memory: the medians within 10%. Descriptors and tasks: no growth. Returns the problems and
+    a line of the figures compared.
+    """
     warm = max(60.0, args.soak * 60 / 5)
     after = [s for s in samples if s.at >= warm]
     if len(after) < 4:
-        return [f"only {len(after)} samples after the warm-up; run longer"]
+        return [f"only {len(after)} samples after the warm-up; run longer"], ""
     tenth = max(1, len(after) // 10)
     base, last = after[:tenth], after[-tenth:]
     problems = []
+    mb = 1024 * 1024
     rss0 = statistics.median(s.rss for s in base)
     rss1 = statistics.median(s.rss for s in last)
-    if abs(rss1 - rss0) > 0.10 * rss0:
-        problems.append(f"memory moved {100 * (rss1 - rss0) / rss0:+.1f}% after the warm-up")
+    change = 100 * (rss1 - rss0) / rss0
+    if abs(change) > 10:
+        problems.append(f"memory moved {change:+.1f}% after the warm-up")
+    line = f"  after the warm-up ({warm / 60:.0f} min): quizbot RSS {rss0 / mb:.1f} -> "
+    line += f"{rss1 / mb:.1f} MB ({change:+.1f}%)"
     for name in ("fds", "tasks"):
+        # Requests in flight come and go; growth is the usual reading at the end rising above
+        # every reading at the start.
         first = max(getattr(s, name) for s in base)
-        final = max(getattr(s, name) for s in last)
+        final = statistics.median(getattr(s, name) for s in last)
+        line += f", {name} at most {first} early, typically {final:g} late"
         if final > first:
-            problems.append(f"{name} grew from {first} to {final}")
-    return problems
+            problems.append(f"{name} grew: at most {first} early on, typically {final} at the end")
+    bare0 = statistics.median(s.bare_rss for s in base)
+    bare1 = statistics.median(s.bare_rss for s in last)
+    line += f"; bare app RSS {bare0 / mb:.1f} -> {bare1 / mb:.1f} MB"
+    return problems, line
 
 
 async def soak_accounting(
@@ -616,6 +632,8 @@ def main() -> int:
     if args.serve_bare:
         asyncio.run(serve_bare(args.serve_bare))
         return 0
+    # SIGTERM ends the run like Ctrl-C, so the processes it started are stopped too.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     args.users_given = args.users is not None
     args.users = args.users or 1000
     return asyncio.run(main_async(args))

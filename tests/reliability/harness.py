@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import aiohttp
 import sqlalchemy as sa
@@ -36,14 +36,6 @@ BOARD_LINE = re.compile(r"^(\d+)\. <@([A-Z0-9]+)>: (\d+) pts, (\d+)/(\d+) right$
 FEEDBACK = re.compile(r"\*(?:Right!|Not this time\.)\* You chose \*([A-E]) ·")
 REVEAL_COUNT = re.compile(r"(\d+) (?:people|person) answered")
 APOLOGY = "Sorry, something went wrong on our side"
-
-
-class Recorder(Protocol):
-    """A Slack stand-in, in this process or another, whose record can be read."""
-
-    def response_url(self, name: str = "r") -> str:
-        """Return a ``response_url`` whose posts are recorded under ``name``."""
-        ...
 
 
 def quizbot_env(api_url: str, database_url: str, questions: Path, **extra: str) -> dict[str, str]:
@@ -187,18 +179,15 @@ async def drive(
     message_ts: str = "1700000000.000001",
     stop: asyncio.Event | None = None,
     on_ack: Callable[[ClickResult], None] | None = None,
-    rate: float | None = None,
 ) -> tuple[list[ClickResult], list[tuple[str, str]]]:
-    """Click once per planned user, ``in_flight`` at a time (or ``rate`` a second, open loop).
+    """Click once per planned user, ``in_flight`` clicks outstanding at a time.
 
     Stops taking new users once ``stop`` is set; returns the results and the users not sent.
     """
     queue = list(reversed(plan))
     results: list[ClickResult] = []
-    loop = asyncio.get_running_loop()
-    start = loop.time()
 
-    async def one(user: str, key: str, due: float | None) -> None:
+    async def one(user: str, key: str) -> None:
         result = ClickResult(user, key)
         begin = time.perf_counter()
         try:
@@ -208,31 +197,16 @@ async def drive(
             result.status, result.ack_text = reply.status, reply.text
         except (aiohttp.ClientError, TimeoutError) as exc:
             result.error = type(exc).__name__
-        # In an open loop, a click is late from when it was due, not from when it went out.
-        late = 0.0 if due is None else max(0.0, begin - due)
-        result.took = time.perf_counter() - begin + late
+        result.took = time.perf_counter() - begin
         results.append(result)
         if result.acked and on_ack is not None:
             on_ack(result)
 
     async def worker() -> None:
         while queue and not (stop is not None and stop.is_set()):
-            user, key = queue.pop()
-            await one(user, key, None)
+            await one(*queue.pop())
 
-    if rate is None:
-        await asyncio.gather(*(worker() for _ in range(in_flight)))
-    else:
-        tasks = []
-        origin = time.perf_counter()
-        for i in range(len(queue)):
-            due = start + i / rate
-            await asyncio.sleep(max(0.0, due - loop.time()))
-            if stop is not None and stop.is_set():
-                break
-            user, key = queue.pop()
-            tasks.append(asyncio.create_task(one(user, key, origin + i / rate)))
-        await asyncio.gather(*tasks)
+    await asyncio.gather(*(worker() for _ in range(in_flight)))
     return results, list(reversed(queue))
 
 
