@@ -58,7 +58,13 @@ class Bank(Protocol):
 def pick_question(
     candidates: Sequence[Question], asked: dict[str, int], rng: random.Random
 ) -> Question:
-    """Pick among the least-asked candidates, so nothing repeats until all have been asked."""
+    """Pick among the least-asked candidates, so nothing repeats until all have been asked.
+
+    A channel's very first question is the bank's first (the seed question, for the bundled
+    bank); after that the order is random.
+    """
+    if not any(asked.get(q.id, 0) for q in candidates):
+        return candidates[0]
     fewest = min(asked.get(q.id, 0) for q in candidates)
     pool = [q for q in candidates if asked.get(q.id, 0) == fewest]
     return rng.choice(pool)

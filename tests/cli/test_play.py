@@ -137,3 +137,25 @@ def test_ctrl_c_exits_cleanly_with_the_score(env: dict[str, str]):
     assert "Score" in out or "No questions answered" in out
     assert "Traceback" not in err
     assert proc.returncode in (0, 130)
+
+
+def test_a_fresh_session_on_the_bundled_bank_starts_with_the_seed_question(tmp_path: Path):
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("QUIZBOT_QUESTIONS", "QUIZBOT_DATABASE_URL")
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "bot", "play", "--count", "1"],
+        input="A\n",
+        env=env,
+        cwd=tmp_path,  # the default database, quizbot.db, lands here
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    words = " ".join(result.stdout.split())
+    assert "Which network technology gives this multi-node cluster" in words
+    assert "Right! A) InfiniBand" in result.stdout
+    assert (tmp_path / "quizbot.db").exists()

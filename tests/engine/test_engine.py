@@ -412,3 +412,11 @@ async def test_withdrawn_round_is_forgotten(sqlite_store: SqlStore, clock: FakeC
     await engine.withdraw(card.round_id)
     assert (await engine.get_round(card.round_id)).is_closed
     assert len(await sqlite_store.round_answers(card.round_id)) == 1
+
+
+def test_a_channels_first_question_is_the_banks_first():
+    qs = [make_question("seed"), make_question("b"), make_question("c")]
+    assert pick_question(qs, {}, random.Random(3)).id == "seed"
+    assert pick_question(qs, {"other-channel-only": 4}, random.Random(3)).id == "seed"
+    picked = {pick_question(qs, {"seed": 1}, random.Random(i)).id for i in range(30)}
+    assert picked == {"b", "c"}
