@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.conftest import bank_env, run_play
+
 BANK = """\
 questions:
   - id: fastest-link
@@ -39,25 +41,11 @@ questions:
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    bank = tmp_path / "bank"
-    bank.mkdir()
-    (bank / "q.yaml").write_text(BANK)
-    return {
-        **os.environ,
-        "QUIZBOT_QUESTIONS": str(bank),
-        "QUIZBOT_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'play.db'}",
-    }
+    return bank_env(tmp_path, BANK)
 
 
 def play(env: dict[str, str], stdin: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot", "play", *args],
-        input=stdin,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_play(env, stdin, *args)
 
 
 def test_piped_session_with_a_bad_answer_then_quit(env: dict[str, str]):

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
-import sys
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -13,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.storage import open_store
+from tests.cli.conftest import bank_env, run_play
 
 BANK = """\
 questions:
@@ -30,25 +29,11 @@ questions:
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    bank = tmp_path / "bank"
-    bank.mkdir()
-    (bank / "q.yaml").write_text(BANK)
-    return {
-        **os.environ,
-        "QUIZBOT_QUESTIONS": str(bank),
-        "QUIZBOT_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'play.db'}",
-    }
+    return bank_env(tmp_path, BANK)
 
 
 def play(env: dict[str, str], stdin: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot", "play", "--user", "ada", *args],
-        input=stdin,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_play(env, stdin, "--user", "ada", *args)
 
 
 def make_due(env: dict[str, str]) -> None:
