@@ -151,7 +151,7 @@ def _build(data: Any, where: str, base: Catalogue | None) -> Catalogue:
     errors: list[str] = []
     if not isinstance(data, Mapping):
         raise BandwidthError(
-            f"{where}: expected a mapping with an 'interconnects:' list (see the README)."
+            f"{where}: expected a mapping with an 'interconnects:' list (see docs/bandwidth.md)."
         )
     for top in data:
         if top not in ("interconnects", "default_comparison") and not str(top).startswith("x-"):

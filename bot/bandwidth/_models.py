@@ -3,7 +3,7 @@
 Every formula is ``latency term + bandwidth term``: ``alpha`` is the one-way latency of a
 message step and ``B`` the payload bandwidth in bytes per second. ``S`` is the buffer size in
 bytes (the whole buffer: for all-gather the gathered output, for reduce-scatter the input).
-The README lists the same formulas.
+docs/bandwidth.md lists the same formulas.
 """
 
 from __future__ import annotations
