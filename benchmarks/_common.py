@@ -104,7 +104,8 @@ class StatementCounter:
         ping = dialect.do_ping
 
         def counted_ping(dbapi_connection: Any) -> Any:
-            self.counts.round_trips += 1
+            # asyncpg's ping outside autocommit is BEGIN, an empty statement, ROLLBACK.
+            self.counts.round_trips += 3 if self.postgres else 1
             return ping(dbapi_connection)
 
         dialect.do_ping = counted_ping
@@ -120,8 +121,10 @@ class StatementCounter:
             self.counts.statements += 1
         self.counts.round_trips += 1
 
-    def _control(self, *_: Any) -> None:
-        self.counts.round_trips += 1
+    def _control(self, conn: Any, *_: Any) -> None:
+        # In autocommit (the store's reads on PostgreSQL) no BEGIN, COMMIT or ROLLBACK is sent.
+        if conn.get_execution_options().get("isolation_level") != "AUTOCOMMIT":
+            self.counts.round_trips += 1
 
     def _raw(self, sql: str | None) -> None:
         """Count a statement on a raw path (None marks one round trip carrying them)."""

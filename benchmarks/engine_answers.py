@@ -12,7 +12,8 @@ driver loop in the same run; SQLite by default, PostgreSQL with ``--postgres``.
 Every figure is printed with CPU milliseconds per answer (this process, driver threads
 included; on PostgreSQL the server's own CPU is not in it) and as a ratio to the bare loop:
 SQLite, aiosqlite inserting and committing one row at a time; PostgreSQL, asyncpg inserting one
-row per statement (autocommit) on a pool of 5 connections with the same concurrency.
+row per statement (autocommit) on a pool of 15 connections (the store's default pool and
+overflow) with the same concurrency.
 
     .venv/bin/python benchmarks/engine_answers.py [--answers N] [--users U] [--rounds R]
                                                   [--concurrency C] [--postgres [URL]]
@@ -84,11 +85,11 @@ async def bare_sqlite(path: Path, n: int) -> Figure:
 
 
 async def bare_postgres(url: str, n: int, concurrency: int) -> Figure:
-    """Insert n rows, one autocommitted statement each, on an asyncpg pool of 5."""
+    """Insert n rows, one autocommitted statement each, on an asyncpg pool of 15."""
     import asyncpg
 
     dsn = url.replace("postgresql+asyncpg://", "postgresql://")
-    pool = await asyncpg.create_pool(dsn, min_size=5, max_size=5)
+    pool = await asyncpg.create_pool(dsn, min_size=15, max_size=15)
     try:
         await pool.execute(
             "CREATE TABLE bare_answers (round_id INTEGER, user_id TEXT, choice TEXT, "

@@ -1,0 +1,85 @@
+"""A SQLite connection of its own, in a thread of its own, for writes made in one call.
+
+SQLAlchemy's pool and its aiosqlite adapter cross into the driver's thread about five times a
+statement (checkout, cursor, execute, close, rollback). On the hottest paths, recording an
+answer and the review item it queues, this writer runs the whole transaction, every statement
+of it, in one call into its thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+Trace = Callable[[str | None], None]
+
+
+class SqliteWriter:
+    """Run functions of one sqlite3 connection in its own thread, one call each."""
+
+    def __init__(self, path: str, pragmas: Sequence[str], *, timeout: float = 30) -> None:
+        self.path = path
+        self.pragmas = tuple(pragmas)
+        self.timeout = timeout
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="quizbot-sqlite")
+        self._conn: sqlite3.Connection | None = None
+        self._trace: Trace | None = None
+
+    def trace(self, callback: Trace) -> None:
+        """Call ``callback(sql)`` for each statement and ``callback(None)`` for each call."""
+        self._trace = callback
+
+    async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(connection)`` in the writer's thread and return its result."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._call, fn)
+
+    async def execute(self, sql: str, params: Sequence[Any]) -> int:
+        """Run one statement that is atomic on its own; return its rowcount."""
+        return await self.run(lambda conn: conn.execute(sql, params).rowcount)
+
+    def _call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        conn = self._conn
+        if conn is None:
+            # Autocommit (isolation_level None): the functions issue BEGIN themselves.
+            conn = sqlite3.connect(
+                self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+            )
+            for pragma in self.pragmas:
+                conn.execute(pragma)
+            self._conn = conn
+        if self._trace is not None:
+            self._trace(None)
+            conn.set_trace_callback(self._trace)
+        return fn(conn)
+
+    async def close(self) -> None:
+        """Close the connection and stop the thread."""
+
+        def close() -> None:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+        await asyncio.get_running_loop().run_in_executor(self._executor, close)
+        self._executor.shutdown(wait=True)
+
+
+def in_transaction(fn: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Connection], T]:
+    """Wrap ``fn`` in BEGIN IMMEDIATE ... COMMIT (ROLLBACK when it raises)."""
+
+    def run(conn: sqlite3.Connection) -> T:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = fn(conn)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return result
+
+    return run
