@@ -466,8 +466,14 @@ class SqlStore(ScheduleSql, ReviewSql):
                     raise
                 raise DBAPIError(sql, None, exc, connection_invalidated=lost) from exc
 
-    async def _fetch_hot(self, stmt: Any, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-        """Run a read of the answer path in one round trip; rows come as the driver gives them."""
+    async def _fetch_hot(
+        self, stmt: Any, params: dict[str, Any], *, writes: bool = False
+    ) -> list[tuple[Any, ...]]:
+        """Run one statement of a hot path in one round trip; return its rows as the driver
+        gives them (SQLite: timestamps as text, booleans as integers).
+
+        A statement that ``writes`` must be atomic on its own: it runs in autocommit.
+        """
         compiled = self._compiled(stmt)
         values = compiled.values(params)
         if self._writer is not None:
@@ -476,7 +482,8 @@ class SqlStore(ScheduleSql, ReviewSql):
         if self.dialect == "postgresql":
             async with self._asyncpg(compiled.sql) as driver:
                 return [tuple(row) for row in await driver.fetch(compiled.sql, *values)]
-        async with self.read() as conn:
+        context = self.write() if writes else self.read()
+        async with context as conn:
             return [tuple(row) for row in await conn.execute(stmt, params)]
 
     async def count_answers(self, round_id: int) -> int:

@@ -31,7 +31,7 @@ from bot.adapters.slack._oauth import (
     oauth_settings,
 )
 from bot.adapters.slack._publisher import SlackPublisher
-from bot.adapters.slack._replay import ReplayGuard
+from bot.adapters.slack._replay import replay_guard
 from bot.adapters.slack.handlers import Handlers
 from bot.config import Settings
 from bot.engine import QuizEngine
@@ -119,7 +119,7 @@ def assemble(
         oauth_settings=oauth,
     )
     if not settings.slack_app_token:
-        app.middleware(ReplayGuard().middleware)
+        app.middleware(replay_guard(engine).middleware)
     if oauth is not None:
         app.middleware(bind_workspace)
     handlers = Handlers(engine, publisher, settings, charts)
