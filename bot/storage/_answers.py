@@ -5,9 +5,10 @@ Every outcome (accepted, changed, already, closed) is settled by one call to the
 - PostgreSQL: one statement (``POSTGRES_ANSWER``): data-modifying CTEs insert the answer, or
   change it where allowed, and upsert the review item, while ``FOR SHARE`` on the round holds off
   a concurrent close until the statement's own commit (it runs in autocommit).
-- SQLite: one call into the store's writer thread (``SqliteWriter``) running one transaction:
-  the insert, then the review upsert for a miss; only when the insert found the round closed or
-  the user already answered, one more statement reads why.
+- SQLite: one call into the store's writer thread (``SqliteWriter``). A right answer is one
+  statement committed on its own; a miss is the insert and the review upsert in one
+  transaction; when the insert found the round closed or the user already answered, one more
+  statement reads why (a change of answer is then made in a transaction, still in that call).
 
 The decisions are written once, in ``answer_steps``, a generator that yields the statements it
 needs and receives their results; the SQLite writer and a SQLAlchemy transaction both drive it.
@@ -258,11 +259,19 @@ class Compiled:
         return values
 
 
-def run_on_sqlite(conn: sqlite3.Connection, steps: Steps, compiled: dict[str, Compiled]) -> Outcome:
-    """Drive the steps on a raw sqlite3 connection (inside the caller's transaction)."""
+def run_on_sqlite(
+    conn: sqlite3.Connection,
+    steps: Steps,
+    compiled: dict[str, Compiled],
+    *,
+    stop_before: str | None = None,
+) -> Outcome | None:
+    """Drive the steps on a raw sqlite3 connection; None if they reach ``stop_before``."""
     try:
         key, params = next(steps)
         while True:
+            if key == stop_before:
+                return None
             statement = compiled[key]
             cursor = conn.execute(statement.sql, statement.values(params))
             row = cursor.fetchone() if cursor.description else None

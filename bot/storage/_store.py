@@ -29,6 +29,7 @@ from bot.engine.ports import RoundAlreadyOpen, utc_now
 from bot.engine.review import ReviewItem
 from bot.errors import ConfigError
 from bot.storage._answers import (
+    CHANGE,
     POSTGRES_ANSWER,
     Compiled,
     Outcome,
@@ -419,11 +420,24 @@ class SqlStore(ScheduleSql, ReviewSql):
         elif self._writer is not None:
             compiled = {k: self._compiled(v) for k, v in self._answer_statements.items()}
 
-            def settle(conn: Any) -> Outcome:
+            def transaction(conn: Any) -> Outcome | None:
                 steps = answer_steps(answer, allow_change=allow_change, miss=miss)
                 return run_on_sqlite(conn, steps, compiled)
 
-            return await self._writer.run(in_transaction(settle))
+            def settle(conn: Any) -> Outcome | None:
+                if miss is None:
+                    # Without a review item to queue, an answer is one statement, atomic on
+                    # its own; each statement more hands the GIL to and fro once more. Only a
+                    # change of answer needs a transaction: then it is all done again in one.
+                    steps = answer_steps(answer, allow_change=allow_change, miss=None)
+                    outcome = run_on_sqlite(conn, steps, compiled, stop_before=CHANGE)
+                    if outcome is not None:
+                        return outcome
+                return in_transaction(transaction)(conn)
+
+            settled = await self._writer.run(settle)
+            assert settled is not None  # only the autocommit drive stops early
+            return settled
         # An in-memory SQLite database, or a PostgreSQL click that raced the same user's other
         # click: the same decisions, statement by statement, in one transaction.
         async with self.write() as conn:

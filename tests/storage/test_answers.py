@@ -69,17 +69,21 @@ async def test_every_outcome_is_one_round_trip(store: SqlStore):
     await store.set_channel_settings(changing, ChannelSettings(allow_change=True))
     rchange = await new_round(store, changing)
     await store.record_answer(answer(rchange, "U9"))
+    await store.record_answer(answer(rchange, "U8", "C"), miss=miss("U8"))
     trips = Trips(store)
     cases = [
         ("right", answer(rid, "U1"), None, AnswerStatus.ACCEPTED),
         ("first miss", answer(rid, "U2", "B"), miss("U2"), AnswerStatus.ACCEPTED),
         ("already", answer(rid, "U2", "C"), miss("U2"), AnswerStatus.ALREADY),
-        ("changed", answer(rchange, "U9", "D"), miss("U9"), AnswerStatus.CHANGED),
+        ("changed to a miss", answer(rchange, "U9", "D"), miss("U9"), AnswerStatus.CHANGED),
+        ("changed to right", answer(rchange, "U8", "A"), None, AnswerStatus.CHANGED),
     ]
+    most = {"right": 1, "first miss": 2, "already": 2}
     for name, record, queued, status in cases:
         trips.reset()
         assert (await store.record_answer(record, miss=queued))[0] is status, name
         assert (trips.sqlalchemy, trips.raw_calls) == (0, 1), name
+        assert len(trips.raw_statements) <= most.get(name, 5), (name, trips.raw_statements)
     await store.close_round(rid, T0 + timedelta(minutes=1))
     rnext = await new_round(store)
     for name, record, status in [
