@@ -87,33 +87,54 @@ class StatementCounter:
     """
 
     def __init__(self, store: Any) -> None:
-        from sqlalchemy import event
-
         self.counts = Counts()
+        self.store = store
         self.postgres = store.dialect == "postgresql"
-        sync = store.engine.sync_engine
-
-        @event.listens_for(sync, "before_cursor_execute")
-        def _statement(_conn: Any, _cur: Any, sql: str, *_: Any) -> None:
-            self._saw(sql)
-
-        for name in ("begin", "commit", "rollback"):
-            if self.postgres or name != "begin":  # SQLite's BEGIN is a statement, seen above
-                event.listen(sync, name, self._control)
         dialect = store.engine.dialect
         ping = dialect.do_ping
+        self.attached = False
 
         def counted_ping(dbapi_connection: Any) -> Any:
-            # asyncpg's ping outside autocommit is BEGIN, an empty statement, ROLLBACK.
-            self.counts.round_trips += 3 if self.postgres else 1
+            if self.attached:
+                # asyncpg's ping outside autocommit is BEGIN, an empty statement, ROLLBACK.
+                self.counts.round_trips += 3 if self.postgres else 1
             return ping(dbapi_connection)
 
         dialect.do_ping = counted_ping
-        tracer = getattr(store, "trace_raw_statements", None)
+        self.attach()
+
+    def attach(self) -> None:
+        """Start counting (counting costs time: time work with the counter detached)."""
+        from sqlalchemy import event
+
+        sync = self.store.engine.sync_engine
+        event.listen(sync, "before_cursor_execute", self._statement)
+        for name in ("begin", "commit", "rollback"):
+            if self.postgres or name != "begin":  # SQLite's BEGIN is a statement, seen above
+                event.listen(sync, name, self._control)
+        tracer = getattr(self.store, "trace_raw_statements", None)
         if tracer is not None:
             tracer(self._raw)
-        else:
+        elif not self.attached:
             self._patch_aiosqlite()
+        self.attached = True
+
+    def detach(self) -> None:
+        """Stop counting."""
+        from sqlalchemy import event
+
+        sync = self.store.engine.sync_engine
+        event.remove(sync, "before_cursor_execute", self._statement)
+        for name in ("begin", "commit", "rollback"):
+            if self.postgres or name != "begin":
+                event.remove(sync, name, self._control)
+        tracer = getattr(self.store, "trace_raw_statements", None)
+        if tracer is not None:
+            tracer(None)
+        self.attached = False
+
+    def _statement(self, _conn: Any, _cur: Any, sql: str, *_: Any) -> None:
+        self._saw(sql)
 
     def _saw(self, sql: str) -> None:
         head = sql.lstrip()[:9].upper()
@@ -142,7 +163,8 @@ class StatementCounter:
         counter = self
 
         async def execute(self: Any, sql: str, parameters: Any = None) -> Any:
-            counter._saw(sql)
+            if counter.attached:
+                counter._saw(sql)
             return await original(self, sql, parameters)
 
         aiosqlite.Connection.execute = execute  # type: ignore[method-assign]

@@ -9,6 +9,9 @@ driver loop in the same run; SQLite by default, PostgreSQL with ``--postgres``.
 - Statements and round trips per answer for each outcome (right, first miss, repeat miss,
   changed, already, closed, and a right answer in a daily round, which also reads the streak).
 
+Statements and round trips are counted on 20 more answers after each timed stretch, apart
+from it, since counting costs time.
+
 Every figure is printed with CPU milliseconds per answer (this process, driver threads
 included; on PostgreSQL the server's own CPU is not in it) and as a ratio to the bare loop, which
 runs first and last (the ratio is to both runs together, so a change in the machine's load
@@ -112,20 +115,43 @@ async def bare_postgres(url: str, n: int, concurrency: int) -> Figure:
         await pool.close()
 
 
+# Answers counted statement by statement after each timed stretch, apart from it: counting
+# costs the writer thread the GIL once more per statement, which would show in the times.
+COUNTED = 20
+
+
 async def crowd(
-    n: int, concurrency: int, answer: Callable[[int], Awaitable[object]]
-) -> Callable[[], Lap]:
-    """Run answer(0..n-1), ``concurrency`` at a time; return the finished lap."""
+    n: int, concurrency: int, answer: Callable[[int], Awaitable[object]], count: StatementCounter
+) -> tuple[Lap, float, float]:
+    """Time answer(0..n-1), ``concurrency`` at a time, uncounted; then count answer(n..n+19).
+
+    Return the lap, and statements and round trips per counted answer.
+    """
     queue = iter(range(n))
 
     async def worker() -> None:
         for i in queue:
             await answer(i)
 
+    count.detach()
     done = lap()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
-    result = done()
-    return lambda: result
+    timed = done()
+    count.attach()
+    mark = count.mark()
+    for i in range(n, n + COUNTED):
+        await answer(i)
+    statements, trips = count.since(mark, COUNTED)
+    return timed, statements, trips
+
+
+async def warm_up(engine: QuizEngine) -> None:
+    """Answer a round elsewhere first: statements compiled, connections and threads started."""
+    card = await engine.start_round(Place("slack", "TWARM", "CWARM"))
+    for i in range(30):
+        key = card.question.answer if i % 2 else wrong_key(card.question, i)
+        await engine.answer("slack", "TWARM", card.round_id, f"W{i}", key)
+    await engine.close(card.round_id)
 
 
 async def answers_run(url: str, n: int, concurrency: int, *, mixed: bool) -> Figure:
@@ -133,21 +159,21 @@ async def answers_run(url: str, n: int, concurrency: int, *, mixed: bool) -> Fig
     store = await open_store(url)
     try:
         engine = QuizEngine(store, Bank(), rng=random.Random(1))
+        await warm_up(engine)
         count = StatementCounter(store)
         place = Place("slack", "T1", "C1")
         card = await engine.start_round(place)
         q = card.question
         keys = q.keys if mixed else (q.answer,)
-        mark = count.mark()
 
         async def one(i: int) -> None:
             await engine.answer("slack", "T1", card.round_id, f"U{i}", keys[i % len(keys)])
 
-        done = await crowd(n, concurrency, one)
-        statements, trips = count.since(mark, n)
-        assert await engine.answered_count(card.round_id) == n, "an answer went missing"
+        timed, statements, trips = await crowd(n, concurrency, one, count)
+        answered = await engine.answered_count(card.round_id)
+        assert answered == n + COUNTED, "an answer went missing"
         label = f"engine, {'mixed' if mixed else 'right'} answers"
-        return Figure(label, n, done(), statements, trips)
+        return Figure(label, n, timed, statements, trips)
     finally:
         await store.close()
 
@@ -157,24 +183,23 @@ async def repeat_misses(url: str, users: int, rounds: int, concurrency: int) -> 
     store = await open_store(url)
     try:
         engine = QuizEngine(store, Bank(), rng=random.Random(1))
+        await warm_up(engine)
         count = StatementCounter(store)
         place = Place("slack", "T1", "CREPEAT")
         figures = []
         for r in range(1, rounds + 1):
             card = await engine.start_round(place)
             q = card.question
-            mark = count.mark()
 
             async def one(i: int, round_id: int = card.round_id, q: object = q) -> None:
                 outcome = await engine.answer("slack", "T1", round_id, f"U{i}", wrong_key(q, i))
                 assert outcome.status is AnswerStatus.ACCEPTED, outcome.status
 
-            done = await crowd(users, concurrency, one)
-            statements, trips = count.since(mark, users)
-            assert await engine.answered_count(card.round_id) == users
+            timed, statements, trips = await crowd(users, concurrency, one, count)
+            assert await engine.answered_count(card.round_id) == users + COUNTED
             await engine.close(card.round_id)
             label = "first miss" if r == 1 else "repeat miss"
-            figures.append(Figure(f"round {r}: {label}", users, done(), statements, trips))
+            figures.append(Figure(f"round {r}: {label}", users, timed, statements, trips))
         items = await store.review_items("slack", "T1", "U0")
         assert len(items) == 1 and items[0].right_in_row == 0, items
         return figures
@@ -187,21 +212,19 @@ async def outcomes(url: str, n: int = 200) -> list[Figure]:
     store = await open_store(url)
     try:
         engine = QuizEngine(store, Bank(), rng=random.Random(1))
+        await warm_up(engine)
         other = QuizEngine(store, Bank(), rng=random.Random(2))  # a second replica
         count = StatementCounter(store)
         q = Bank().questions[0]
         right, figures = q.answer, []
 
         async def measure(label: str, round_id: int, key: Callable[[int], str], want: str) -> None:
-            mark = count.mark()
-
             async def one(i: int) -> None:
                 outcome = await engine.answer("slack", "T1", round_id, f"U{i}", key(i))
                 assert outcome.status.value == want, (label, outcome.status)
 
-            done = await crowd(n, 1, one)
-            statements, trips = count.since(mark, n)
-            figures.append(Figure(label, n, done(), statements, trips))
+            timed, statements, trips = await crowd(n, 1, one, count)
+            figures.append(Figure(label, n, timed, statements, trips))
 
         plain = Place("slack", "T1", "COUT")
         r1 = (await engine.start_round(plain)).round_id
@@ -219,7 +242,7 @@ async def outcomes(url: str, n: int = 200) -> list[Figure]:
         changing = Place("slack", "T1", "CCHANGE")
         await engine.set_channel_settings(changing, ChannelSettings(allow_change=True))
         r4 = (await engine.start_round(changing)).round_id
-        for i in range(n):
+        for i in range(n + COUNTED):
             await engine.answer("slack", "T1", r4, f"U{i}", right)
         await measure("changed (to a miss)", r4, lambda i: wrong_key(q, i), "changed")
 
@@ -227,7 +250,7 @@ async def outcomes(url: str, n: int = 200) -> list[Figure]:
         for day in range(3):
             rnd = (await engine.start_round(daily, scheduled=True, slot=f"d{day}")).round_id
             if day < 2:
-                for i in range(n):
+                for i in range(n + COUNTED):
                     await engine.answer("slack", "T1", rnd, f"U{i}", right)
                 await engine.close(rnd)
         await measure("right, daily round (streak)", rnd, lambda i: right, "accepted")

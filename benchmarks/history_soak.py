@@ -27,7 +27,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
-from _common import BANK, POSTGRES, StatementCounter, database, lap, wrong_key
+from _common import BANK, POSTGRES, database, lap, wrong_key
 
 from bot.engine import Period, Place, QuizEngine
 from bot.engine.loader import load_bank
@@ -138,15 +138,10 @@ async def main() -> int:
         try:
             clock = Clock()
             engine = QuizEngine(store, load_bank([BANK]), clock=clock, rng=random.Random(7))
-            count = StatementCounter(store)
             await day(engine, clock, Place("slack", "TWARM", "CWARM"), 200, args.concurrency, 0)
             place = Place("slack", "T1", "CDAILY")
             for n in range(args.days):
-                mark = count.mark()
-                costs = await day(engine, clock, place, args.users, args.concurrency, n)
-                statements, trips = count.since(mark, args.users)
-                costs["statements"], costs["round trips"] = statements, trips
-                days.append(costs)
+                days.append(await day(engine, clock, place, args.users, args.concurrency, n))
                 if (n + 1) % 10 == 0:
                     print(f"  day {n + 1}/{args.days} done", flush=True)
         finally:
@@ -159,7 +154,6 @@ async def main() -> int:
             whole = sum(costs[f"{k}{suffix}"] for k in ("answers", *OPERATIONS))
             per_answer[f"answers, {kind} ms/answer"].append(answers)
             per_answer[f"whole day, {kind} ms/answer"].append(1000 * whole / args.users)
-        per_answer["statements/answer (whole day)"].append(costs["statements"])
         for name in OPERATIONS:
             for kind, suffix in (("CPU", ""), ("wall", " wall")):
                 per_call = 1000 * costs[f"{name}{suffix}"] / CALLS.get(name, 1)

@@ -28,9 +28,13 @@ class SqliteWriter:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="quizbot-sqlite")
         self._conn: sqlite3.Connection | None = None
         self._trace: Trace | None = None
+        self._traced = False
 
-    def trace(self, callback: Trace) -> None:
-        """Call ``callback(sql)`` for each statement and ``callback(None)`` for each call."""
+    def trace(self, callback: Trace | None) -> None:
+        """Call ``callback(sql)`` for each statement and ``callback(None)`` for each call.
+
+        None stops it. A trace costs the writer thread the GIL once more per statement.
+        """
         self._trace = callback
 
     async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -55,6 +59,10 @@ class SqliteWriter:
         if self._trace is not None:
             self._trace(None)
             conn.set_trace_callback(self._trace)
+            self._traced = True
+        elif self._traced:
+            conn.set_trace_callback(None)
+            self._traced = False
         return fn(conn)
 
     async def close(self) -> None:

@@ -252,12 +252,12 @@ class SqlStore(ScheduleSql, ReviewSql):
             self._compiled_cache[id(stmt)] = cached
         return cached
 
-    def trace_raw_statements(self, callback: Trace) -> None:
+    def trace_raw_statements(self, callback: Trace | None) -> None:
         """Report what the store sends outside SQLAlchemy's cursors (for benchmarks and tests).
 
         ``callback(sql)`` for each statement and ``callback(None)`` for each round trip that
         carries them: on SQLite, a call into the writer thread; on PostgreSQL, an answer's one
-        statement. SQLAlchemy's own events cover everything else.
+        statement. SQLAlchemy's own events cover everything else. None stops the report.
         """
         self._raw_trace = callback
         if self._writer is not None:
