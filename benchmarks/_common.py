@@ -92,7 +92,7 @@ class StatementCounter:
         self.postgres = store.dialect == "postgresql"
         dialect = store.engine.dialect
         ping = dialect.do_ping
-        self.attached = False
+        self.attached = self._patched = False
 
         def counted_ping(dbapi_connection: Any) -> Any:
             if self.attached:
@@ -115,8 +115,9 @@ class StatementCounter:
         tracer = getattr(self.store, "trace_raw_statements", None)
         if tracer is not None:
             tracer(self._raw)
-        elif not self.attached:
+        elif not self._patched:
             self._patch_aiosqlite()
+            self._patched = True
         self.attached = True
 
     def detach(self) -> None:

@@ -259,23 +259,34 @@ class Compiled:
         return values
 
 
+def first_step(steps: Steps, compiled: dict[str, Compiled]) -> tuple[str, list[Any]]:
+    """Start the steps: return their first statement and its driver parameters.
+
+    Called before the call into the writer thread, so that the thread, which must take the
+    GIL back for every bit of Python it runs, has only the statement to run.
+    """
+    key, params = next(steps)
+    return key, compiled[key].values(params)
+
+
 def run_on_sqlite(
     conn: sqlite3.Connection,
     steps: Steps,
     compiled: dict[str, Compiled],
+    first: tuple[str, list[Any]],
     *,
     stop_before: str | None = None,
 ) -> Outcome | None:
-    """Drive the steps on a raw sqlite3 connection; None if they reach ``stop_before``."""
+    """Drive started steps on a raw sqlite3 connection; None if they reach ``stop_before``."""
+    key, values = first
     try:
-        key, params = next(steps)
         while True:
             if key == stop_before:
                 return None
-            statement = compiled[key]
-            cursor = conn.execute(statement.sql, statement.values(params))
+            cursor = conn.execute(compiled[key].sql, values)
             row = cursor.fetchone() if cursor.description else None
             key, params = steps.send(Done(cursor.rowcount, row))
+            values = compiled[key].values(params)
     except StopIteration as stop:
         result: Outcome = stop.value
         return result

@@ -35,6 +35,7 @@ from bot.storage._answers import (
     Outcome,
     answer_steps,
     build_statements,
+    first_step,
     postgres_args,
     postgres_outcome,
     run_on_connection,
@@ -190,6 +191,7 @@ class SqlStore(ScheduleSql, ReviewSql):
         in_file = self.dialect == "sqlite" and database not in (None, "", ":memory:")
         self._writer = SqliteWriter(str(database), SQLITE_PRAGMAS) if in_file else None
         self._answer_statements = build_statements(self._insert)
+        self._answer_compiled_cache: dict[str, Compiled] | None = None
         self._scheduled_results = self._build_scheduled_results()
 
     # -------------------------------------------------------------- plumbing
@@ -250,6 +252,13 @@ class SqlStore(ScheduleSql, ReviewSql):
                     constants[name] = bind.effective_value
             cached = Compiled(compiled.string, names, processors, constants)
             self._compiled_cache[id(stmt)] = cached
+        return cached
+
+    def _answer_compiled(self) -> dict[str, Compiled]:
+        cached = self._answer_compiled_cache
+        if cached is None:
+            cached = {k: self._compiled(v) for k, v in self._answer_statements.items()}
+            self._answer_compiled_cache = cached
         return cached
 
     def trace_raw_statements(self, callback: Trace | None) -> None:
@@ -418,22 +427,22 @@ class SqlStore(ScheduleSql, ReviewSql):
             if outcome is not None:
                 return outcome
         elif self._writer is not None:
-            compiled = {k: self._compiled(v) for k, v in self._answer_statements.items()}
+            compiled = self._answer_compiled()
+            steps = answer_steps(answer, allow_change=allow_change, miss=miss)
+            first = first_step(steps, compiled)
 
-            def transaction(conn: Any) -> Outcome | None:
+            def again(conn: Any) -> Outcome | None:
                 steps = answer_steps(answer, allow_change=allow_change, miss=miss)
-                return run_on_sqlite(conn, steps, compiled)
+                return run_on_sqlite(conn, steps, compiled, first_step(steps, compiled))
 
             def settle(conn: Any) -> Outcome | None:
-                if miss is None:
-                    # Without a review item to queue, an answer is one statement, atomic on
-                    # its own; each statement more hands the GIL to and fro once more. Only a
-                    # change of answer needs a transaction: then it is all done again in one.
-                    steps = answer_steps(answer, allow_change=allow_change, miss=None)
-                    outcome = run_on_sqlite(conn, steps, compiled, stop_before=CHANGE)
-                    if outcome is not None:
-                        return outcome
-                return in_transaction(transaction)(conn)
+                if miss is not None:
+                    return in_transaction(lambda c: run_on_sqlite(c, steps, compiled, first))(conn)
+                # Without a review item to queue, an answer is one statement, atomic on its
+                # own; each statement more hands the GIL to and fro once more. Only a change
+                # of answer needs a transaction: then it is all done again in one.
+                outcome = run_on_sqlite(conn, steps, compiled, first, stop_before=CHANGE)
+                return outcome if outcome is not None else in_transaction(again)(conn)
 
             settled = await self._writer.run(settle)
             assert settled is not None  # only the autocommit drive stops early
