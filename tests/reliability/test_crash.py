@@ -131,6 +131,7 @@ async def test_a_click_is_acknowledged_only_once_its_answer_is_committed(slack: 
         # The 200 is the ack: by then the answer must be in the database, not on its way.
         assert reply.status == 200
         assert await slack.engine.answered_count(round_id) == int(user[1:])
+    await slack.standin.wait_calls("chat.update")  # the card's count, refreshed after them
 
 
 async def test_a_commit_slower_than_the_deadline_leaves_the_click_unacknowledged(
@@ -159,6 +160,8 @@ async def test_a_commit_slower_than_the_deadline_leaves_the_click_unacknowledged
     (told,) = await slack.standin.wait_calls("chat.postEphemeral", within=10)
     assert "*Right!*" in told.params["text"] and told.params["user"] == "U9"
     assert await slack.engine.answered_count(round_id) == 1
+    # The card's count is refreshed after the answer; let that finish before the test ends.
+    await slack.standin.wait_calls("chat.update")
 
 
 async def test_a_database_stalled_past_the_replay_check_refuses_the_click_unrecorded(
@@ -171,9 +174,17 @@ async def test_a_database_stalled_past_the_replay_check_refuses_the_click_unreco
         # Refused before anything was handled: Slack shows the click failed.
         assert reply.status == 503
         await db.rollback()
+    # The late check's claim, once made, is given back: the refused request is not remembered.
+    assert slack.bot.guard is not None
+    await slack.bot.guard.settle()
+    async with aiosqlite.connect(tmp_path / "quiz.db") as db:
+        rows = await db.execute_fetchall("SELECT request_key FROM request_claims")
+    assert len(rows) == 1  # the `/quiz next` that opened the card; not the click
     assert await slack.engine.answered_count(round_id) == 0
     # The user clicks again (Slack sends a new request) and the click counts.
     again = await slack.click(round_id, "A", user="U9", message_ts=ts, respond_to="again")
     assert again.status == 200 and await slack.engine.answered_count(round_id) == 1
     (told,) = await slack.standin.wait_calls("chat.postEphemeral")
     assert told.params["user"] == "U9"
+    # The card's count is refreshed after the answer; let that finish before the test ends.
+    await slack.standin.wait_calls("chat.update")

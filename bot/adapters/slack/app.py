@@ -31,7 +31,7 @@ from bot.adapters.slack._oauth import (
     oauth_settings,
 )
 from bot.adapters.slack._publisher import SlackPublisher
-from bot.adapters.slack._replay import replay_guard
+from bot.adapters.slack._replay import ReplayGuard, replay_guard
 from bot.adapters.slack.handlers import Handlers
 from bot.config import Settings
 from bot.engine import QuizEngine
@@ -57,6 +57,7 @@ class SlackBot:
     client: AsyncWebClient
     publisher: SlackPublisher
     handlers: Handlers
+    guard: ReplayGuard | None = None
 
 
 def check_credentials(settings: Settings) -> bool:
@@ -118,13 +119,14 @@ def assemble(
         request_verification_enabled=not settings.slack_app_token,
         oauth_settings=oauth,
     )
-    if not settings.slack_app_token:
-        app.middleware(replay_guard(engine).middleware)
+    guard = None if settings.slack_app_token else replay_guard(engine)
+    if guard is not None:
+        app.middleware(guard.middleware)
     if oauth is not None:
         app.middleware(bind_workspace)
     handlers = Handlers(engine, publisher, settings, charts)
     handlers.register(app)
-    return SlackBot(app=app, client=client, publisher=publisher, handlers=handlers)
+    return SlackBot(app=app, client=client, publisher=publisher, handlers=handlers, guard=guard)
 
 
 def web_app(
@@ -266,6 +268,8 @@ async def serve(
             # Requests already taken were answered before the listener closed; what their
             # handlers still do after the ack (feedback, card updates) finishes now.
             await drain.wait(settings.shutdown_timeout)
+            if bot.guard is not None:
+                await bot.guard.settle()
             await timers
             await scheduler
             await bot.publisher.aclose()
