@@ -41,9 +41,10 @@ from bot.errors import NotFound, UserError
 FASTEST_SHOWN = 3
 LEADERBOARD_SIZE = 10
 ROUND_CACHE_SIZE = 4096
-# A right answer in a scheduled round reads this many of the latest rounds for the streak (and
-# all of them only when the run is longer), so its cost does not grow with the history.
-STREAK_WINDOW = 32
+# A right answer in a scheduled round reads the latest 8 rounds for the streak, the latest 64
+# if the run is longer, and all of them only past that: the cost follows the run, not the
+# history (a run is usually short; reading 32 rounds costs about twice as much as 8).
+STREAK_WINDOWS = (8, 64)
 
 
 class Bank(Protocol):
@@ -377,10 +378,11 @@ class QuizEngine:
         )
 
     async def _current_streak(self, place: Place, user: str) -> int:
-        results = await self.store.scheduled_results(place, user, newest=STREAK_WINDOW)
-        if len(results) == STREAK_WINDOW and not any(breaks_run(*r) for r in results):
-            results = await self.store.scheduled_results(place, user)
-        return streaks(results)[0]
+        for window in STREAK_WINDOWS:
+            results = await self.store.scheduled_results(place, user, newest=window)
+            if len(results) < window or any(breaks_run(*r) for r in results):
+                return streaks(results)[0]
+        return streaks(await self.store.scheduled_results(place, user))[0]
 
     async def question_stats(
         self, platform: str, workspace: str, question_id: str

@@ -341,12 +341,15 @@ async def test_stats_and_streaks_over_scheduled_rounds(sqlite_store: SqlStore, c
     assert (stats.current_streak, stats.best_streak) == (0, 3)
 
 
-@pytest.mark.parametrize("window", [1, 2, 3, 32])
+@pytest.mark.parametrize("windows", [(1,), (1, 2), (2, 3), (3, 6), (8, 64)])
 async def test_a_right_answer_reports_the_streak_over_the_whole_history(
-    sqlite_store: SqlStore, clock: FakeClock, monkeypatch: pytest.MonkeyPatch, window: int
+    sqlite_store: SqlStore,
+    clock: FakeClock,
+    monkeypatch: pytest.MonkeyPatch,
+    windows: tuple[int, ...],
 ):
     # The answer path reads only the newest rounds unless the run is longer than them.
-    monkeypatch.setattr(engine_module, "STREAK_WINDOW", window)
+    monkeypatch.setattr(engine_module, "STREAK_WINDOWS", windows)
     engine = build(sqlite_store, clock, [make_question(f"q{i}", answer="A") for i in range(3)])
     plan = ["A", "B", "A", None, "A", "A", "A", "A", "A"]
     reported = []
