@@ -23,6 +23,15 @@ class Difficulty(StrEnum):
         return {"easy": 1, "medium": 2, "hard": 3}[self.value]
 
 
+class DifficultyMode(StrEnum):
+    """How a channel picks its next question."""
+
+    MIXED = "mixed"  # any difficulty, in random order
+    EASY = "easy"  # only questions labelled easy
+    HARD = "hard"  # only questions labelled hard
+    ADAPTIVE = "adaptive"  # the unasked question whose success rate is nearest the target
+
+
 @dataclass(frozen=True, slots=True)
 class Choice:
     """One lettered choice of a question."""
@@ -144,6 +153,7 @@ class ChannelSettings:
 
     allow_change: bool = False
     round_minutes: int | None = None  # None: the bot's default (QUIZBOT_ROUND_MINUTES)
+    difficulty: DifficultyMode = DifficultyMode.MIXED
 
 
 @dataclass(frozen=True, slots=True)
