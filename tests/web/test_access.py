@@ -133,7 +133,7 @@ async def test_another_workspace_sees_only_its_own(site: Site):
     assert "mallory" in board
     # T1's answers to seed-q never show on T2's page for it: T2 has one answer.
     page = await (await site.client.get("/dashboard/questions/seed-q")).text()
-    assert "1 answers in 1 rounds" in page
+    assert "1 answer in 1 round" in page
 
 
 async def test_session_signed_for_another_workspace_reads_that_workspace_only(site: Site):
