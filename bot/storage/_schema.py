@@ -198,6 +198,15 @@ slack_oauth_states = sa.Table(
 )
 
 
+# Dashboard links already opened: a link works once, on whichever replica opens it first.
+dashboard_links = sa.Table(
+    "dashboard_links",
+    metadata,
+    sa.Column("nonce", sa.String(64), primary_key=True),
+    sa.Column("expires_at", UTCDateTime, nullable=False),
+)
+
+
 def _create(*tables: sa.Table) -> Callable[[Connection], None]:
     def run(conn: Connection) -> None:
         metadata.create_all(conn, tables=list(tables))
@@ -234,6 +243,7 @@ MIGRATIONS: list[Migration] = [
         _create(slack_installations, slack_oauth_states),
     ),
     (5, "channel difficulty mode", _add_column(channel_settings, "difficulty")),
+    (6, "dashboard link claims", _create(dashboard_links)),
 ]
 
 

@@ -30,6 +30,7 @@ from bot.engine.model import (
 from bot.engine.ports import RoundAlreadyOpen, utc_now
 from bot.errors import ConfigError
 from bot.storage._analytics import AnalyticsSql
+from bot.storage._dashboard import DashboardSql
 from bot.storage._metrics import with_round_metrics
 from bot.storage._retry import with_retries
 from bot.storage._review import ReviewSql
@@ -147,7 +148,7 @@ def _tune_sqlite(engine: AsyncEngine) -> None:
 
 @with_round_metrics
 @with_retries
-class SqlStore(ScheduleSql, ReviewSql, AnalyticsSql):
+class SqlStore(ScheduleSql, ReviewSql, AnalyticsSql, DashboardSql):
     """The Store and ScheduleStore protocols on SQLAlchemy Core; each method is one transaction."""
 
     def __init__(self, engine: AsyncEngine) -> None:

@@ -1,4 +1,4 @@
-"""``quizbot report questions`` as a user runs it: a subprocess on a bank and a database of its own."""
+"""``quizbot report questions`` as a user runs it: a subprocess on its own bank and database."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ async def test_json_report_with_flags(env: dict[str, str]):
     out = report(env, "--format", "json")
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)["questions"]
-    assert [r["id"] for r in rows][0] == "hard-one"  # flagged first
+    assert rows[0]["id"] == "hard-one"  # flagged first
     hard = rows[0]
     assert (hard["rounds"], hard["answers"], hard["correct"]) == (1, 25, 24)
     assert hard["share_correct"] == pytest.approx(0.96)

@@ -79,8 +79,12 @@ def test_measured_difficulty_bands(share, measured):
 
 def agg(qid: str, answers: int, correct: int, picks: dict[str, int], **kw) -> QuestionAggregate:
     return QuestionAggregate(
-        qid, rounds=kw.pop("rounds", 1), answers=answers, correct=correct,
-        picks=tuple(sorted(picks.items())), **kw,
+        qid,
+        rounds=kw.pop("rounds", 1),
+        answers=answers,
+        correct=correct,
+        picks=tuple(sorted(picks.items())),
+        **kw,
     )
 
 
@@ -116,7 +120,11 @@ def test_report_flags_low_discrimination_only_with_enough_pairs():
 def test_never_asked_question_has_empty_report():
     r = report(make_question("q9"), None)
     assert (r.rounds, r.answers, r.share_correct, r.discrimination, r.flags) == (
-        0, 0, None, None, (),
+        0,
+        0,
+        None,
+        None,
+        (),
     )
 
 
