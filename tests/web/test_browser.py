@@ -6,6 +6,7 @@ in docs/dashboard.md come from a run with ``QUIZBOT_SCREENSHOTS=docs/img``.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 from collections.abc import AsyncIterator
@@ -73,7 +74,7 @@ def full_link(dashboard: Dashboard, base: str, user: str, scope: Scope) -> str:
 
 
 async def shot(page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    await asyncio.to_thread(SHOTS.mkdir, parents=True, exist_ok=True)
     await page.screenshot(path=str(SHOTS / f"dashboard-{name}.png"), full_page=True)
 
 
