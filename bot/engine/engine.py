@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from bot.engine import analytics, review
+from bot.engine import activity, analytics, review
 from bot.engine.model import (
     Answerer,
     AnswerOutcome,
@@ -27,6 +27,7 @@ from bot.engine.model import (
     LeaderboardEntry,
     Period,
     Place,
+    PlayerSummary,
     Question,
     QuestionCard,
     QuestionStats,
@@ -373,6 +374,27 @@ class QuizEngine:
         mine = next((e for e in ranked if e.user == caller), None)
         return Leaderboard(
             period=period, since=since, entries=tuple(ranked[:LEADERBOARD_SIZE]), caller=mine
+        )
+
+    async def player_summary(self, platform: str, workspace: str, user: str) -> PlayerSummary:
+        """Return a player's totals, best channel streaks, reviews and this week's top ten."""
+        rows = await self.store.score_rows(platform, workspace, None, user=user)
+        row = rows[0] if rows else ScoreRow(user, 0, 0, 0, 0)
+        streak = activity.player_streaks(
+            await self.store.streak_rows(platform, workspace, user)
+        ).get(user, activity.PlayerStreak(user, 0, 0))
+        queue = await self.review_queue(platform, workspace, user)
+        return PlayerSummary(
+            user=user,
+            points=row.points,
+            answered=row.answered,
+            correct=row.correct,
+            current_streak=streak.current,
+            best_streak=streak.best,
+            reviews_due=queue.due,
+            reviews_waiting=queue.pending - queue.due,
+            next_review_due=queue.next_due,
+            week=await self.leaderboard(platform, workspace, Period.WEEK, user),
         )
 
     async def stats(self, place: Place, user: str) -> UserStats:

@@ -266,6 +266,22 @@ class Leaderboard:
 
 
 @dataclass(frozen=True, slots=True)
+class PlayerSummary:
+    """A player's page in chat (Slack's Home tab, Discord's /quiz me): totals, streak, reviews."""
+
+    user: str
+    points: int
+    answered: int
+    correct: int
+    current_streak: int  # the longest current streak of any channel
+    best_streak: int
+    reviews_due: int
+    reviews_waiting: int
+    next_review_due: datetime | None
+    week: Leaderboard
+
+
+@dataclass(frozen=True, slots=True)
 class UserStats:
     """One user's totals in a workspace, and streaks in a channel."""
 

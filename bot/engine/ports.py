@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
+from bot.engine.activity import StreakRow
 from bot.engine.analytics import QuestionAggregate
 from bot.engine.model import (
     AnswerRecord,
@@ -130,6 +131,12 @@ class Store(Protocol):
 
     async def answer_rates(self, platform: str, workspace: str) -> dict[str, tuple[int, int]]:
         """Return (answers, right) per question asked in a workspace."""
+        ...
+
+    async def streak_rows(
+        self, platform: str, workspace: str, user: str | None = None
+    ) -> list[StreakRow]:
+        """Return each player's current and best streak per channel of a workspace."""
         ...
 
     async def review_item(
