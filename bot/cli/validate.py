@@ -56,8 +56,8 @@ one summary line. Rules:
                   words in over {limits.give_away_common_percent}% of the bank's stems do not count
   all-none-above  "all of the above", "none of these", "both A and C"...
   numeric-order   quantities of one kind neither ascending nor descending
-  near-duplicate  two stems sharing {stem}% or more of their word pairs, or two full
-                  explanations sharing {full}% or more of their word triples
+  near-duplicate  two stems sharing {stem}% or more of their words and word pairs,
+                  or two full explanations sharing {full}% or more of their word triples
                   (Jaccard similarity over content words)
   why-not         a why_not under {few} words, or adding fewer than {new} words
                   (content words or numbers) to its choice's own; negations

@@ -36,6 +36,18 @@ from urllib.parse import urlparse
 
 from bot.engine.model import CHOICE_KEYS, Question
 
+# Every rule's name, as printed in brackets after each warning.
+RULES = (
+    "length-cue",
+    "letter-balance",
+    "give-away-word",
+    "all-none-above",
+    "numeric-order",
+    "near-duplicate",
+    "why-not",
+    "primary-source",
+)
+
 # ---------------------------------------------------------------- limits
 
 
@@ -52,10 +64,10 @@ class Limits:
     # Per folder (a warning): one letter keyed in more than half of a folder's questions.
     folder_letter_percent: int = 50
     folder_min: int = 4
-    # Near-duplicates: Jaccard similarity of the sets of word pairs (stems) and word triples
-    # (full explanations), over content words.
-    stem_similarity_percent: int = 50
-    full_similarity_percent: int = 40
+    # Near-duplicates: Jaccard similarity of the sets of words and word pairs (stems) and of
+    # word triples (full explanations), over content words.
+    stem_similarity_percent: int = 40
+    full_similarity_percent: int = 25
     # why_not: fewer words than this is too short to teach anything.
     why_not_min_words: int = 5
     # why_not: it must add at least this many content words not already in its choice.
@@ -670,20 +682,28 @@ def primary_source(question: Question) -> Finding | None:
 # ---------------------------------------------------------------- bank-wide rules
 
 
-def _shingles(tokens: Sequence[str], size: int) -> frozenset[tuple[str, ...]]:
-    if len(tokens) < size:
-        return frozenset({tuple(tokens)}) if tokens else frozenset()
-    return frozenset(tuple(tokens[i : i + size]) for i in range(len(tokens) - size + 1))
+def _shingles(tokens: Sequence[str], sizes: Sequence[int]) -> frozenset[tuple[str, ...]]:
+    """Return the runs of each of these lengths in the tokens (the whole text when shorter)."""
+    out: set[tuple[str, ...]] = set()
+    for size in sizes:
+        if len(tokens) < size:
+            if tokens:
+                out.add(tuple(tokens))
+            continue
+        out.update(tuple(tokens[i : i + size]) for i in range(len(tokens) - size + 1))
+    return frozenset(out)
 
 
-def similarities(texts: Sequence[str], size: int, percent: int) -> list[tuple[int, int, float]]:
+def similarities(
+    texts: Sequence[str], sizes: Sequence[int], percent: int
+) -> list[tuple[int, int, float]]:
     """Return (i, j, Jaccard) for each pair i < j of texts at least ``percent``% alike.
 
-    The texts are compared as sets of ``size``-word shingles of their content words. An inverted
-    index from shingle to texts counts the shared shingles of only the pairs that share any, so
-    the cost follows the overlaps, not the square of the bank.
+    The texts are compared as sets of shingles (runs of ``sizes`` words) of their content words.
+    An inverted index from shingle to texts counts the shared shingles of only the pairs that
+    share any, so the cost follows the overlaps, not the square of the bank.
     """
-    sets = [_shingles(content_words(t), size) for t in texts]
+    sets = [_shingles(content_words(t), sizes) for t in texts]
     index: dict[tuple[str, ...], list[int]] = defaultdict(list)
     for i, shingles in enumerate(sets):
         for s in shingles:
@@ -705,18 +725,16 @@ def near_duplicates(questions: Sequence[Question], limits: Limits) -> list[Findi
     """Warn on the later question of each pair whose stems or full explanations are alike."""
     out = []
     checks = (
-        ("stem", "question", [q.text for q in questions], 2, limits.stem_similarity_percent),
-        (
-            "full explanation",
-            "explanation.full",
-            [q.full for q in questions],
-            3,
-            limits.full_similarity_percent,
-        ),
+        ("stem", "question", [q.text for q in questions], (1, 2), "words and word pairs"),
+        ("full explanation", "explanation.full", [q.full for q in questions], (3,), "word triples"),
     )
-    for what, key, texts, size, percent in checks:
-        unit = "word pairs" if size == 2 else "word triples"
-        for i, j, similarity in similarities(texts, size, percent):
+    limit = {
+        "stem": limits.stem_similarity_percent,
+        "full explanation": limits.full_similarity_percent,
+    }
+    for what, key, texts, sizes, unit in checks:
+        percent = limit[what]
+        for i, j, similarity in similarities(texts, sizes, percent):
             first, later = questions[i], questions[j]
             out.append(
                 _finding(
