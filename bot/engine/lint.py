@@ -26,6 +26,7 @@ The rules, and the reasons behind them:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections import Counter, defaultdict
@@ -213,6 +214,7 @@ _WORD = re.compile(r"[A-Za-z0-9]+(?:['-][A-Za-z0-9]+)*")
 _ACRONYM_PLURAL = re.compile(r"(?:[A-Za-z0-9]+-)*[A-Z0-9]{2,}s")
 
 
+@functools.lru_cache(maxsize=65536)
 def normalise(word: str) -> str:
     """Return a word lower-cased with a plural or possessive ending stripped."""
     word = word.replace("’", "'")
@@ -231,10 +233,11 @@ def normalise(word: str) -> str:
     return f"{head}-{last}" if head else last
 
 
-def _tokens(text: str) -> list[tuple[str, str]]:
-    """Return each word of a text as (lower-cased, normalised)."""
+@functools.lru_cache(maxsize=8192)
+def _tokens(text: str) -> tuple[tuple[str, str], ...]:
+    """Return each word of a text as (lower-cased, normalised); every rule reads the same texts."""
     found = _WORD.findall(text.replace("’", "'"))
-    return [(w.lower(), normalise(w)) for w in found]
+    return tuple((w.lower(), normalise(w)) for w in found)
 
 
 def words(text: str) -> list[str]:

@@ -452,3 +452,28 @@ def test_similarity_limit_is_inclusive_at_the_boundary(percent: int, found: bool
         "alpha bravo charlie delta hotel india juliet",
     ]
     assert bool(L.similarities(texts, (1,), percent)) is found
+
+
+# ---------------------------------------------------------------- the docs page
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "writing-questions.md"
+
+
+def test_docs_page_has_a_section_per_rule_and_every_limit_with_its_value() -> None:
+    from dataclasses import fields
+
+    text = DOC.read_text()
+    for rule in L.RULES:
+        assert f"### `{rule}`" in text, rule
+    limits = L.Limits()
+    for f in fields(limits):
+        assert f"| `{f.name}` | {getattr(limits, f.name)} |" in text, f.name
+
+
+def test_docs_page_lists_every_source_pattern() -> None:
+    text = DOC.read_text()
+    primary, secondary = text.split("\nSecondary:\n", 1)
+    for pattern, kind in L.PRIMARY_SOURCES:
+        assert re.search(rf"`{re.escape(pattern)}`[^\n]*\| {kind} \|", primary), pattern
+    for pattern, kind in L.SECONDARY_SOURCES:
+        assert re.search(rf"`{re.escape(pattern)}`[^\n]*\| {kind} \|", secondary), pattern
