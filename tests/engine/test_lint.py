@@ -477,3 +477,21 @@ def test_docs_page_lists_every_source_pattern() -> None:
         assert re.search(rf"`{re.escape(pattern)}`[^\n]*\| {kind} \|", primary), pattern
     for pattern, kind in L.SECONDARY_SOURCES:
         assert re.search(rf"`{re.escape(pattern)}`[^\n]*\| {kind} \|", secondary), pattern
+
+
+def test_loader_records_the_line_of_every_key() -> None:
+    (q,) = load_bank([FIXTURES / "clean.yaml"]).questions
+    text = (FIXTURES / "clean.yaml").read_text().splitlines()
+    for key, starts in [
+        ("id", "id:"),
+        ("question", "question:"),
+        ("choices.B", "  B: All-reduce"),
+        ("answer", "answer:"),
+        ("explanation.full", "  full:"),
+        ("explanation.why_not.D", "    D:"),
+        ("references", "references:"),
+        ("references.0", "  - title:"),
+    ]:
+        assert text[q.line_of(key) - 1].startswith(starts), key
+    assert q.line_of("nothing-here") == q.line == 2
+    assert q.line_of("nothing-here", "answer") == q.lines["answer"]
