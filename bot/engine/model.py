@@ -23,6 +23,15 @@ class Difficulty(StrEnum):
         return {"easy": 1, "medium": 2, "hard": 3}[self.value]
 
 
+class DifficultyMode(StrEnum):
+    """How a channel picks its next question."""
+
+    MIXED = "mixed"  # any difficulty, in random order
+    EASY = "easy"  # only questions labelled easy
+    HARD = "hard"  # only questions labelled hard
+    ADAPTIVE = "adaptive"  # the unasked question whose success rate is nearest the target
+
+
 @dataclass(frozen=True, slots=True)
 class Choice:
     """One lettered choice of a question."""
@@ -155,6 +164,7 @@ class ChannelSettings:
 
     allow_change: bool = False
     round_minutes: int | None = None  # None: the bot's default (QUIZBOT_ROUND_MINUTES)
+    difficulty: DifficultyMode = DifficultyMode.MIXED
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,6 +274,22 @@ class Leaderboard:
     since: datetime | None
     entries: tuple[LeaderboardEntry, ...]
     caller: LeaderboardEntry | None
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerSummary:
+    """A player's page in chat (Slack's Home tab, Discord's /quiz me): totals, streak, reviews."""
+
+    user: str
+    points: int
+    answered: int
+    correct: int
+    current_streak: int  # the longest current streak of any channel
+    best_streak: int
+    reviews_due: int
+    reviews_waiting: int
+    next_review_due: datetime | None
+    week: Leaderboard
 
 
 @dataclass(frozen=True, slots=True)
