@@ -536,6 +536,10 @@ PRIMARY_SOURCES: tuple[tuple[str, str], ...] = (
     ("aclanthology.org", "paper"),
     ("sigops.org", "paper"),
     ("research.google", "paper"),
+    ("research.google.com", "paper"),
+    ("link.springer.com", "paper"),
+    ("sciencedirect.com", "paper"),
+    ("nature.com", "paper"),
     ("semanticscholar.org", "paper"),
     # standards and specifications
     ("ieee802.org", "standard"),
@@ -552,6 +556,12 @@ PRIMARY_SOURCES: tuple[tuple[str, str], ...] = (
     ("opencompute.org", "standard"),
     ("snia.org", "standard"),
     ("cxlconsortium.org", "standard"),
+    ("iso.org", "standard"),
+    ("nist.gov", "standard"),
+    ("thegreengrid.org", "standard"),
+    ("ashrae.org", "standard"),
+    # survey and measurement data from its own collectors
+    ("uptimeinstitute.com", "research data"),
     # vendor and project documentation
     ("docs.nvidia.com", "vendor documentation"),
     ("nvidia.com", "vendor documentation"),
@@ -578,6 +588,12 @@ PRIMARY_SOURCES: tuple[tuple[str, str], ...] = (
     ("lustre.org", "vendor documentation"),
     ("slurm.schedmd.com", "vendor documentation"),
     ("kubernetes.io", "vendor documentation"),
+    ("k8s.io", "vendor documentation"),
+    ("docs.oracle.com", "vendor documentation"),
+    ("docs.coreweave.com", "vendor documentation"),
+    ("alcf.anl.gov", "vendor documentation"),
+    ("vertiv.com", "vendor documentation"),
+    ("supermicro.com", "vendor documentation"),
     # the projects' own code and documentation
     ("github.com/NVIDIA/nccl", "project source"),
     ("github.com/NVIDIA/nccl-tests", "project source"),
@@ -604,6 +620,8 @@ SECONDARY_SOURCES: tuple[tuple[str, str], ...] = (
     ("pytorch.org/blog", "blog"),
     ("aws.amazon.com/blogs", "blog"),
     ("cloud.google.com/blog", "blog"),
+    ("engineering.fb.com", "blog"),
+    ("rdmamojo.com", "blog"),
     ("stackoverflow.com", "forum"),
     ("stackexchange.com", "forum"),
     ("serverfault.com", "forum"),
@@ -618,6 +636,7 @@ SECONDARY_SOURCES: tuple[tuple[str, str], ...] = (
     ("nextplatform.com", "press"),
     ("anandtech.com", "press"),
     ("tomshardware.com", "press"),
+    ("fierceelectronics.com", "press"),
 )
 
 
@@ -639,8 +658,8 @@ def classify_source(url: str) -> str:
                 best, kind = pattern, label
     if "/" in best:
         return kind
-    segments = {s.lower() for s in path.split("/") if s}
-    if host.startswith("blog.") or segments & {"blog", "blogs"}:
+    segments = [s.lower() for s in path.split("/") if s]
+    if host.startswith("blog.") or any(s.startswith("blog") for s in segments):
         return "secondary"
     return kind
 

@@ -12,7 +12,11 @@ that one of the links it names has, read in one of these ways:
 - one lane's or one link's share (``rate_gbps`` over the lane count of ``encoding``), where the
   sentence speaks of lanes or links; for PCIe also the raw signalling rate (lanes x GT/s) and a
   narrower slot's share (x8, x4...) where the sentence names the width;
-- any of those times a count the sentence gives ("eight NDR ports", "18 ... links");
+- any of those times a count the sentence gives ("eight NDR ports", "four 200 Gb/s HDR NICs",
+  "18 ... links", or a count spelled out anywhere in it: "so eight should give");
+- in a sentence that reports a measurement ("measured", "reached", "in practice", "expect",
+  "busbw"...), any figure up to the largest of those: achieved throughput sits below line rate,
+  never above it;
 - a split port's rate, named by the link ("NDR200" is half an NDR port, "HDR100" half an HDR
   one); a name whose number is not a half or a quarter of the port names the plain link.
 
@@ -94,8 +98,15 @@ _COUNT_WORDS = {
     "sixty-four": 64,
 }
 _COUNT = re.compile(
-    r"\b(\d+|" + "|".join(_COUNT_WORDS) + r")\s+(?:[\w-]+\s+){0,3}?"
+    r"\b(\d+|" + "|".join(_COUNT_WORDS) + r")\s+(?:[\w/.,-]+\s+){0,3}?"
     r"(?:ports?|NICs?|adapters?|HCAs?|links?|lanes?|rails?|GPUs?|cards?)\b",
+    re.IGNORECASE,
+)
+_SPELLED_COUNT = re.compile(r"\b(" + "|".join(_COUNT_WORDS) + r")\b", re.IGNORECASE)
+# Words that mark a figure as measured or achieved rather than the link's rate.
+_MEASURED = re.compile(
+    r"\b(?:measur\w*|reach\w*|achiev\w*|observ\w*|in practice|expect\w*|quotes?|quoted|"
+    r"reports?|reported|sustain\w*|tops? out|busbw|bus bandwidth|algbw)\b",
     re.IGNORECASE,
 )
 _ENCODING_LANES = re.compile(r"^(\d+)\s+(?:lanes?\s+|links?\s+|parallel lanes\s+)?x\s")
@@ -184,6 +195,7 @@ def allowed(link: Interconnect, sentence: str) -> set[float]:
         for width in _WIDTH.findall(sentence):
             base.update({rate * int(width) / n, gts * 1e9 * int(width)})
     counts = {_count(m.group(1)) for m in _COUNT.finditer(sentence)}
+    counts |= {_count(m.group(1)) for m in _SPELLED_COUNT.finditer(sentence)}
     return base | {value * c for value in base for c in counts if c > 1}
 
 
@@ -236,11 +248,15 @@ def compare_text(text: str, catalogue: Catalogue) -> Iterator[Comparison]:
             ]
             if not links:
                 continue
-            ok = any(
-                _close(rate.bits_per_s, value)
+            values = {
+                value
                 for link, split in links
                 for value in ({split} if split is not None else allowed(link, sentence))
-            )
+            }
+            ok = any(_close(rate.bits_per_s, value) for value in values)
+            if not ok and _MEASURED.search(sentence):
+                # A measured figure may be anything up to what the named links can carry.
+                ok = rate.bits_per_s <= max(values) * (1 + TOLERANCE)
             names = tuple(dict.fromkeys(link.key for link, _ in links))
             yield Comparison(rate.text, names, sentence, ok)
 

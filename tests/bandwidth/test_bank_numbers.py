@@ -53,6 +53,7 @@ def test_the_check_has_something_to_check_in_the_shipped_bank(
         "An NDR port delivers 40 GB/s of payload.",  # the bits/bytes slip
         "RoCE 400 links carry 200 Gb/s.",
         "An NDR300 port carries 300 Gb/s.",  # no such split: NDR splits in halves
+        "One NDR NIC measured 60 GB/s in nccl-tests.",  # a measurement above line rate
         "Fourth-generation NVLink gives 900 GB/s in each direction, total 1.8 TB/s.",
     ],
 )
@@ -83,6 +84,9 @@ def test_a_wrong_rate_beside_a_named_link_is_caught(sentence: str, catalogue: Ca
         "The copy is four hundred times faster over NDR than 1 Gb/s.",
         "Dividing by 1 GB/s, forgetting that NDR's rate is in bits, gives the wrong answer.",
         "A 4x HDR100 port carries 100 Gb/s.",
+        "Four 200 Gb/s HDR NICs per node give 100 GB/s per node in all.",
+        "Expect 46-48 GB/s per NDR NIC in practice, so eight should give 370-385 GB/s.",
+        "An A100 VM with two HDR NICs measured about 27 GB/s against the expected 50 GB/s.",
     ],
 )
 def test_a_legitimate_phrasing_passes(sentence: str, catalogue: Catalogue) -> None:
