@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: play test lint typecheck pytest bench clean
+.PHONY: play test lint typecheck pytest bank bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ typecheck: $(STAMP)
 
 pytest: $(STAMP)
 	$(BIN)/pytest -q $(PYTEST_ARGS)
+
+# The shipped bank's teaching-quality lint: exit 1 past a bank-wide limit (docs/writing-questions.md).
+bank: $(STAMP)
+	$(BIN)/quizbot validate --lint questions
 
 test: lint typecheck pytest
 

@@ -77,6 +77,17 @@ class Question:
     chart: ChartSpec | None = None
     source: str = ""
     line: int = 0
+    # Where each key sits in the source file: "answer", "choices.B", "explanation.why_not.C",
+    # "references.0"... so that a check can point at the line it is about.
+    lines: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
+
+    def line_of(self, *names: str) -> int:
+        """Return the line of the first of these keys the file has, else the question's line."""
+        for name in names:
+            found = self.lines.get(name)
+            if found is not None:
+                return found
+        return self.line
 
     @property
     def keys(self) -> tuple[str, ...]:
