@@ -29,7 +29,7 @@ pytest: $(STAMP)
 bank: $(STAMP)
 	$(BIN)/quizbot validate --lint questions
 
-test: lint typecheck pytest
+test: lint typecheck bank pytest
 
 bench: $(STAMP)
 	for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
