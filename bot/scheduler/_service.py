@@ -1,4 +1,4 @@
-"""Set, show and remove a channel's daily question: the calls both chat adapters make."""
+"""Set, show and remove a channel's daily question: what the chat layer's schedule flows call."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from bot.scheduler._times import Slot, next_digest_slot, next_slot, zone_of
 from bot.text import Code, Text, lines, say
 
 NOT_ADMIN = say(M.SCHEDULE_ADMINS_ONLY, admins="admins")
-NONE_HERE = say(M.SCHEDULE_NONE, how=Code("/quiz schedule HH:MM"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,21 +127,3 @@ class ScheduleService:
             next_post=next_slot(schedule, now, after_key=claimed),
             next_digest=next_digest_slot(schedule, now),
         )
-
-    async def show_text(self, place: Place) -> str:
-        """Return what ``/quiz schedule`` without arguments answers."""
-        view = await self.show(place)
-        return (describe_schedule(view) if view is not None else NONE_HERE).markdown()
-
-    async def set_text(
-        self, place: Place, request: ScheduleRequest, *, user: str, admin: bool
-    ) -> str:
-        """Set the schedule and return the confirmation to show."""
-        view = await self.set(place, request, user=user, admin=admin)
-        return say(M.SCHEDULED, schedule=describe_schedule(view)).markdown()
-
-    async def remove_text(self, place: Place, *, admin: bool) -> str:
-        """Remove the schedule and return the confirmation to show."""
-        if await self.remove(place, admin=admin):
-            return M.SCHEDULE_STOPPED
-        return NONE_HERE.markdown()

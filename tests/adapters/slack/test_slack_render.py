@@ -144,7 +144,7 @@ def test_the_thread_explains_the_answer_the_wrong_choices_and_links_references()
     text = json.dumps(
         render.explanation(Explanation(reveal(question(), {"A": 1}))).blocks, ensure_ascii=False
     )
-    assert "*The answer is A · InfiniBand.*" in text
+    assert "*The answer is A · InfiniBand*" in text
     assert "• *B · 1 Gbps Ethernet*: Far too slow." in text
     assert "<https://example.org/ib|IBTA &lt;spec&gt;>" in text
 
