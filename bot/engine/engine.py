@@ -1,7 +1,8 @@
 """The quiz engine: rounds, answers, grading, reveals, scores and leaderboards.
 
 It knows no platform and sends nothing: each operation takes plain values and returns a frozen
-result that an adapter renders. Every state change is one store transaction guarded by a database
+result that an adapter renders. The state changes replicas could race on (opening a round,
+answering, closing, claiming a daily slot) are each one store transaction guarded by a database
 constraint, so several replicas can share a store without talking to each other.
 """
 
@@ -38,6 +39,7 @@ from bot.engine.model import (
 )
 from bot.engine.ports import Clock, RoundAlreadyOpen, Store, utc_now
 from bot.engine.review import ReviewItem, ReviewOutcome, ReviewQueue
+from bot.engine.rules import points_for
 from bot.errors import NotFound, UserError
 
 FASTEST_SHOWN = 3
@@ -259,7 +261,7 @@ class QuizEngine:
             user=user,
             choice=key,
             correct=correct,
-            points=question.difficulty.points if correct else 0,
+            points=points_for(question, correct),
             answered_at=now,
             elapsed_ms=max(0, int((now - rnd.opened_at).total_seconds() * 1000)),
         )
@@ -360,10 +362,28 @@ class QuizEngine:
         return settings
 
     async def set_channel_settings(self, place: Place, settings: ChannelSettings) -> None:
-        """Change the channel's settings."""
+        """Store the channel's settings as given (``round_minutes`` None: the bot's default)."""
         if settings.round_minutes is not None and not 1 <= settings.round_minutes <= 7 * 24 * 60:
             raise UserError("Round length must be between 1 minute and 7 days.")
         await self.store.set_channel_settings(place, settings)
+
+    async def change_channel_settings(
+        self, place: Place, *, allow_change: bool | None = None, round_minutes: int | None = None
+    ) -> ChannelSettings:
+        """Change only the options given and return the settings now in force.
+
+        An option left out keeps what is stored, so a channel that never set its round length
+        goes on following the bot's default (QUIZBOT_ROUND_MINUTES) when that changes.
+        """
+        stored = await self.store.channel_settings(place)
+        changed = replace(
+            stored,
+            allow_change=stored.allow_change if allow_change is None else allow_change,
+            round_minutes=stored.round_minutes if round_minutes is None else round_minutes,
+        )
+        if changed != stored:
+            await self.set_channel_settings(place, changed)
+        return await self.channel_settings(place)
 
     async def leaderboard(
         self, platform: str, workspace: str, period: Period, caller: str
@@ -531,7 +551,7 @@ def _outcome(
         correct=correct,
         answer=question.answer_choice,
         short=question.short,
-        points=question.difficulty.points if correct and counted else 0,
+        points=points_for(question, correct) if counted else 0,
         streak=streak,
         previous=question.choice(previous) if previous is not None else None,
     )

@@ -77,9 +77,9 @@ class Store(Protocol):
     async def record_answer(self, answer: AnswerRecord) -> tuple[AnswerStatus, AnswerRecord | None]:
         """Store an answer at most once per (round, user), in one transaction.
 
-        Return ACCEPTED with None; CHANGED with the previous answer when the channel's settings
-        allow changes; ALREADY with the stored answer; or CLOSED with None when the round is
-        closed.
+        Return ACCEPTED with None; for a second answer, what ``rules.second_answer`` decides
+        with the channel's ``allow_change`` (CHANGED with the previous answer, or ALREADY with
+        the stored one); or CLOSED with None when the round is closed.
         """
         ...
 

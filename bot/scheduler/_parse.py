@@ -1,4 +1,8 @@
-"""Read a schedule from chat: Slack's text form and Discord's separate options, one set of rules."""
+"""Read the parts of a daily schedule: time, zone, days, tag, digest day, closing time.
+
+The chat layer's command grammar reads both forms (Slack's words, Discord's options) with these
+readers and builds the request with ``schedule_request``.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +15,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 from bot.engine.ports import Days
 from bot.errors import UserError
 
-TEXT_USAGE = (
-    "Usage: `/quiz schedule HH:MM [Area/City] [daily|weekdays] [tag] [digest=DAY] "
-    "[close=DURATION]`, for example "
-    "`/quiz schedule 09:30 Europe/Berlin weekdays networking digest=fri close=2h`. "
-    "`/quiz schedule` shows the schedule; `/quiz schedule off` stops it."
-)
 ZONE_EXAMPLES = ("Europe/Berlin", "America/New_York", "Asia/Kolkata", "Pacific/Auckland", "UTC")
 TIME_EXAMPLES = ("09:30", "13:00", "17:45")
 WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -25,7 +23,6 @@ MAX_CLOSE_MINUTES = 7 * 24 * 60
 _TIME = re.compile(r"^(\d{1,2}):(\d{2})$")
 _TAG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m(?:in)?)?$")
-_OPTION = re.compile(r"^(digest|close)[=:](.*)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,37 +144,3 @@ def schedule_request(
         digest_weekday=parse_weekday(digest) if digest else None,
         close_minutes=parse_duration(close) if close else None,
     )
-
-
-def _looks_like_zone(word: str) -> bool:
-    return "/" in word or word.casefold() in ("utc", "gmt")
-
-
-def parse_schedule_text(text: str) -> ScheduleRequest:
-    """Read ``HH:MM [Area/City] [daily|weekdays] [tag] [digest=DAY] [close=DURATION]``."""
-    try:
-        return _parse_words(text.split())
-    except UserError as exc:
-        raise UserError(exc.message, usage=TEXT_USAGE) from None
-
-
-def _parse_words(words: list[str]) -> ScheduleRequest:
-    if not words:
-        raise UserError("Give the time of the daily question as HH:MM.")
-    options: dict[str, str] = {}
-    for word in words[1:]:
-        option = _OPTION.match(word)
-        if option is not None:
-            name = option[1].lower()
-            if not option[2]:
-                raise UserError(f"`{word}` needs a value, like digest=fri or close=2h.")
-        elif _looks_like_zone(word):
-            name = "zone"
-        elif word.lower() in (d.value for d in Days):
-            name = "days"
-        else:
-            name = "tag"
-        if name in options:
-            raise UserError(f"`{word}`: the schedule has its {name} already.")
-        options[name] = option[2] if option is not None else word
-    return schedule_request(words[0], **options)

@@ -26,10 +26,8 @@ from bot.engine.ports import ClaimKind, Clock, Schedule, ScheduleState, Schedule
 from bot.errors import ConfigError, UserError
 from bot.scheduler._digest import WEEK, build_digest, digest_text
 from bot.scheduler._parse import (
-    TEXT_USAGE,
     ZONE_EXAMPLES,
     ScheduleRequest,
-    parse_schedule_text,
     schedule_request,
 )
 from bot.scheduler._service import ScheduleService, ScheduleView, describe_schedule
@@ -53,7 +51,6 @@ LOOKBACK = timedelta(days=8)
 
 __all__ = [
     "GRACE",
-    "TEXT_USAGE",
     "ZONE_EXAMPLES",
     "ScheduleRequest",
     "ScheduleService",
@@ -62,7 +59,6 @@ __all__ = [
     "describe_schedule",
     "next_post_time",
     "next_slot",
-    "parse_schedule_text",
     "post_due",
     "run_scheduler",
     "schedule_request",

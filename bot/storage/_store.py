@@ -28,6 +28,7 @@ from bot.engine.model import (
     ScoreRow,
 )
 from bot.engine.ports import RoundAlreadyOpen, utc_now
+from bot.engine.rules import second_answer
 from bot.errors import ConfigError
 from bot.storage._analytics import AnalyticsSql
 from bot.storage._dashboard import DashboardSql
@@ -453,7 +454,8 @@ class SqlStore(ScheduleSql, ReviewSql, AnalyticsSql, DashboardSql):
                 )
             )
         ).scalar()
-        if not allow_change or existing.choice == answer.choice:
+        status = second_answer(existing.choice, answer.choice, allow_change=bool(allow_change))
+        if status is AnswerStatus.ALREADY:
             return AnswerStatus.ALREADY, existing
         await conn.execute(
             answers.update()

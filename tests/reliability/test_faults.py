@@ -16,8 +16,9 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.adapters.slack._publisher import SlackPublisher
 from bot.adapters.slack.app import web_client
+from bot.adapters.slack.handlers import SlackPort
+from bot.chat import Publisher
 from bot.engine import QuizEngine
 from bot.engine.loader import load_bank
 from bot.engine.model import Place
@@ -74,7 +75,8 @@ async def test_a_reveal_outlives_passing_server_errors(
     try:
         engine = QuizEngine(store, load_bank([BANK]), clock=clock, rng=random.Random(0))
         async with aiohttp.ClientSession() as http:
-            publisher = SlackPublisher(web_client(make_settings(tmp_path, faulty), http), engine)
+            client = web_client(make_settings(tmp_path, faulty), http)
+            publisher = Publisher(engine, SlackPort(client))
             card = await engine.start_round(Place("slack", TEAM, CHANNEL), tag="storage")
             ts = await publisher.post_card(card)
             await engine.attach_message(card.round.id, ts)

@@ -3,7 +3,8 @@
 With SLACK_CLIENT_ID and SLACK_CLIENT_SECRET set, /slack/install sends an admin to Slack and
 /slack/oauth_redirect stores the workspace's bot token. Bolt then authorises each request with
 its workspace's token; what the bot posts on its own (timers, daily questions) looks the token up
-by the round's workspace. Tokens are never logged: only team ids are.
+by the round's workspace (see ``SlackPort.workspace``). Tokens are never logged: only team ids
+are.
 """
 
 from __future__ import annotations
@@ -26,9 +27,7 @@ from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
-from bot.adapters.slack._publisher import PLATFORM, SlackPublisher
 from bot.config import Settings
-from bot.engine.model import Place, QuestionCard, Reveal
 from bot.engine.ports import Clock, utc_now
 from bot.storage import InstallationSql
 
@@ -238,28 +237,3 @@ async def bind_workspace(
     """Bolt middleware: the request's workspace token becomes the current one."""
     CURRENT_TOKEN.set(context.bot_token)
     return await next()
-
-
-class InstallationPublisher:
-    """The publisher for posts nobody asked for (timers, schedules): each with its own token."""
-
-    platform = PLATFORM
-
-    def __init__(self, inner: SlackPublisher, installations: SqlInstallationStore) -> None:
-        self.inner = inner
-        self.installations = installations
-
-    async def post_card(self, card: QuestionCard) -> str:
-        """Post a card with the token of the card's workspace."""
-        with serving(await self.installations.bot_token(card.round.place.workspace)):
-            return await self.inner.post_card(card)
-
-    async def publish_reveal(self, reveal: Reveal) -> None:
-        """Reveal with the token of the round's workspace."""
-        with serving(await self.installations.bot_token(reveal.round.place.workspace)):
-            await self.inner.publish_reveal(reveal)
-
-    async def post_text(self, place: Place, text: str) -> None:
-        """Post text with the token of the place's workspace."""
-        with serving(await self.installations.bot_token(place.workspace)):
-            await self.inner.post_text(place, text)

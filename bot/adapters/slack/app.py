@@ -1,10 +1,9 @@
-"""Wire the Slack bot: Web API client, Bolt app, HTTP or Socket Mode, and the round timers."""
+"""Wire the Slack bot: Web API client, Bolt app, HTTP or Socket Mode, on the chat layer's runner."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -20,26 +19,24 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapters.slack._charts import ChartMaker
 from bot.adapters.slack._metrics import ApiErrorCounter
 from bot.adapters.slack._oauth import (
-    InstallationPublisher,
     SqlInstallationStore,
     SqlStateStore,
     TokenClient,
     bind_workspace,
     oauth_settings,
 )
-from bot.adapters.slack._publisher import SlackPublisher
 from bot.adapters.slack._replay import ReplayGuard
-from bot.adapters.slack.handlers import Handlers
+from bot.adapters.slack.handlers import Listeners, SlackPort
+from bot.chat import Charts, Chat, Publisher
+from bot.chat.runner import Loops, run
 from bot.config import Settings
 from bot.engine import QuizEngine
 from bot.errors import ConfigError
 from bot.observability.drain import Drain
-from bot.observability.health import Pingable, mount, start_health_server
+from bot.observability.health import Pingable, mount
 from bot.observability.redact import install_redaction
-from bot.scheduler import Publisher, run_scheduler, run_timers, schedule_store_of
 from bot.storage import InstallationSql
 
 log = logging.getLogger(__name__)
@@ -55,8 +52,13 @@ class SlackBot:
 
     app: AsyncApp
     client: AsyncWebClient
-    publisher: SlackPublisher
-    handlers: Handlers
+    chat: Chat
+    handlers: Listeners
+
+    @property
+    def publisher(self) -> Publisher:
+        """Return the publisher that posts cards and reveals."""
+        return self.chat.publisher
 
 
 def check_credentials(settings: Settings) -> bool:
@@ -104,12 +106,21 @@ def assemble(
     engine: QuizEngine,
     client: AsyncWebClient,
     *,
-    charts: ChartMaker,
+    charts: Charts,
     refresh_every: float = 3.0,
     oauth: AsyncOAuthSettings | None = None,
+    installations: SqlInstallationStore | None = None,
 ) -> SlackBot:
-    """Build the Bolt app with every listener on top of an engine and a client."""
-    publisher = SlackPublisher(client, engine, charts=charts, refresh_every=refresh_every)
+    """Build the Bolt app with every listener on the chat core, an engine and a client."""
+    port = SlackPort(client, installations)
+    chat = Chat(
+        engine,
+        port,
+        admins=settings.admin_ids(),
+        charts=charts,
+        refresh_every=refresh_every,
+        answer_slots=settings.db_pool_size + settings.db_max_overflow,
+    )
     app = AsyncApp(
         name="quizbot",
         client=client,
@@ -122,9 +133,9 @@ def assemble(
         app.middleware(ReplayGuard().middleware)
     if oauth is not None:
         app.middleware(bind_workspace)
-    handlers = Handlers(engine, publisher, settings, charts)
-    handlers.register(app)
-    return SlackBot(app=app, client=client, publisher=publisher, handlers=handlers)
+    listeners = Listeners(chat, port, settings)
+    listeners.register(app)
+    return SlackBot(app=app, client=client, chat=chat, handlers=listeners)
 
 
 def web_app(
@@ -220,97 +231,111 @@ async def serve(
             settings.slack_app_token,
         ]
     )
-    stop = stop or asyncio.Event()
-    if handle_signals:
-        _stop_on_signals(stop)
-    charts = ChartMaker.load()
+    charts = Charts.load()
     async with open_runtime(settings) as rt, aiohttp.ClientSession() as session:
-        oauth = None
-        background: Publisher | None = None
+        oauth = installations = None
         if settings.slack_oauth():
             sql = InstallationSql(rt.store)
             installations = SqlInstallationStore(sql)
             oauth = oauth_settings(settings, installations, SqlStateStore(sql))
         bot = assemble(
-            settings, rt.engine, web_client(settings, session), charts=charts, oauth=oauth
+            settings,
+            rt.engine,
+            web_client(settings, session),
+            charts=charts,
+            oauth=oauth,
+            installations=installations,
         )
-        if oauth is not None:
-            background = InstallationPublisher(bot.publisher, installations)
-        drain = bot.handlers.drain
-        health = None
-        if settings.health_port is not None:
-            health = await start_health_server(
-                rt.store, host=host, port=settings.health_port, drain=drain
-            )
-        timers = asyncio.create_task(
-            run_timers(rt.engine, background or bot.publisher, interval=timer_interval, stop=stop)
+        transport: SocketMode | HttpMode
+        if socket_mode:
+            transport = SocketMode(bot, settings.slack_app_token or "", on_ready)
+        else:
+            transport = HttpMode(bot, host, port, on_ready, store=rt.store)
+        loops = Loops(
+            bot.chat, timer_interval=timer_interval, scheduler_interval=scheduler_interval
         )
-        # Daily questions and digests: every process runs this; slot claims keep posts single.
-        scheduler = asyncio.create_task(
-            run_scheduler(
-                rt.engine,
-                background or bot.publisher,
-                schedule_store_of(rt.engine),
-                clock=rt.engine.clock,
-                interval=scheduler_interval,
-                stop=stop,
-            )
+        await run(
+            bot.chat,
+            transport,
+            loops,
+            store=rt.store,
+            shutdown_timeout=settings.shutdown_timeout,
+            health_port=settings.health_port,
+            health_host=host,
+            stop=stop,
+            handle_signals=handle_signals,
         )
-        try:
-            if socket_mode:
-                await _socket_mode(bot, settings.slack_app_token or "", stop, on_ready)
-            else:
-                await _http_mode(bot, host, port, stop, on_ready, store=rt.store)
-        finally:
-            stop.set()
-            # Requests already taken were answered before the listener closed; what their
-            # handlers still do after the ack (feedback, card updates) finishes now.
-            await drain.wait(settings.shutdown_timeout)
-            await timers
-            await scheduler
-            await bot.publisher.aclose()
-            if health is not None:
-                await health.close()
 
 
-async def _http_mode(
-    bot: SlackBot,
-    host: str,
-    port: int,
-    stop: asyncio.Event,
-    on_ready: Callable[[str], None] | None,
-    *,
-    store: Pingable,
-) -> None:
-    drain = bot.handlers.drain
-    runner, bound = await start_http(bot.app, host, port, store=store, drain=drain)
-    where = f"http://{host}:{bound}{EVENTS_PATH}"
-    log.info("quizbot slack: HTTP mode, listening on %s", where)
-    if on_ready is not None:
-        on_ready(where)
-    try:
-        await stop.wait()
-    finally:
-        # /readyz turns 503 first, so a load balancer stops sending before the port closes.
-        drain.begin()
-        await runner.cleanup()
+class HttpMode:
+    """Bolt behind aiohttp: /slack/events, the OAuth pages, and the probes."""
+
+    def __init__(
+        self,
+        bot: SlackBot,
+        host: str,
+        port: int,
+        on_ready: Callable[[str], None] | None,
+        *,
+        store: Pingable,
+    ) -> None:
+        self.bot, self.host, self.port, self.on_ready, self.store = bot, host, port, on_ready, store
+        self._runner: web.AppRunner | None = None
+        self._closed = asyncio.Event()
+
+    async def open(self) -> None:
+        """Listen on the port."""
+        drain = self.bot.chat.drain
+        self._runner, bound = await start_http(
+            self.bot.app, self.host, self.port, store=self.store, drain=drain
+        )
+        where = f"http://{self.host}:{bound}{EVENTS_PATH}"
+        log.info("quizbot slack: HTTP mode, listening on %s", where)
+        if self.on_ready is not None:
+            self.on_ready(where)
+
+    async def stop_taking_work(self) -> None:
+        """Close the port (the probes have said "not ready" since the drain began)."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        self._closed.set()
+
+    async def close(self) -> None:
+        """Nothing more to close: the port went with the intake."""
+        await self.stop_taking_work()
+
+    async def wait_closed(self) -> None:
+        """Return once the port is closed."""
+        await self._closed.wait()
 
 
-async def _socket_mode(
-    bot: SlackBot, app_token: str, stop: asyncio.Event, on_ready: Callable[[str], None] | None
-) -> None:
-    handler = AsyncSocketModeHandler(bot.app, app_token, web_client=bot.client)
-    try:
-        await handler.connect_async()  # type: ignore[no-untyped-call]
+class SocketMode:
+    """Bolt over Slack's Socket Mode WebSocket."""
+
+    def __init__(
+        self, bot: SlackBot, app_token: str, on_ready: Callable[[str], None] | None
+    ) -> None:
+        self.handler = AsyncSocketModeHandler(bot.app, app_token, web_client=bot.client)
+        self.on_ready = on_ready
+        self._closed = asyncio.Event()
+
+    async def open(self) -> None:
+        """Connect."""
+        await self.handler.connect_async()  # type: ignore[no-untyped-call]
         log.info("quizbot slack: connected in Socket Mode")
-        if on_ready is not None:
-            on_ready("socket-mode")
-        await stop.wait()
-    finally:
-        await handler.close_async()  # type: ignore[no-untyped-call]
+        if self.on_ready is not None:
+            self.on_ready("socket-mode")
 
+    async def stop_taking_work(self) -> None:
+        """Keep the socket: the requests in flight still need it for their acks."""
 
-def _stop_on_signals(stop: asyncio.Event) -> None:
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    async def close(self) -> None:
+        """Disconnect."""
+        if not self._closed.is_set():
+            self._closed.set()
+            await self.handler.close_async()  # type: ignore[no-untyped-call]
+
+    async def wait_closed(self) -> None:
+        """Return once the socket is closed."""
+        await self._closed.wait()

@@ -18,6 +18,7 @@ from tests.adapters.discord.conftest import (
     eventually,
     is_ephemeral,
     post_card,
+    revealed,
     running,
 )
 from tests.standins.discord_api import DiscordStandIn
@@ -64,7 +65,7 @@ async def test_an_admin_sets_shows_and_stops_the_schedule(
 @pytest.mark.parametrize(
     ("options", "permissions", "message"),
     [
-        ({"time": "09:30"}, 0, "Only admins can change the daily question"),
+        ({"time": "09:30"}, 0, "with the Manage Server permission can change the daily question"),
         ({"time": "25:00"}, MANAGE_GUILD, "`25:00` is not a time of day"),
         ({"time": "09:30", "tz": "Europe/Berlinn"}, MANAGE_GUILD, "Did you mean Europe/Berlin, "),
         ({"time": "09:30", "tz": "Nowhere/Town"}, MANAGE_GUILD, "America/New_York, Asia/Kolkata"),
@@ -129,9 +130,7 @@ async def test_the_scheduler_posts_each_daily_question_once(
             return len(cards()) == 2
 
         await eventually(two)
-        edit = await api.wait_for(
-            lambda c: c.method == "PATCH" and c.path.endswith(f"/messages/{card['id']}")
-        )
+        edit = await api.wait_for(lambda c: revealed(c, int(card["id"])))
         assert edit.body["embeds"][0]["title"] == "Quiz question · closed"
         assert (await engine.get_round(rnd.id)).is_closed
 

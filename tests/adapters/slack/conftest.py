@@ -16,8 +16,8 @@ import aiohttp
 import pytest
 from slack_sdk.signature import SignatureVerifier
 
-from bot.adapters.slack._charts import ChartMaker
 from bot.adapters.slack.app import SlackBot, assemble, start_http, web_client
+from bot.chat import Charts
 from bot.config import Settings
 from bot.engine import QuizEngine
 from bot.engine.loader import load_bank
@@ -268,9 +268,9 @@ async def engine(tmp_path: Path, clock: FakeClock) -> AsyncIterator[QuizEngine]:
 
 
 @pytest.fixture(scope="session")
-def charts() -> ChartMaker:
+def charts() -> Charts:
     """The /bandwidth catalogue and renderer (loaded once)."""
-    return ChartMaker.load()
+    return Charts.load()
 
 
 @pytest.fixture
@@ -279,7 +279,7 @@ async def slack(
     standin: SlackApiStandIn,
     engine: QuizEngine,
     clock: FakeClock,
-    charts: ChartMaker,
+    charts: Charts,
 ) -> AsyncIterator[Harness]:
     """The Bolt app served by aiohttp on 127.0.0.1, port 0."""
     settings = make_settings(tmp_path, standin, QUIZBOT_ADMINS="UCONFIGURED")

@@ -45,7 +45,7 @@ async def test_quiz_next_posts_a_card_with_one_button_per_choice(slack: Harness)
     assert [b["action_id"] for b in buttons] == ["quiz_answer_A", "quiz_answer_B", "quiz_answer_C"]
     assert [b["value"] for b in buttons] == [f"{round_id}:A", f"{round_id}:B", f"{round_id}:C"]
     context = _blocks_of("context", blocks)[0]["elements"][0]["text"]
-    assert "#storage" in context
+    assert "`storage`" in context
     assert "hard, 3 points" in context
     assert "closes <!date^" in context
     assert context.endswith("0 answered")
@@ -137,7 +137,7 @@ async def test_quiz_close_reveals_on_the_card_and_explains_in_the_thread(slack: 
     assert "`█████░░░░░`  50% (1)  :white_check_mark: *A · A parallel file system" in text
     assert "`█████░░░░░`  50% (1)  :white_small_square: B · One NFS share" in text
     assert "`░░░░░░░░░░`   0% (0)" in text
-    assert "2 people answered · 50% correct · fastest right: <@U1> (4.0 s)" in text
+    assert "2 people answered; 1 right (50%). · Fastest right: <@U1> (4.0 s)" in text
 
     thread = slack.standin.of("chat.postMessage")[1].params
     assert thread["thread_ts"] == ts
@@ -177,7 +177,7 @@ async def test_the_timer_closes_a_round_when_its_time_is_up(slack: Harness) -> N
     assert thread["thread_ts"] == ts
     final = slack.standin.of("chat.update")[-1].params
     assert not _blocks_of("actions", final["blocks"])
-    assert "1 person answered · 0% correct" in _all_text(final["blocks"])
+    assert "1 person answered; 0 right (0%)." in _all_text(final["blocks"])
 
 
 async def test_emoji_reactions_count_as_answers_and_redeliveries_do_not(slack: Harness) -> None:
