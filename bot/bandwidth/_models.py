@@ -140,7 +140,7 @@ def collective(op: str, size: float, cluster: Cluster, algo: str = "auto") -> Co
     Raises ValueError when ``algo`` cannot run on ``cluster`` (the request layer refuses
     such requests with a message before they get here).
     """
-    options = candidates(op, size, cluster)
+    options = candidates(op, size, cluster, hier=algo == NOT_NCCL)
     if algo == "auto":
         return fastest(*(c for name, c in options.items() if name != NOT_NCCL))
     found = [c for name, c in options.items() if name == algo or name == f"{algo}-tree"]
@@ -149,12 +149,15 @@ def collective(op: str, size: float, cluster: Cluster, algo: str = "auto") -> Co
     return fastest(*found)
 
 
-def candidates(op: str, size: float, cluster: Cluster) -> dict[str, Cost]:
-    """Return every algorithm that can run ``op`` on ``cluster``, by name, with its cost."""
+def candidates(op: str, size: float, cluster: Cluster, *, hier: bool = True) -> dict[str, Cost]:
+    """Return every algorithm that can run ``op`` on ``cluster``, by name, with its cost.
+
+    ``hier=False`` leaves out the hierarchical variant, which NCCL never picks.
+    """
     if op == "allreduce":
-        return _allreduce(size, cluster)
+        return _allreduce(size, cluster, hier)
     if op in ("allgather", "reducescatter"):
-        return _gather(size, cluster)
+        return _gather(size, cluster, hier)
     if op == "broadcast":
         return {"ring": _broadcast(size, cluster)}
     if op == "alltoall":
@@ -176,7 +179,7 @@ def _flat_link(cluster: Cluster) -> Link:
     return Link(min(intra.bandwidth, net.bandwidth), max(intra.latency, net.latency))
 
 
-def _allreduce(size: float, c: Cluster) -> dict[str, Cost]:
+def _allreduce(size: float, c: Cluster, hier: bool) -> dict[str, Cost]:
     ranks = c.ranks
     found = {"ring": ring_allreduce(size, ranks, _flat_link(c))}
     net, intra = c.net, c.intra
@@ -210,7 +213,8 @@ def _allreduce(size: float, c: Cluster) -> dict[str, Cost]:
         )
         latency = 2 * ((c.gpus - 1) * intra.latency + 2 * net.latency)
         found["collnet"] = Cost(latency, max(inside, size / net.bandwidth), "collnet")
-    found["hier"] = _hierarchical_allreduce(size, c, net, intra)
+    if hier:
+        found["hier"] = _hierarchical_allreduce(size, c, net, intra)
     return found
 
 
@@ -226,9 +230,9 @@ def _hierarchical_allreduce(size: float, c: Cluster, net: Link, intra: Link) -> 
     return chain(f"hier+{inter.algorithm}", local, inter, local)
 
 
-def _gather(size: float, c: Cluster) -> dict[str, Cost]:
+def _gather(size: float, c: Cluster, hier: bool) -> dict[str, Cost]:
     found = {"ring": ring_allgather(size, c.ranks, _flat_link(c))}
-    if c.net is not None and c.intra is not None and c.gpus > 1:
+    if hier and c.net is not None and c.intra is not None and c.gpus > 1:
         per_gpu_net = Link(c.net.bandwidth / c.gpus, c.net.latency)
         found["hier"] = chain(
             "hier+ring",
