@@ -90,8 +90,9 @@ def tree_factor(nodes: int) -> int:
 def tree_allreduce(size: float, ranks: int, link: Link) -> Cost:
     """Return the double-binary-tree all-reduce time: 2·floor(log2 p)·alpha + k·S/B.
 
-    ``k`` is :func:`tree_factor`: 2 beyond two ranks, which is also how NCCL's tuning model
-    prices its tree (half the bus bandwidth), and 1 on two ranks.
+    ``k`` is :func:`tree_factor`: 2 beyond two ranks (NCCL's own tuner takes the tree's bus
+    bandwidth as twice its algorithm bandwidth, as discussed in NVIDIA/nccl-tests#274), and 1 on
+    two ranks.
     """
     depth = int(math.log2(ranks)) if ranks > 1 else 0
     k = tree_factor(ranks)

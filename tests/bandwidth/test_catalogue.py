@@ -87,7 +87,7 @@ def test_the_transport_sets_what_nccl_collectives_reach(
 def test_nvls_and_sharp_are_where_the_hardware_has_them() -> None:
     catalogue = load_catalogue()
     assert {ic.key for ic in catalogue if ic.nvls_efficiency} == {"nvlink4", "nvlink5"}
-    assert {ic.key for ic in catalogue if ic.sharp} == {"ib-edr", "ib-hdr", "ib-ndr", "ib-xdr"}
+    assert {ic.key for ic in catalogue if ic.sharp} == {"ib-hdr", "ib-ndr", "ib-xdr"}
 
 
 def test_every_entry_is_plausible_and_drawable() -> None:
