@@ -20,6 +20,8 @@ LAYERS = {
     "scheduler": 4,
     "adapters": 5,
     "runtime": 5,
+    "web": 5,
+    "links": 0,
     "config": 0,
     "logs": 0,
     "observability": 4,

@@ -68,6 +68,8 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _URL = re.compile(r"https?://[^\s/]+\S*")
 _HTTPS_URL = re.compile(r"https://[^\s/]+\S*")
 
+_NESTED_KEYS = ("choices", "explanation", "explanation.why_not", "chart")
+
 _Pairs = dict[str, tuple[ScalarNode, Node]]
 _T = TypeVar("_T")
 
@@ -229,6 +231,23 @@ def _question_files(paths: Sequence[Path]) -> Iterator[tuple[Path, str | None]]:
 
 def _line(node: Node) -> int:
     return int(node.start_mark.line) + 1
+
+
+def _key_lines(node: MappingNode, prefix: str = "") -> dict[str, int]:
+    """Return the line of every key of a question, dotted below ``choices``, ``explanation``..."""
+    found: dict[str, int] = {}
+    for key, value in node.value:
+        if not isinstance(key, ScalarNode):
+            continue
+        name = prefix + str(key.value)
+        found.setdefault(name, _line(key))
+        if isinstance(value, MappingNode) and name in _NESTED_KEYS:
+            for inner, line in _key_lines(value, name + ".").items():
+                found.setdefault(inner, line)
+        elif isinstance(value, SequenceNode) and name == "references":
+            for index, item in enumerate(value.value):
+                found.setdefault(f"{name}.{index}", _line(item))
+    return found
 
 
 def _kind(node: Node) -> str:
@@ -510,6 +529,7 @@ class _FileChecker:
             chart=chart,
             source=self.name,
             line=_line(node),
+            lines=_key_lines(node),
         )
 
     @staticmethod
