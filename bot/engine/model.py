@@ -49,14 +49,30 @@ class Reference:
 
 
 @dataclass(frozen=True, slots=True)
-class ChartSpec:
-    """A ``/bandwidth`` chart attached to a question's reveal."""
+class PlanSpec:
+    """A training step (``/bandwidth plan``) a question's reveal shows per interconnect."""
 
-    size: str
+    model: str
+    gpus: int
+    tp: int | None = None
+    pp: int = 1
+    cp: int = 1
+    zero: int = 1
+    seq: int | None = None
+    batch: int | None = None
+    gpu: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChartSpec:
+    """A ``/bandwidth`` chart attached to a question's reveal: an estimate, or a plan."""
+
+    size: str = ""
     op: str = "allreduce"
     nodes: int = 2
     gpus: int = 1
     over: tuple[str, ...] = ()
+    plan: PlanSpec | None = None
 
 
 @dataclass(frozen=True)
