@@ -75,6 +75,34 @@ INCOMPLETE_REQUEST = "That request came without its workspace, channel or user."
 BAD_OPTION_VALUE = "{value} does not fit that option; see {help}."
 CANNOT_USE_HERE = "You cannot use that command here."
 
+# ---------------------------------------------------------------- rounds the engine refuses
+
+NO_SUCH_TAG = "No question has the tag {tag}."
+EMPTY_BANK = "The question bank is empty."
+ALREADY_OPEN = "A question is already open in this channel; answer it or close it first."
+ROUND_GONE = "That question no longer exists."
+NOT_IN_BANK = "That question is no longer in the bank."
+NOT_A_CHOICE = "{given} is not a choice; pick one of {keys}."
+NOTHING_OPEN = "There is no open question in this channel."
+JUST_CLOSED = "That question has just been closed."
+ROUND_LENGTH = "Round length must be between 1 minute and 7 days."
+NOT_IN_REVIEW = "That question is not in your review list."
+
+# ---------------------------------------------------------------- schedules that cannot be read
+
+BAD_TIME = "{text} is not a time of day. Give it as HH:MM on a 24-hour clock, like {examples}."
+BAD_ZONE = "{text} is not a time zone I know. Use an IANA name (Area/City), such as {examples}."
+BAD_ZONE_CLOSE = (
+    "{text} is not a time zone I know. Did you mean {names}? "
+    "Use an IANA name (Area/City), such as {examples}."
+)
+BAD_DAYS = "{text} is not a choice of days; use {daily} or {weekdays}."
+BAD_WEEKDAY = "{text} is not a day of the week; use mon, tue, wed, thu, fri, sat or sun."
+BAD_DURATION = (
+    "{text} is not a duration between 1 minute and 7 days; write it like 45m, 2h or 1h30m."
+)
+BAD_TAG = "{text} is not a tag; tags are lowercase letters, digits and dashes."
+
 # ---------------------------------------------------------------- who may change things
 
 ADMINS_SLACK = "workspace admins"

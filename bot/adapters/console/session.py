@@ -107,7 +107,7 @@ async def play_session(
                 table = chart_table(question) if chart_table and question.chart else None
                 out.write(render.reveal_text(reveal, table) + "\n")
     except UserError as exc:
-        out.write(f"\n{exc}\n")
+        out.write(f"\n{exc.plain()}\n")
     finally:
         out.write(render.summary_text(asked, correct, points) + "\n")
         out.flush()
