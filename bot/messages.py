@@ -66,7 +66,7 @@ WRONG_VALUE = "{value} does not fit the option {option}."
 BAD_PERIOD = "The leaderboard period is {week}, {month} or {all}."
 BAD_MENTION = "Mention the person with @, like {example}."
 BAD_ON_OFF = "{word} is not {on} or {off}."
-BAD_MINUTES = "{word} is not a number of minutes from 1 to {most}."
+NOT_A_NUMBER = "{word} is not a whole number."
 NOT_A_BUTTON = "That button is not from a quiz question."
 QUESTION_NOT_HERE = "That question does not exist here."
 NOT_A_REVIEW_BUTTON = "That button is not from a review question."
@@ -107,6 +107,8 @@ BAD_TAG = "{text} is not a tag; tags are lowercase letters, digits and dashes."
 
 ADMINS_SLACK = "workspace admins"
 ADMINS_DISCORD = "people with the Manage Server permission"
+ADD_ME_SLACK = "add me with /invite @quizbot"
+ADD_ME_DISCORD = "give me the Send Messages and Embed Links permissions in this channel"
 SETTINGS_ADMINS_ONLY = "Only {admins} can change this channel's quiz settings."
 SCHEDULE_ADMINS_ONLY = "Only {admins} can change the daily question of a channel."
 
@@ -127,7 +129,7 @@ CARD_HOW_TO_ANSWER = (
     "Click a button, or react with {emoji} (answers by reaction are confirmed privately)."
 )
 CLOSED = "Closed: the answer is on the question and explained in its thread."
-CANNOT_POST = "I can't post in this channel yet: add me with {invite}, then try again."
+CANNOT_POST = "I can't post in this channel yet: {how}, then try again."
 ROUND_CLOSED_NOTIFICATION = "Closed: the answer was {answer}. {results}"
 
 # ---------------------------------------------------------------- answers
