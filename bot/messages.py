@@ -203,6 +203,17 @@ SCHEDULE_STOPPED = "The daily question in this channel is stopped."
 SCHEDULE_NONE = "There is no daily question in this channel. Set one with {how}."
 SCHEDULE_NEEDS_TIME = "Give the time of the daily question, like {example}."
 
+LATE_NOTE = "Posted late: this daily question was due at {time} {zone} while the bot was offline."
+DIGEST_HEAD_ONE = "Weekly digest, {first} to {last}: {n} question in this channel."
+DIGEST_HEAD_MANY = "Weekly digest, {first} to {last}: {n} questions in this channel."
+DIGEST_LEADERBOARD = "Leaderboard"
+DIGEST_LINE_ONE = "{rank}. {user}: {points} point ({correct} of {answered} right)"
+DIGEST_LINE_MANY = "{rank}. {user}: {points} points ({correct} of {answered} right)"
+DIGEST_HARDEST = (
+    "Hardest question of the week ({percent:.0f}% right, {correct} of {answered}): {question}"
+)
+DIGEST_ANSWER = "Answer: {key}) {text}"
+
 # ---------------------------------------------------------------- review
 
 REVIEW_TITLE = "Review: a question you missed"
@@ -221,6 +232,31 @@ REVIEW_ANSWERED_FOR_NOW = "You have answered this one for now; it comes back {wh
 # ---------------------------------------------------------------- /bandwidth
 
 ESTIMATE_TABLE_ATTACHED = "{headline} (table attached)"
+
+# ---------------------------------------------------------------- the terminal (quizbot play)
+
+PLAY_QUESTION = "Question {number}"
+PLAY_QUESTION_OF = "Question {number} of {total}"
+PLAY_PROMPT = "Your answer ({first}-{last}, q to quit): "
+PLAY_NOT_A_CHOICE = "{given} is not a choice: type one of {keys}, or q to quit."
+PLAY_CLOSED = "This question is closed."
+PLAY_RIGHT = "Right! {choice}  (+{points})"
+PLAY_WRONG = "Not quite: you chose {choice}; the answer is {answer}."
+PLAY_STREAK = "{n} in a row!"
+PLAY_FULL = "Full explanation"
+PLAY_WHY_NOT = "Why not the others"
+PLAY_REFERENCES = "References"
+PLAY_NOTHING_ANSWERED = "No questions answered. See you next time."
+PLAY_SCORE = "Score: {correct}/{asked} correct, {points} points."
+PLAY_REVIEW_QUESTION = "Review {number}: a question you missed"
+PLAY_REVIEW_RIGHT = "Right! {choice}"
+PLAY_REVIEW_COMES_BACK_ONE = "It comes back in {n} day ({when})."
+PLAY_REVIEW_COMES_BACK_MANY = "It comes back in {n} days ({when})."
+PLAY_REVIEWED = "Reviewed {asked}: {correct} right. Review answers do not change scores."
+PLAY_MORE_DUE = "{n} more due now: run {command} again."
+PLAY_NEXT_REVIEW = "Nothing else is due. Next review: {when}."
+PLAY_NO_REVIEWS = "No missed questions to review. Questions you get wrong come back here."
+PLAY_NOTHING_LEFT = "Nothing left to review."
 
 # ---------------------------------------------------------------- failures
 

@@ -19,7 +19,7 @@ from bot.chat.content import Explanation, PostCard, PostText, ReplyInThread, Upd
 from bot.chat.port import Gone, Port
 from bot.engine import QuizEngine
 from bot.engine.model import Place, QuestionCard, Reveal
-from bot.text import Text, text
+from bot.text import Text
 
 log = logging.getLogger(__name__)
 
@@ -70,9 +70,9 @@ class Publisher:
             raise RuntimeError(f"the card of round {card.round_id} was posted without a reference")
         return ref
 
-    async def post_text(self, place: Place, message: str | Text) -> None:
+    async def post_text(self, place: Place, message: Text) -> None:
         """Post a message in a channel."""
-        await self.port.send(PostText(place, text(message)))
+        await self.port.send(PostText(place, message))
 
     async def publish_reveal(self, reveal: Reveal) -> None:
         """Edit the card into its results (or post them anew) and explain in its thread."""
