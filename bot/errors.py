@@ -29,6 +29,11 @@ class UserError(QuizbotError):
     def __str__(self) -> str:
         return self.message if self.usage is None else f"{self.message}\n{self.usage}"
 
+    def plain(self) -> str:
+        """Return the message (and the usage) as the terminal shows it: no markup."""
+        told = self.text.plain()
+        return told if self.usage is None else f"{told}\n{self.usage}"
+
 
 class ConfigError(QuizbotError):
     """A setting is missing or wrong; the message names the variable."""

@@ -66,7 +66,7 @@ WRONG_VALUE = "{value} does not fit the option {option}."
 BAD_PERIOD = "The leaderboard period is {week}, {month} or {all}."
 BAD_MENTION = "Mention the person with @, like {example}."
 BAD_ON_OFF = "{word} is not {on} or {off}."
-BAD_MINUTES = "{word} is not a number of minutes from 1 to {most}."
+NOT_A_NUMBER = "{word} is not a whole number."
 NOT_A_BUTTON = "That button is not from a quiz question."
 QUESTION_NOT_HERE = "That question does not exist here."
 NOT_A_REVIEW_BUTTON = "That button is not from a review question."
@@ -75,10 +75,45 @@ INCOMPLETE_REQUEST = "That request came without its workspace, channel or user."
 BAD_OPTION_VALUE = "{value} does not fit that option; see {help}."
 CANNOT_USE_HERE = "You cannot use that command here."
 
+# ---------------------------------------------------------------- rounds the engine refuses
+
+NO_SUCH_TAG = "No question has the tag {tag}."
+EMPTY_BANK = "The question bank is empty."
+ALREADY_OPEN = "A question is already open in this channel; answer it or close it first."
+ROUND_GONE = "That question no longer exists."
+NOT_IN_BANK = "That question is no longer in the bank."
+NOT_A_CHOICE = "{given} is not a choice; pick one of {keys}."
+NOTHING_OPEN = "There is no open question in this channel."
+JUST_CLOSED = "That question has just been closed."
+ROUND_LENGTH = "Round length must be between 1 minute and 7 days."
+NOT_IN_REVIEW = "That question is not in your review list."
+
+# ---------------------------------------------------------------- schedules that cannot be read
+
+BAD_TIME = "{text} is not a time of day. Give it as HH:MM on a 24-hour clock, like {examples}."
+BAD_ZONE = "{text} is not a time zone I know. Use an IANA name (Area/City), such as {examples}."
+BAD_ZONE_CLOSE = (
+    "{text} is not a time zone I know. Did you mean {names}? "
+    "Use an IANA name (Area/City), such as {examples}."
+)
+BAD_DAYS = "{text} is not a choice of days; use {daily} or {weekdays}."
+BAD_WEEKDAY = "{text} is not a day of the week; use mon, tue, wed, thu, fri, sat or sun."
+BAD_DURATION = (
+    "{text} is not a duration between 1 minute and 7 days; write it like 45m, 2h or 1h30m."
+)
+BAD_TAG = "{text} is not a tag; tags are lowercase letters, digits and dashes."
+
 # ---------------------------------------------------------------- who may change things
 
 ADMINS_SLACK = "workspace admins"
 ADMINS_DISCORD = "people with the Manage Server permission"
+ADD_ME_SLACK = "add me with /invite @quizbot"
+ADD_ME_DISCORD = "give me the Send Messages and Embed Links permissions in this channel"
+NO_LABEL = "No question is labelled {label}; change this channel's difficulty setting."
+NO_LABEL_WITH_TAG = (
+    "No question with the tag {tag} is labelled {label}; change the tag or this channel's "
+    "difficulty setting."
+)
 SETTINGS_ADMINS_ONLY = "Only {admins} can change this channel's quiz settings."
 SCHEDULE_ADMINS_ONLY = "Only {admins} can change the daily question of a channel."
 
@@ -99,7 +134,7 @@ CARD_HOW_TO_ANSWER = (
     "Click a button, or react with {emoji} (answers by reaction are confirmed privately)."
 )
 CLOSED = "Closed: the answer is on the question and explained in its thread."
-CANNOT_POST = "I can't post in this channel yet: add me with {invite}, then try again."
+CANNOT_POST = "I can't post in this channel yet: {how}, then try again."
 ROUND_CLOSED_NOTIFICATION = "Closed: the answer was {answer}. {results}"
 
 # ---------------------------------------------------------------- answers
@@ -173,6 +208,17 @@ SCHEDULE_STOPPED = "The daily question in this channel is stopped."
 SCHEDULE_NONE = "There is no daily question in this channel. Set one with {how}."
 SCHEDULE_NEEDS_TIME = "Give the time of the daily question, like {example}."
 
+LATE_NOTE = "Posted late: this daily question was due at {time} {zone} while the bot was offline."
+DIGEST_HEAD_ONE = "Weekly digest, {first} to {last}: {n} question in this channel."
+DIGEST_HEAD_MANY = "Weekly digest, {first} to {last}: {n} questions in this channel."
+DIGEST_LEADERBOARD = "Leaderboard"
+DIGEST_LINE_ONE = "{rank}. {user}: {points} point ({correct} of {answered} right)"
+DIGEST_LINE_MANY = "{rank}. {user}: {points} points ({correct} of {answered} right)"
+DIGEST_HARDEST = (
+    "Hardest question of the week ({percent:.0f}% right, {correct} of {answered}): {question}"
+)
+DIGEST_ANSWER = "Answer: {key}) {text}"
+
 # ---------------------------------------------------------------- review
 
 REVIEW_TITLE = "Review: a question you missed"
@@ -191,6 +237,31 @@ REVIEW_ANSWERED_FOR_NOW = "You have answered this one for now; it comes back {wh
 # ---------------------------------------------------------------- /bandwidth
 
 ESTIMATE_TABLE_ATTACHED = "{headline} (table attached)"
+
+# ---------------------------------------------------------------- the terminal (quizbot play)
+
+PLAY_QUESTION = "Question {number}"
+PLAY_QUESTION_OF = "Question {number} of {total}"
+PLAY_PROMPT = "Your answer ({first}-{last}, q to quit): "
+PLAY_NOT_A_CHOICE = "{given} is not a choice: type one of {keys}, or q to quit."
+PLAY_CLOSED = "This question is closed."
+PLAY_RIGHT = "Right! {choice}  (+{points})"
+PLAY_WRONG = "Not quite: you chose {choice}; the answer is {answer}."
+PLAY_STREAK = "{n} in a row!"
+PLAY_FULL = "Full explanation"
+PLAY_WHY_NOT = "Why not the others"
+PLAY_REFERENCES = "References"
+PLAY_NOTHING_ANSWERED = "No questions answered. See you next time."
+PLAY_SCORE = "Score: {correct}/{asked} correct, {points} points."
+PLAY_REVIEW_QUESTION = "Review {number}: a question you missed"
+PLAY_REVIEW_RIGHT = "Right! {choice}"
+PLAY_REVIEW_COMES_BACK_ONE = "It comes back in {n} day ({when})."
+PLAY_REVIEW_COMES_BACK_MANY = "It comes back in {n} days ({when})."
+PLAY_REVIEWED = "Reviewed {asked}: {correct} right. Review answers do not change scores."
+PLAY_MORE_DUE = "{n} more due now: run {command} again."
+PLAY_NEXT_REVIEW = "Nothing else is due. Next review: {when}."
+PLAY_NO_REVIEWS = "No missed questions to review. Questions you get wrong come back here."
+PLAY_NOTHING_LEFT = "Nothing left to review."
 
 # ---------------------------------------------------------------- failures
 

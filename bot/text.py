@@ -10,7 +10,7 @@ renderers writes any markup.
 from __future__ import annotations
 
 import string
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -162,6 +162,31 @@ def lines(*parts: Text | Span | None) -> Text:
 def plural(count: int, one: str, many: str) -> Text:
     """Fill the singular or the plural template with ``{n}``."""
     return say(one if count == 1 else many, n=count)
+
+
+def clip(value: str, limit: int) -> str:
+    """Return text cut to at most ``limit`` characters, marking a cut with an ellipsis."""
+    return value if len(value) <= limit else value[: limit - 1].rstrip() + "…"
+
+
+def chunks(value: str, limit: int) -> Iterator[str]:
+    """Split text at line breaks (or hard, for a very long line) into pieces of at most limit."""
+    piece = ""
+    for line in value.split("\n"):
+        while len(line) > limit:
+            if piece:
+                yield piece
+                piece = ""
+            yield line[:limit]
+            line = line[limit:]
+        candidate = f"{piece}\n{line}" if piece else line
+        if len(candidate) > limit:
+            yield piece
+            piece = line
+        else:
+            piece = candidate
+    if piece:
+        yield piece
 
 
 # ---------------------------------------------------------------- styles

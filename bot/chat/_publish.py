@@ -19,7 +19,7 @@ from bot.chat.content import Explanation, PostCard, PostText, ReplyInThread, Upd
 from bot.chat.port import Gone, Port
 from bot.engine import QuizEngine
 from bot.engine.model import Place, QuestionCard, Reveal
-from bot.text import Text, text
+from bot.text import Text
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,7 @@ class Publisher:
         self._pending: dict[int, asyncio.Task[None]] = {}
         self._last_refresh: dict[int, float] = {}
         self._locks: dict[int, asyncio.Lock] = {}
+        self._editing: set[asyncio.Task[None]] = set()
 
     @property
     def platform(self) -> str:
@@ -69,9 +70,9 @@ class Publisher:
             raise RuntimeError(f"the card of round {card.round_id} was posted without a reference")
         return ref
 
-    async def post_text(self, place: Place, message: str | Text) -> None:
+    async def post_text(self, place: Place, message: Text) -> None:
         """Post a message in a channel."""
-        await self.port.send(PostText(place, text(message)))
+        await self.port.send(PostText(place, message))
 
     async def publish_reveal(self, reveal: Reveal) -> None:
         """Edit the card into its results (or post them anew) and explain in its thread."""
@@ -123,12 +124,13 @@ class Publisher:
         )
 
     async def aclose(self) -> None:
-        """Cancel pending refreshes."""
+        """Drop the refreshes still waiting their turn; let one under way finish its edit."""
         tasks = list(self._pending.values())
         self._pending.clear()
         for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+            if task not in self._editing:
+                task.cancel()
+        await asyncio.gather(*tasks, *self._editing, return_exceptions=True)
 
     def _lock(self, round_id: int) -> asyncio.Lock:
         return self._locks.setdefault(round_id, asyncio.Lock())
@@ -144,6 +146,9 @@ class Publisher:
         wait = last + self.refresh_every - self._clock()
         if wait > 0:
             await self._sleep(wait)
+        task = asyncio.current_task()
+        if task is not None:
+            self._editing.add(task)
         try:
             async with self._lock(round_id):
                 # Answers that arrive from here on schedule the next refresh.
@@ -158,3 +163,5 @@ class Publisher:
         except Exception:
             # A stale count is harmless; the next answer schedules another try.
             log.exception("could not refresh the card of round %s", round_id)
+        finally:
+            self._editing.discard(task)

@@ -83,7 +83,7 @@ async def next_question(ctx: Context, call: Call) -> None:
             raise RuntimeError(f"the card of round {card.round_id} has no message reference")
     except NotAMember:
         await engine.withdraw(card.round_id)
-        raise UserError(say(M.CANNOT_POST, invite=Code("/invite @quizbot"))) from None
+        raise UserError(say(M.CANNOT_POST, how=ctx.chat.port.add_me)) from None
     except BaseException:
         await engine.withdraw(card.round_id)
         raise
@@ -137,7 +137,8 @@ async def schedule(ctx: Context, call: Call) -> None:
         return
     time = call.args.text("time")
     if time is None:
-        raise BadInput(say(M.SCHEDULE_NEEDS_TIME, example=Code("time:09:30")), grammar=QUIZ)
+        needs = say(M.SCHEDULE_NEEDS_TIME, example=Code("time:09:30"))
+        raise BadInput(needs, grammar=QUIZ, verb=call.verb)
     request = schedule_request(
         time,
         zone=call.args.text("tz"),

@@ -396,11 +396,18 @@ def _on_off(word: str) -> bool:
     raise UserError(say(M.BAD_ON_OFF, word=Code(word[:40]), on=Code("on"), off=Code("off")))
 
 
-def _minutes(word: str) -> int:
-    raw = word.strip()
-    if raw.isascii() and raw.isdigit() and 1 <= int(raw) <= ROUND_MINUTES_MAX:
+def _whole(name: str, low: int, high: int) -> Callable[[str], int]:
+    """Return a reader of a whole number from ``low`` to ``high`` (the options form's range)."""
+
+    def read(word: str) -> int:
+        raw = word.strip()
+        if not (raw.isascii() and raw.isdigit()):
+            raise UserError(say(M.NOT_A_NUMBER, word=Code(raw[:40])))
+        if not low <= int(raw) <= high:
+            raise UserError(say(M.OUT_OF_RANGE, option=Code(name), low=low, high=high))
         return int(raw)
-    raise UserError(say(M.BAD_MINUTES, word=Code(raw[:40]), most=ROUND_MINUTES_MAX))
+
+    return read
 
 
 def _looks_like_time(word: str) -> bool:
@@ -485,7 +492,7 @@ QUIZ = Grammar(
                 Option(
                     "minutes",
                     M.OPTION_MINUTES,
-                    _minutes,
+                    _whole("minutes", 1, ROUND_MINUTES_MAX),
                     "[minutes N]",
                     marked=Marked.PAIR,
                     kind=Kind.INTEGER,

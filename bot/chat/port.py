@@ -33,6 +33,11 @@ class Port(Protocol):
         """Return who this platform's admins are, in words (from the message catalogue)."""
         ...
 
+    @property
+    def add_me(self) -> str:
+        """Return how to let the bot post in a channel, in words (from the message catalogue)."""
+        ...
+
     async def send(self, action: Action) -> str | None:
         """Carry out an action; return the new message's reference for a posted card."""
         ...

@@ -15,6 +15,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Protocol
 
+from bot import messages as M
 from bot.engine import activity, analytics, review
 from bot.engine.model import (
     Answerer,
@@ -41,6 +42,7 @@ from bot.engine.ports import Clock, RoundAlreadyOpen, Store, utc_now
 from bot.engine.review import ReviewItem, ReviewOutcome, ReviewQueue
 from bot.engine.rules import points_for
 from bot.errors import NotFound, UserError
+from bot.text import Code, Text, say
 
 FASTEST_SHOWN = 3
 LEADERBOARD_SIZE = 10
@@ -148,12 +150,10 @@ class QuizEngine:
         """Pick the next question for the channel, open a round and return its card."""
         candidates = self.bank.filter(tag)
         if not candidates:
-            raise UserError(f"No question has the tag `{tag}`.")
+            raise UserError(say(M.NO_SUCH_TAG, tag=Code(tag)) if tag else say(M.EMPTY_BANK))
         existing = await self.store.open_round(place)
         if existing is not None:
-            raise UserError(
-                "A question is already open in this channel; answer it or close it first."
-            )
+            raise UserError(say(M.ALREADY_OPEN))
         settings = await self.channel_settings(place)
         question = await self._pick(place, candidates, settings.difficulty, tag)
         if duration is None:
@@ -169,9 +169,7 @@ class QuizEngine:
                 slot=slot,
             )
         except RoundAlreadyOpen:
-            raise UserError(
-                "A question is already open in this channel; answer it or close it first."
-            ) from None
+            raise UserError(say(M.ALREADY_OPEN)) from None
         return QuestionCard(round=rnd, question=question, answered=0, note=note)
 
     async def _pick(
@@ -184,11 +182,9 @@ class QuizEngine:
         """Pick the channel's next question as its difficulty mode says."""
         allowed = analytics.filter_mode(candidates, mode)
         if not allowed:
-            among = f" with the tag `{tag}`" if tag else ""
-            raise UserError(
-                f"No question{among} is labelled {mode.value}; "
-                "change the channel's difficulty setting or the tag."
-            )
+            if tag:
+                raise UserError(say(M.NO_LABEL_WITH_TAG, label=mode.value, tag=Code(tag)))
+            raise UserError(say(M.NO_LABEL, label=mode.value))
         asked = await self.store.question_counts(place)
         if mode is DifficultyMode.ADAPTIVE and any(asked.get(q.id, 0) for q in allowed):
             rates = await self.store.answer_rates(place.platform, place.workspace)
@@ -225,7 +221,7 @@ class QuizEngine:
         """Return the round (NotFound if there is none)."""
         rnd = await self.store.get_round(round_id)
         if rnd is None:
-            raise NotFound("That question no longer exists.")
+            raise NotFound(say(M.ROUND_GONE))
         return rnd
 
     async def open_round(self, place: Place) -> Round | None:
@@ -237,7 +233,7 @@ class QuizEngine:
         try:
             return self.bank.by_id(rnd.question_id)
         except KeyError:
-            raise NotFound("That question is no longer in the bank.") from None
+            raise NotFound(say(M.NOT_IN_BANK)) from None
 
     async def answer(
         self, platform: str, workspace: str, round_id: int, user: str, choice_key: str
@@ -245,13 +241,11 @@ class QuizEngine:
         """Grade and store one user's answer; the first answer counts unless changes are allowed."""
         rnd = await self._cached_round(round_id)
         if rnd is None or (rnd.place.platform, rnd.place.workspace) != (platform, workspace):
-            raise NotFound("That question does not exist here.")
+            raise NotFound(say(M.QUESTION_NOT_HERE))
         question = self.question_of(rnd)
         key = choice_key.strip().upper()
         if key not in question.keys:
-            raise UserError(
-                f"`{choice_key}` is not a choice; pick one of {', '.join(question.keys)}."
-            )
+            raise UserError(not_a_choice(choice_key, question))
         correct = key == question.answer
         now = self._now()
         if rnd.is_closed or (rnd.closes_at is not None and now >= rnd.closes_at):
@@ -339,10 +333,10 @@ class QuizEngine:
         """Close the open round in this channel now (UserError if there is none)."""
         rnd = await self.store.open_round(place)
         if rnd is None:
-            raise UserError("There is no open question in this channel.")
+            raise UserError(say(M.NOTHING_OPEN))
         reveal = await self.close(rnd.id)
         if reveal is None:
-            raise UserError("That question has just been closed.")
+            raise UserError(say(M.JUST_CLOSED))
         return reveal
 
     async def close_due(self, platform: str) -> list[Reveal]:
@@ -364,7 +358,7 @@ class QuizEngine:
     async def set_channel_settings(self, place: Place, settings: ChannelSettings) -> None:
         """Store the channel's settings as given (``round_minutes`` None: the bot's default)."""
         if settings.round_minutes is not None and not 1 <= settings.round_minutes <= 7 * 24 * 60:
-            raise UserError("Round length must be between 1 minute and 7 days.")
+            raise UserError(say(M.ROUND_LENGTH))
         await self.store.set_channel_settings(place, settings)
 
     async def change_channel_settings(
@@ -502,15 +496,15 @@ class QuizEngine:
         try:
             question = self.bank.by_id(question_id)
         except KeyError:
-            raise NotFound("That question is no longer in the bank.") from None
+            raise NotFound(say(M.NOT_IN_BANK)) from None
         choice = key.strip().upper()
         if choice not in question.keys:
-            raise UserError(f"`{key}` is not a choice; pick one of {', '.join(question.keys)}.")
+            raise UserError(not_a_choice(key, question))
         correct = choice == question.answer
         now = self._now()
         item = await self.store.review_item(platform, workspace, user, question_id)
         if item is None:
-            raise NotFound("That question is not in your review list.")
+            raise NotFound(say(M.NOT_IN_REVIEW))
         counted = False
         if review.is_due(item, now):
             new = review.after_review(item, correct=correct, now=now)
@@ -529,6 +523,11 @@ class QuizEngine:
             due_at=None if item.done else item.due_at,
             counted=counted,
         )
+
+
+def not_a_choice(given: str, question: Question) -> Text:
+    """Return the refusal of an answer that names no choice of the question."""
+    return say(M.NOT_A_CHOICE, given=Code(given[:20]), keys=", ".join(question.keys))
 
 
 def _outcome(

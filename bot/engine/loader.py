@@ -918,17 +918,11 @@ def _plan_error(spec: PlanSpec, over: tuple[str, ...]) -> str | None:
 
 
 def _size_error(size: str) -> str | None:
-    """Return why ``size`` does not parse, when the bandwidth package can tell; else None."""
+    """Return why ``size`` does not parse as a /bandwidth size, or None when it does."""
+    from bot.bandwidth import BandwidthError, parse_size
+
     try:
-        module = importlib.import_module("bot.bandwidth")
-    except Exception:
-        # The size grammar lives in bot.bandwidth; without it the check is skipped, not failed.
-        return None
-    parse = getattr(module, "parse_size", None)
-    if not callable(parse):
-        return None
-    try:
-        parse(size)
-    except Exception as exc:
-        return str(exc) or type(exc).__name__
+        parse_size(size)
+    except BandwidthError as exc:
+        return exc.message
     return None

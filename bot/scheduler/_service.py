@@ -92,7 +92,7 @@ class ScheduleService:
         if not admin:
             raise UserError(NOT_ADMIN)
         if request.tag is not None and not self.engine.bank.filter(request.tag):
-            raise UserError(f"No question has the tag `{request.tag}`.")
+            raise UserError(say(M.NO_SUCH_TAG, tag=Code(request.tag)))
         schedule = Schedule(
             place=place,
             hour=request.hour,

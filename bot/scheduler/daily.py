@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from bot import messages as M
 from bot.engine import QuizEngine
 from bot.engine.model import Question, QuestionCard
 from bot.engine.ports import ClaimKind, Clock, Schedule, ScheduleState, ScheduleStore, utc_now
@@ -107,10 +108,7 @@ def _where(schedule: Schedule) -> str:
 def late_note(schedule: Schedule, slot: Slot) -> str:
     """Return the note on a card posted late after downtime."""
     local = slot.at.astimezone(ZoneInfo(schedule.zone))
-    return (
-        f"Posted late: this daily question was due at {local:%H:%M} {schedule.zone} "
-        "while the bot was offline."
-    )
+    return M.LATE_NOTE.format(time=f"{local:%H:%M}", zone=schedule.zone)
 
 
 class _Tick:

@@ -31,6 +31,7 @@ class ApiCall:
     method: str
     params: JsonDict
     token: str | None
+    ok: bool = True  # whether the stand-in answered it with ok: true
 
 
 @dataclass(frozen=True)
@@ -204,13 +205,13 @@ class SlackApiStandIn:
                 status=429,
                 headers={"Retry-After": str(limit.retry_after)},
             )
-        self.calls.append(ApiCall(method, params, token))
-        self.counts[method] = self.counts.get(method, 0) + 1
         failures = self._failures.get(method)
         if failures:
             answer = {"ok": False, "error": failures.pop()}
         else:
             answer = self._answer(method, params, request)
+        self.calls.append(ApiCall(method, params, token, ok=bool(answer.get("ok"))))
+        self.counts[method] = self.counts.get(method, 0) + 1
         await self._notify()
         return web.json_response(answer)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import discord
@@ -123,8 +124,22 @@ class QuizClient(discord.Client):
             f"to guild {guild.id}" if guild else "globally",
         )
 
-    def _exchange(self, interaction: discord.Interaction[Any]) -> DiscordExchange:
-        return DiscordExchange(interaction, budget=self.answer_deadline)
+    async def _handle(
+        self, interaction: discord.Interaction[Any], kind: str, event: Callable[[Place, str], Any]
+    ) -> None:
+        """Hand an interaction to the chat core as an event; outside a server, refuse it."""
+        exchange = DiscordExchange(interaction, budget=self.answer_deadline)
+        place, user = place_of(interaction), str(interaction.user.id)
+        if place is None:
+            await self.chat.refuse(exchange, None, user, say(M.SERVER_ONLY), kind=kind)
+            return
+        match event(place, user):
+            case Command() as command:
+                await self.chat.command(command, exchange, kind=kind)
+            case Click() as click:
+                await self.chat.click(click, exchange, kind=kind)
+            case ReviewClick() as review:
+                await self.chat.review_click(review, exchange, kind=kind)
 
     async def _command(
         self,
@@ -133,14 +148,11 @@ class QuizClient(discord.Client):
         verb: Verb,
         options: dict[str, Any],
     ) -> None:
-        place, user = place_of(interaction), str(interaction.user.id)
-        if place is None:
-            await self.chat.refuse(
-                self._exchange(interaction), None, user, say(M.SERVER_ONLY), kind="command"
-            )
-            return
-        event = Command(place, user, grammar.name, verb=verb.name, options=options)
-        await self.chat.command(event, self._exchange(interaction), kind="command")
+        await self._handle(
+            interaction,
+            "command",
+            lambda place, user: Command(place, user, grammar.name, verb=verb.name, options=options),
+        )
 
     async def _option_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
@@ -149,32 +161,25 @@ class QuizClient(discord.Client):
         if text is None:
             log.error("an application command failed", exc_info=error)
             return
+        exchange = DiscordExchange(interaction, budget=self.answer_deadline)
         place, user = place_of(interaction), str(interaction.user.id)
-        await self.chat.refuse(self._exchange(interaction), place, user, text, kind="command")
+        await self.chat.refuse(exchange, place, user, text, kind="command")
 
     async def choice_clicked(
         self, interaction: discord.Interaction[Any], round_id: int, key: str
     ) -> None:
         """Hand a click on a choice to the chat core."""
-        place, user = place_of(interaction), str(interaction.user.id)
-        if place is None:
-            text = say(M.QUESTION_NOT_HERE)
-            await self.chat.refuse(self._exchange(interaction), None, user, text, kind="button")
-            return
-        click = Click(place, user, round_id, key)
-        await self.chat.click(click, self._exchange(interaction), kind="button")
+        await self._handle(
+            interaction, "button", lambda place, user: Click(place, user, round_id, key)
+        )
 
     async def review_clicked(
         self, interaction: discord.Interaction[Any], question_id: str, key: str
     ) -> None:
         """Hand a click on a review question to the chat core."""
-        place, user = place_of(interaction), str(interaction.user.id)
-        if place is None:
-            text = say(M.SERVER_ONLY)
-            await self.chat.refuse(self._exchange(interaction), None, user, text, kind="button")
-            return
-        event = ReviewClick(place, user, question_id, key)
-        await self.chat.review_click(event, self._exchange(interaction), kind="button")
+        await self._handle(
+            interaction, "button", lambda place, user: ReviewClick(place, user, question_id, key)
+        )
 
     async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
         """Hand a letter reaction on one of the bot's messages to the chat core."""

@@ -70,6 +70,7 @@ class DiscordPort:
 
     platform = render.PLATFORM
     admins = M.ADMINS_DISCORD
+    add_me = M.ADD_ME_DISCORD
 
     def __init__(self, client: discord.Client) -> None:
         self.client = client

@@ -21,7 +21,7 @@ from bot.chat import (
     words,
 )
 from bot.engine.model import Difficulty, Question, QuestionCard, Reveal
-from bot.text import Icon, Style, Text, When, render, say
+from bot.text import Icon, Style, Text, When, clip, render, say
 
 PLATFORM = "discord"
 
@@ -51,11 +51,6 @@ COLOURS = {
     Difficulty.MEDIUM: discord.Colour.blurple(),
     Difficulty.HARD: discord.Colour.red(),
 }
-
-
-def clip(text: str, limit: int) -> str:
-    """Return text cut to at most ``limit`` characters, marking a cut with an ellipsis."""
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def label(key: str, text: str) -> str:
@@ -105,12 +100,6 @@ def custom_id(round_id: int, key: str) -> str:
     if len(value) > CUSTOM_ID_MAX or not CUSTOM_ID_RE.fullmatch(value):
         raise ValueError(f"bad custom_id {value!r}")
     return value
-
-
-def parse_custom_id(value: str) -> tuple[int, str] | None:
-    """Return (round id, choice key) from a choice button's ``custom_id``, or None."""
-    match = CUSTOM_ID_RE.fullmatch(value)
-    return None if match is None else (int(match["round_id"]), match["key"])
 
 
 def review_custom_id(question_id: str, key: str) -> str:

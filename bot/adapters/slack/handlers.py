@@ -84,6 +84,7 @@ class SlackPort:
 
     platform = PLATFORM
     admins = M.ADMINS_SLACK
+    add_me = M.ADD_ME_SLACK
 
     def __init__(
         self, client: AsyncWebClient, installations: SqlInstallationStore | None = None

@@ -6,7 +6,6 @@ one fails here, loudly, rather than in Slack.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -25,8 +24,8 @@ from slack_sdk.models.blocks import (
 
 from bot import messages as M
 from bot.chat import Explanation, Panel, ReviewAsk, words
-from bot.engine.model import Choice, Question, QuestionCard, Reveal
-from bot.text import Icon, Style, Text, When, render
+from bot.engine.model import Question, QuestionCard, Reveal
+from bot.text import Icon, Style, Text, When, chunks, clip, render
 
 ANSWER_ACTION_PREFIX = "quiz_answer_"
 REVIEW_ACTION_PREFIX = "quiz_review_"
@@ -61,7 +60,7 @@ def escape(text: str) -> str:
 
 def label(key: str, text: str) -> str:
     """Return a choice's button text, ``A · InfiniBand``, clipped to Slack's 75 characters."""
-    return _clip(f"{key} · {text}", BUTTON_TEXT_MAX)
+    return clip(f"{key} · {text}", BUTTON_TEXT_MAX)
 
 
 def slack_date(when: datetime, how: When) -> str:
@@ -129,10 +128,10 @@ def round_block_id(round_id: int, part: str) -> str:
 def question_card(card: QuestionCard) -> Message:
     """Render a round's card: header, question, one button per choice, the facts."""
     q, rid = card.question, card.round_id
-    blocks: list[Block] = [HeaderBlock(text=_clip(words.card_title(card).plain(), HEADER_TEXT_MAX))]
+    blocks: list[Block] = [HeaderBlock(text=clip(words.card_title(card).plain(), HEADER_TEXT_MAX))]
     blocks += _sections(_question_text(q), round_block_id(rid, "question"))
     if q.image and q.image.startswith("https://"):
-        blocks.append(ImageBlock(image_url=q.image, alt_text=_clip(q.text, 2000)))
+        blocks.append(ImageBlock(image_url=q.image, alt_text=clip(q.text, 2000)))
     blocks.append(
         ActionsBlock(
             block_id=round_block_id(rid, "choices"),
@@ -220,37 +219,8 @@ def _buttons(q: Question, prefix: str, value: Any) -> list[ButtonElement]:
     ]
 
 
-def choice_label(choice: Choice) -> str:
-    """Return a choice's button text."""
-    return label(choice.key, choice.text)
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def _chunks(text: str, limit: int) -> Iterable[str]:
-    """Split text at line breaks (or hard, for a very long line) into pieces of at most limit."""
-    piece = ""
-    for line in text.split("\n"):
-        while len(line) > limit:
-            if piece:
-                yield piece
-                piece = ""
-            yield line[:limit]
-            line = line[limit:]
-        candidate = f"{piece}\n{line}" if piece else line
-        if len(candidate) > limit:
-            yield piece
-            piece = line
-        else:
-            piece = candidate
-    if piece:
-        yield piece
-
-
 def _sections(text: str, block_id: str) -> list[Block]:
-    pieces = list(_chunks(text, SECTION_TEXT_MAX)) or [" "]
+    pieces = list(chunks(text, SECTION_TEXT_MAX)) or [" "]
     return [
         SectionBlock(
             block_id=block_id if n == 0 else f"{block_id}_{n}",
@@ -268,4 +238,4 @@ def _message(text: str, blocks: list[Block]) -> Message:
     if len(blocks) > MAX_BLOCKS:
         raise ValueError(f"a message has {len(blocks)} blocks; Slack allows {MAX_BLOCKS}")
     # to_dict() runs slack_sdk's validators, so a limit broken here fails loudly, not in Slack.
-    return Message(text=_clip(text, SECTION_TEXT_MAX), blocks=tuple(b.to_dict() for b in blocks))
+    return Message(text=clip(text, SECTION_TEXT_MAX), blocks=tuple(b.to_dict() for b in blocks))

@@ -31,7 +31,7 @@ async def reply_to(slack: Harness, text: str, user: str = "U1", name: str = "/qu
         ("frobnicate", "I don't know `/quiz frobnicate`"),
         ("leaderboard decade", "`week`, `month` or `all`"),
         ("stats bob", "Mention the person with @"),
-        ("settings minutes forty", "`forty` is not a number of minutes from 1 to 10080."),
+        ("settings minutes forty", "`forty` is not a whole number."),
         ("schedule 9am", "`9am` is not a time of day. Give it as HH:MM"),
         ("schedule 09:00 Europe/Paris UTC", "`UTC`: the schedule has its zone already."),
     ],
