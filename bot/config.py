@@ -8,6 +8,7 @@ from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.errors import ConfigError
+from bot.links import LinkMaker
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///quizbot.db"
 BUNDLED_QUESTIONS = Path(__file__).resolve().parent.parent / "questions"
@@ -109,6 +110,12 @@ class Settings(BaseSettings):
     def dashboard_enabled(self) -> bool:
         """Return True when the dashboard can sign links (QUIZBOT_DASHBOARD_SECRET is set)."""
         return bool(self.dashboard_secret)
+
+    def link_maker(self) -> LinkMaker | None:
+        """Return what signs dashboard links, or None while the dashboard is off."""
+        if not self.dashboard_secret:
+            return None
+        return LinkMaker(self.dashboard_secret, self.public_url)
 
     def require(self, *names: str) -> None:
         """Raise ConfigError naming the first of these environment variables that is unset."""

@@ -20,6 +20,7 @@ from enum import StrEnum
 
 from bot.errors import QuizbotError
 
+OPEN_PATH = "/dashboard/open"
 LINK_TTL = timedelta(minutes=15)
 SESSION_TTL = timedelta(hours=8)
 MIN_SECRET_LENGTH = 16
@@ -127,3 +128,16 @@ def session_for(secret: str, link: Grant, now: datetime) -> tuple[str, Grant]:
     """Return the session cookie value a verified link earns, and its grant."""
     grant = Grant(link.platform, link.workspace, link.scope, link.user, now + SESSION_TTL)
     return sign(secret, Purpose.SESSION, grant), grant
+
+
+@dataclass(frozen=True, slots=True)
+class LinkMaker:
+    """Makes dashboard links: the secret that signs them and the base URL they point at."""
+
+    secret: str
+    public_url: str | None = None
+
+    def url(self, platform: str, workspace: str, scope: Scope, user: str, now: datetime) -> str:
+        """Return a fresh link (valid LINK_TTL, once) to the dashboard's opening page."""
+        token = new_link(self.secret, platform, workspace, scope, user, now)
+        return f"{(self.public_url or '').rstrip('/')}{OPEN_PATH}?token={token}"

@@ -38,6 +38,7 @@ from bot.bandwidth._plan_render import plan_to_json
 from bot.bandwidth._plan_request import PLAN_USAGE, PlanRequest, parse_plan
 from bot.bandwidth._render import format_seconds, headline, render_table, to_json
 from bot.bandwidth._request import (
+    DEFAULT_INTRA,
     OPS,
     USAGE,
     BandwidthRequest,
@@ -52,6 +53,7 @@ from bot.bandwidth._sizes import describe_bytes, parse_size
 
 __all__ = [
     "ALGORITHMS",
+    "DEFAULT_INTRA",
     "ENV_VAR",
     "OPS",
     "PLAN_USAGE",

@@ -362,7 +362,12 @@ class QuizEngine:
         await self.store.set_channel_settings(place, settings)
 
     async def change_channel_settings(
-        self, place: Place, *, allow_change: bool | None = None, round_minutes: int | None = None
+        self,
+        place: Place,
+        *,
+        allow_change: bool | None = None,
+        round_minutes: int | None = None,
+        difficulty: DifficultyMode | None = None,
     ) -> ChannelSettings:
         """Change only the options given and return the settings now in force.
 
@@ -374,6 +379,7 @@ class QuizEngine:
             stored,
             allow_change=stored.allow_change if allow_change is None else allow_change,
             round_minutes=stored.round_minutes if round_minutes is None else round_minutes,
+            difficulty=stored.difficulty if difficulty is None else difficulty,
         )
         if changed != stored:
             await self.set_channel_settings(place, changed)

@@ -30,7 +30,7 @@ from bot.web import _svg
 log = logging.getLogger(__name__)
 
 PREFIX = "/dashboard"
-OPEN_PATH = f"{PREFIX}/open"
+OPEN_PATH = links.OPEN_PATH
 COOKIE = "quizbot_dashboard"
 ACTIVITY_DAYS = 30
 CHANNEL_ROUNDS_SHOWN = 5
@@ -124,11 +124,8 @@ class Dashboard:
 
     def link(self, place: Place, user: str, scope: Scope) -> str:
         """Return a fresh signed link (15 minutes, once) for a user of a workspace."""
-        token = links.new_link(
-            self.secret, place.platform, place.workspace, scope, user, self.clock()
-        )
-        base = (self.public_url or "").rstrip("/")
-        return f"{base}{OPEN_PATH}?token={token}"
+        maker = links.LinkMaker(self.secret, self.public_url)
+        return maker.url(place.platform, place.workspace, scope, user, self.clock())
 
     @property
     def _secure(self) -> bool:
