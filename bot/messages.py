@@ -221,8 +221,8 @@ STATS = (
     "daily streak {current} (best {best})."
 )
 SETTINGS = (
-    "In this channel a question stays open {minutes} minutes, answer changes are {changes}, "
-    "and the next question is picked {difficulty}."
+    "In this channel a question stays open {minutes} minutes and answer changes are {changes}; "
+    "the next question is picked {difficulty}."
 )
 DIFFICULTY_MIXED = "at random from every difficulty (mixed)"
 DIFFICULTY_EASY = "among the easy ones only"

@@ -223,6 +223,8 @@ def estimate_of(ctx: Context, call: Call) -> Estimate | Plan:
     Bad input is refused with the usage: the estimate's, or the planner's for a plan.
     """
     line, planned = call.args.text("request"), call.args.text("plan")
+    if line is not None and line.lower().startswith("plan="):
+        planned = line[len("plan=") :]  # the options form's spelling, typed
     asked = f"plan {planned}" if planned is not None else line
     if asked is not None and is_plan(asked):
         try:

@@ -157,8 +157,8 @@ def test_the_options_usage_names_every_option() -> None:
     shown = help_text(GRAMMARS, Form.OPTIONS).markdown()
     assert "*/quiz schedule* `[time] [tz] [days] [tag] [digest] [close]`" in shown
     assert (
-        "*/bandwidth* `[size] [op] [nodes] [gpus] [nics] [step] [over] [intra] [algo] [sharp] [plan]`"
-        in shown
+        "*/bandwidth* `[size] [op] [nodes] [gpus] [nics] [step] [over] [intra] [algo] [sharp] "
+        "[plan]`" in shown
     )
 
 
