@@ -5,8 +5,11 @@ Built with slack_sdk's Block Kit models, which check Slack's limits when the vie
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_sdk.errors import SlackApiError
 from slack_sdk.models.blocks import (
     ActionsBlock,
     Block,
@@ -18,8 +21,14 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 from slack_sdk.models.views import View
+from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.engine.model import PlayerSummary
+from bot.adapters.slack import render
+from bot.adapters.slack.handlers import PLATFORM, Body, SlackExchange, SlackPort
+from bot.chat import Chat, Command, Content, ReviewAsk
+from bot.engine.model import Place, PlayerSummary
+
+log = logging.getLogger(__name__)
 
 HOME_REVIEW_ACTION = "quiz_home_review"
 HOME_DASHBOARD_ACTION = "quiz_home_dashboard"
@@ -114,3 +123,79 @@ def home_view(summary: PlayerSummary, *, admin: bool, dashboard: bool) -> dict[s
     view.validate_json()
     result: dict[str, Any] = view.to_dict()
     return result
+
+
+class HomeExchange(SlackExchange):
+    """A click in the Home tab: acknowledged at once, answered in the app's direct messages.
+
+    A Home tab has no channel to answer in, so what the flow says privately (a review question,
+    a dashboard link) goes to the person's conversation with the app.
+    """
+
+    def __init__(self, port: SlackPort, ack: AsyncAck, body: Body) -> None:
+        super().__init__(port, ack, body)
+        self.channel = self.user  # chat.postMessage to a user id opens the app's DM
+
+    async def reply(self, content: Content, *, private: bool) -> str | None:
+        """Ack, then post the answer in the app's direct messages."""
+        if not self.acked:
+            await self._ack()
+            self.acked = True
+        if isinstance(content, ReviewAsk):
+            message = render.review_question(content)
+            await self.port.client.chat_postMessage(channel=self.user, **message.as_kwargs())
+            return None
+        return await self.port.post(self.user, content)
+
+
+class HomeTab:
+    """The App Home tab: published when opened, and its two buttons."""
+
+    def __init__(self, chat: Chat, port: SlackPort) -> None:
+        self.chat = chat
+        self.port = port
+
+    def register(self, app: AsyncApp) -> None:
+        """Listen for the Home tab opening and for its buttons."""
+        app.event("app_home_opened")(self.opened)
+        app.action(HOME_REVIEW_ACTION)(self.review)
+        app.action(HOME_DASHBOARD_ACTION)(self.dashboard)
+
+    async def opened(self, event: Body, body: Body, client: AsyncWebClient) -> None:
+        """Publish the person's Home tab (Slack sends this event for the Messages tab too)."""
+        user, team = event.get("user"), body.get("team_id")
+        if event.get("tab") != "home" or not isinstance(user, str) or not isinstance(team, str):
+            return
+        summary = await self.chat.engine.player_summary(PLATFORM, team, user)
+        admin = await self._is_admin(client, user)
+        view = home_view(summary, admin=admin, dashboard=self.chat.links is not None)
+        await client.views_publish(user_id=user, view=view)
+
+    async def _is_admin(self, client: AsyncWebClient, user: str) -> bool:
+        if user in self.chat.admins:
+            return True
+        try:
+            info = (await client.users_info(user=user))["user"]
+        except SlackApiError as exc:
+            # Without users:read (QUIZBOT_ADMINS-only installs) only the listed admins count.
+            log.info("users.info refused (%s): not an admin", exc.response.get("error"))
+            return False
+        return bool(info.get("is_admin") or info.get("is_owner") or info.get("is_primary_owner"))
+
+    async def review(self, ack: AsyncAck, body: Body) -> None:
+        """Start a review: the next due question, in the app's direct messages."""
+        await self._run("review", ack, body)
+
+    async def dashboard(self, ack: AsyncAck, body: Body) -> None:
+        """Send an admin a fresh dashboard link in the app's direct messages."""
+        await self._run("dashboard", ack, body)
+
+    async def _run(self, verb: str, ack: AsyncAck, body: Body) -> None:
+        exchange = HomeExchange(self.port, ack, body)
+        team = body.get("team", {}).get("id") or body.get("team_id")
+        user = body.get("user", {}).get("id")
+        if not isinstance(team, str) or not isinstance(user, str):
+            await ack()
+            return
+        event = Command(Place(PLATFORM, team, user), user, "quiz", text=verb)
+        await self.chat.command(event, exchange, kind="block_actions")

@@ -19,6 +19,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.slack._home import HomeTab
 from bot.adapters.slack._metrics import ApiErrorCounter
 from bot.adapters.slack._oauth import (
     SqlInstallationStore,
@@ -137,6 +138,7 @@ def assemble(
         app.middleware(bind_workspace)
     listeners = Listeners(chat, port, settings)
     listeners.register(app)
+    HomeTab(chat, port).register(app)
     return SlackBot(app=app, client=client, chat=chat, handlers=listeners)
 
 
