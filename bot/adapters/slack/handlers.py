@@ -42,6 +42,7 @@ from bot.chat import (
     ReviewClick,
     UpdateCard,
 )
+from bot.chat.grammar import GRAMMARS
 from bot.config import Settings
 from bot.engine.model import Place, QuestionCard, Reveal
 from bot.text import Text, say
@@ -50,6 +51,9 @@ log = logging.getLogger(__name__)
 
 PLATFORM = "slack"
 Body = dict[str, Any]
+# What the app listens to; deploy/slack-manifest.yaml declares exactly these.
+COMMANDS = tuple(f"/{grammar.name}" for grammar in GRAMMARS)
+EVENTS = ("reaction_added",)
 ANSWER_ACTION = re.compile(re.escape(render.ANSWER_ACTION_PREFIX) + "[A-E]")
 REVIEW_ACTION = re.compile(re.escape(render.REVIEW_ACTION_PREFIX) + "[A-E]")
 NOT_A_MEMBER = ("not_in_channel", "channel_not_found")
@@ -293,20 +297,19 @@ class Listeners:
 
     def register(self, app: AsyncApp) -> None:
         """Attach every listener and the error boundary to the app."""
-        app.command("/quiz")(self.quiz)
-        app.command("/bandwidth")(self.bandwidth)
+        for name in COMMANDS:
+            app.command(name)(self._listener(name.removeprefix("/")))
         app.action(ANSWER_ACTION)(self.answer_click)
         app.action(REVIEW_ACTION)(self.review_click)
-        app.event("reaction_added")(self.reaction_added)
+        for event in EVENTS:
+            app.event(event)(getattr(self, event))
         app.error(self.on_error)
 
-    async def quiz(self, ack: AsyncAck, command: Body) -> None:
-        """Hand ``/quiz ...`` to the chat core."""
-        await self._command("quiz", ack, command)
+    def _listener(self, name: str) -> Any:
+        async def command(ack: AsyncAck, command: Body) -> None:
+            await self._command(name, ack, command)
 
-    async def bandwidth(self, ack: AsyncAck, command: Body) -> None:
-        """Hand ``/bandwidth ...`` to the chat core."""
-        await self._command("bandwidth", ack, command)
+        return command
 
     async def _command(self, name: str, ack: AsyncAck, command: Body) -> None:
         exchange = SlackExchange(self.port, ack, command)
