@@ -36,7 +36,7 @@ def test_the_manifest_declares_the_commands_and_events_the_app_listens_to() -> N
     manifest = yaml.safe_load(MANIFEST.read_text())
     features, settings = manifest["features"], manifest["settings"]
     app = Recording()
-    Listeners(chat=None, port=None, settings=None).register(app)  # type: ignore[arg-type]
+    Listeners(chat=None, port=None).register(app)  # type: ignore[arg-type]
     assert app.commands == list(COMMANDS) and app.events == list(EVENTS)
     commands = {c["command"]: c for c in features["slash_commands"]}
     assert set(commands) == set(app.commands)
