@@ -51,8 +51,8 @@ class Publisher:
         self.refresh_every = refresh_every
         self.tries = tries
         self.backoff = backoff
-        self._sleep = sleep
-        self._clock = clock
+        self.sleep = sleep
+        self.clock = clock
         self._pending: dict[int, asyncio.Task[None]] = {}
         self._last_refresh: dict[int, float] = {}
         self._locks: dict[int, asyncio.Lock] = {}
@@ -110,7 +110,7 @@ class Publisher:
                 if not self.port.transient(exc):
                     raise
                 log.warning("a send failed (%s); trying again", type(exc).__name__)
-                await self._sleep(self.backoff * 2 ** (attempt - 1))
+                await self.sleep(self.backoff * 2 ** (attempt - 1))
         return await call()
 
     # ------------------------------------------------------------ the "N answered" count
@@ -119,8 +119,13 @@ class Publisher:
         """Refresh the card's answer count soon, at most once per ``refresh_every`` per round."""
         if round_id in self._pending:
             return
+        # The slot is taken now, not when the edit lands: an answer during this refresh's edit
+        # schedules the next one an interval later, never a second edit at once.
+        now = self.clock()
+        due = max(now, self._last_refresh.get(round_id, -math.inf) + self.refresh_every)
+        self._last_refresh[round_id] = due
         self._pending[round_id] = asyncio.create_task(
-            self._refresh_later(round_id), name=f"quiz-refresh-{round_id}"
+            self._refresh_later(round_id, due - now), name=f"quiz-refresh-{round_id}"
         )
 
     async def aclose(self) -> None:
@@ -141,11 +146,9 @@ class Publisher:
             task.cancel()
         self._last_refresh.pop(round_id, None)
 
-    async def _refresh_later(self, round_id: int) -> None:
-        last = self._last_refresh.get(round_id, -math.inf)
-        wait = last + self.refresh_every - self._clock()
+    async def _refresh_later(self, round_id: int, wait: float) -> None:
         if wait > 0:
-            await self._sleep(wait)
+            await self.sleep(wait)
         task = asyncio.current_task()
         if task is not None:
             self._editing.add(task)
@@ -159,7 +162,6 @@ class Publisher:
                 count = await self.engine.answered_count(round_id)
                 card = QuestionCard(rnd, self.engine.question_of(rnd), answered=count)
                 await self.port.send(UpdateCard(rnd.place, rnd.message_ref, card))
-                self._last_refresh[round_id] = self._clock()
         except Exception:
             # A stale count is harmless; the next answer schedules another try.
             log.exception("could not refresh the card of round %s", round_id)

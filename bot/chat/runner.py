@@ -44,6 +44,24 @@ class Transport(Protocol):
         ...
 
 
+class Closing:
+    """The bookkeeping most transports share: closed once, and waited on until then."""
+
+    def __init__(self) -> None:
+        self._closed = asyncio.Event()
+
+    async def stop_taking_work(self) -> None:
+        """Keep the connection: the requests in flight still answer through it."""
+
+    async def close(self) -> None:
+        """Mark the transport closed."""
+        self._closed.set()
+
+    async def wait_closed(self) -> None:
+        """Return once the transport is closed."""
+        await self._closed.wait()
+
+
 class Loops:
     """The round timers and the daily scheduler of one process."""
 

@@ -30,7 +30,7 @@ from bot.adapters.console import play_session
 from bot.adapters.discord.app import Gateway, QuizClient, configure_endpoints
 from bot.adapters.discord.render import LETTER_EMOJI
 from bot.adapters.slack.app import HttpMode, assemble, web_client
-from bot.chat import Charts, Chat
+from bot.chat import Charts
 from bot.chat.grammar import GRAMMARS, Kind, Marked
 from bot.chat.runner import Loops, run
 from bot.engine import QuizEngine
@@ -38,6 +38,7 @@ from bot.engine.loader import load_bank
 from bot.engine.model import Place
 from bot.storage import SqlStore, open_store
 from tests.adapters.slack.conftest import Sender, block_actions, make_settings, reaction
+from tests.chat.observe import Handled
 from tests.conftest import FakeClock
 from tests.standins.discord_api import EPHEMERAL, Call, DiscordStandIn, UserRef
 from tests.standins.slack_api import SlackApiStandIn
@@ -112,32 +113,6 @@ class GatedStore:
             return await value(*args, **kwargs)
 
         return gated
-
-
-class Handled:
-    """Counts the events the chat core has finished with, so a driver can wait on them."""
-
-    def __init__(self, chat: Chat) -> None:
-        self.count = 0
-        self._changed = asyncio.Condition()
-        for name in ("command", "click", "reaction", "review_click", "refuse"):
-            setattr(chat, name, self._counted(getattr(chat, name)))
-
-    def _counted(self, handle: Callable[..., Awaitable[None]]) -> Callable[..., Awaitable[None]]:
-        async def counted(*args: Any, **kwargs: Any) -> None:
-            try:
-                await handle(*args, **kwargs)
-            finally:
-                self.count += 1
-                async with self._changed:
-                    self._changed.notify_all()
-
-        return counted
-
-    async def wait(self, count: int, within: float = WITHIN) -> None:
-        """Wait until ``count`` events have been handled in all."""
-        async with asyncio.timeout(within), self._changed:
-            await self._changed.wait_for(lambda: self.count >= count)
 
 
 def spell(name: str, verb: str, options: dict[str, Any]) -> str:

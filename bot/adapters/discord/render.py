@@ -35,17 +35,21 @@ EMBED_FIELD_MAX = 1024
 EMBED_TOTAL_MAX = 6000
 THREAD_NAME_MAX = 100
 
-CUSTOM_ID_TEMPLATE = r"quiz:(?P<round_id>[0-9]{1,20}):(?P<key>[A-E])"
-CUSTOM_ID_RE = re.compile(CUSTOM_ID_TEMPLATE)
-# The question id is the bank's `[a-z0-9][a-z0-9-]*`; the whole custom_id stays within 100.
-REVIEW_ID_TEMPLATE = r"review:(?P<question_id>[a-z0-9][a-z0-9-]{0,88}):(?P<key>[A-E])"
-REVIEW_ID_RE = re.compile(REVIEW_ID_TEMPLATE)
+# A card's choice is ``quiz:{round}:{letter}``, a review's ``review:{question}:{letter}``; the
+# question id is the bank's `[a-z0-9][a-z0-9-]*`, so the whole custom_id stays within 100.
+BUTTON_TEMPLATE = (
+    r"(?:quiz:(?P<round_id>[0-9]{1,20})|review:(?P<question_id>[a-z0-9][a-z0-9-]{0,88}))"
+    r":(?P<key>[A-E])"
+)
+BUTTON_RE = re.compile(BUTTON_TEMPLATE)
+CUSTOM_ID_RE = re.compile(r"quiz:(?P<round_id>[0-9]{1,20}):(?P<key>[A-E])")
 
 # The regional-indicator letters people react with to answer.
 LETTER_EMOJI = {"A": "🇦", "B": "🇧", "C": "🇨", "D": "🇩", "E": "🇪"}
 EMOJI_LETTER = {emoji: key for key, emoji in LETTER_EMOJI.items()}
 
 BAR_WIDTH = 12
+SECONDARY = discord.ButtonStyle.secondary
 COLOURS = {
     Difficulty.EASY: discord.Colour.green(),
     Difficulty.MEDIUM: discord.Colour.blurple(),
@@ -96,17 +100,17 @@ def markdown(text: Text, limit: int = CONTENT_MAX) -> str:
 
 def custom_id(round_id: int, key: str) -> str:
     """Return the fixed ``custom_id`` of a choice button: ``quiz:{round_id}:{key}``."""
-    value = f"quiz:{round_id}:{key}"
-    if len(value) > CUSTOM_ID_MAX or not CUSTOM_ID_RE.fullmatch(value):
-        raise ValueError(f"bad custom_id {value!r}")
-    return value
+    return _checked(f"quiz:{round_id}:{key}")
 
 
 def review_custom_id(question_id: str, key: str) -> str:
     """Return the fixed ``custom_id`` of a review button: ``review:{question_id}:{key}``."""
-    value = f"review:{question_id}:{key}"
-    if len(value) > CUSTOM_ID_MAX or not REVIEW_ID_RE.fullmatch(value):
-        raise ValueError(f"bad review custom_id {value!r}")
+    return _checked(f"review:{question_id}:{key}")
+
+
+def _checked(value: str) -> str:
+    if len(value) > CUSTOM_ID_MAX or not BUTTON_RE.fullmatch(value):
+        raise ValueError(f"bad custom_id {value!r}")
     return value
 
 
@@ -129,25 +133,23 @@ class Clicks(Protocol):
         ...
 
 
-class ChoiceButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=CUSTOM_ID_TEMPLATE):
-    """A choice button that works from its ``custom_id`` alone, across restarts."""
+class AnswerButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=BUTTON_TEMPLATE):
+    """A choice of a card or a review, working from its ``custom_id`` alone, across restarts."""
 
     def __init__(
         self,
-        round_id: int,
-        key: str,
+        value: str,
         *,
         label: str,
         style: discord.ButtonStyle = discord.ButtonStyle.primary,
         disabled: bool = False,
     ) -> None:
         super().__init__(
-            discord.ui.Button(
-                label=label, style=style, disabled=disabled, custom_id=custom_id(round_id, key)
-            )
+            discord.ui.Button(label=label, style=style, disabled=disabled, custom_id=value)
         )
-        self.round_id = round_id
-        self.key = key
+        match = BUTTON_RE.fullmatch(_checked(value))
+        assert match is not None
+        self.match = match
 
     @classmethod
     async def from_custom_id(
@@ -156,51 +158,24 @@ class ChoiceButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=CUST
         item: discord.ui.Item[Any],
         match: re.Match[str],
         /,
-    ) -> ChoiceButton:
+    ) -> AnswerButton:
         """Rebuild the button from a click, with nothing kept in memory."""
-        return cls(int(match["round_id"]), match["key"], label=match["key"])
+        return cls(match[0], label=match["key"])
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         """Hand the click to the client."""
-        await cast(Clicks, interaction.client).choice_clicked(interaction, self.round_id, self.key)
-
-
-class ReviewButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=REVIEW_ID_TEMPLATE):
-    """A review choice that works from its ``custom_id`` alone, across restarts."""
-
-    def __init__(self, question_id: str, key: str, *, label: str) -> None:
-        super().__init__(
-            discord.ui.Button(
-                label=label,
-                style=discord.ButtonStyle.secondary,
-                custom_id=review_custom_id(question_id, key),
-            )
-        )
-        self.question_id = question_id
-        self.key = key
-
-    @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-        /,
-    ) -> ReviewButton:
-        """Rebuild the button from a click, with nothing kept in memory."""
-        return cls(match["question_id"], match["key"], label=match["key"])
-
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        """Hand the click to the client."""
-        clicks = cast(Clicks, interaction.client)
-        await clicks.review_clicked(interaction, self.question_id, self.key)
+        clicks, m = cast(Clicks, interaction.client), self.match
+        if m["round_id"] is not None:
+            await clicks.choice_clicked(interaction, int(m["round_id"]), m["key"])
+        else:
+            await clicks.review_clicked(interaction, m["question_id"], m["key"])
 
 
 def card_view(card: QuestionCard) -> discord.ui.View:
     """Return the card's buttons: one per choice, each with a fixed parseable ``custom_id``."""
     view = discord.ui.View(timeout=None)
     for c in card.question.choices:
-        view.add_item(ChoiceButton(card.round_id, c.key, label=label(c.key, c.text)))
+        view.add_item(AnswerButton(custom_id(card.round_id, c.key), label=label(c.key, c.text)))
     return view
 
 
@@ -210,9 +185,8 @@ def reveal_view(reveal: Reveal) -> discord.ui.View:
     for t in reveal.tallies:
         name = label(t.choice.key, t.choice.text)
         view.add_item(
-            ChoiceButton(
-                reveal.round.id,
-                t.choice.key,
+            AnswerButton(
+                custom_id(reveal.round.id, t.choice.key),
                 label=clip("✓ " + name, LABEL_MAX) if t.correct else name,
                 style=discord.ButtonStyle.success if t.correct else discord.ButtonStyle.secondary,
                 disabled=True,
@@ -225,7 +199,9 @@ def review_view(question: Question) -> discord.ui.View:
     """Return one review button per choice."""
     view = discord.ui.View(timeout=None)
     for c in question.choices:
-        view.add_item(ReviewButton(question.id, c.key, label=label(c.key, c.text)))
+        view.add_item(
+            AnswerButton(review_custom_id(question.id, c.key), label=label(c.key, c.text))
+        )
     return view
 
 

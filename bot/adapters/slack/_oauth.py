@@ -83,8 +83,8 @@ def _document(installation: Installation) -> dict[str, Any]:
     return {name: getattr(installation, name, None) for name in _FIELDS}
 
 
-class SqlInstallationStore(AsyncInstallationStore):
-    """slack_sdk's installation store on quizbot's database (every replica sees every install)."""
+class _OnDatabase:
+    """A slack_sdk store kept in quizbot's database, on its clock."""
 
     def __init__(self, sql: InstallationSql, *, clock: Clock = utc_now) -> None:
         self.sql = sql
@@ -94,6 +94,10 @@ class SqlInstallationStore(AsyncInstallationStore):
     def logger(self) -> logging.Logger:
         """Return the logger slack_sdk expects (it never receives a token)."""
         return log
+
+
+class SqlInstallationStore(_OnDatabase, AsyncInstallationStore):
+    """slack_sdk's installation store on quizbot's database (every replica sees every install)."""
 
     async def async_save(self, installation: Installation) -> None:
         """Store an installation (the workspace's latest, and its installer's)."""
@@ -161,17 +165,8 @@ class SqlInstallationStore(AsyncInstallationStore):
         return bot.bot_token if bot is not None else None
 
 
-class SqlStateStore(AsyncOAuthStateStore):
+class SqlStateStore(_OnDatabase, AsyncOAuthStateStore):
     """One-time OAuth state values in the database: issued by one replica, used on any."""
-
-    def __init__(self, sql: InstallationSql, *, clock: Clock = utc_now) -> None:
-        self.sql = sql
-        self.clock = clock
-
-    @property
-    def logger(self) -> logging.Logger:
-        """Return the logger slack_sdk expects."""
-        return log
 
     async def async_issue(self, *args: Any, **kwargs: Any) -> str:
         """Issue a new state value."""

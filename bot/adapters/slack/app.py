@@ -31,7 +31,7 @@ from bot.adapters.slack._oauth import (
 from bot.adapters.slack._replay import ReplayGuard
 from bot.adapters.slack.handlers import Listeners, SlackPort
 from bot.chat import Charts, Chat, Publisher
-from bot.chat.runner import Loops, run
+from bot.chat.runner import Closing, Loops, run
 from bot.config import Settings
 from bot.engine import QuizEngine
 from bot.errors import ConfigError
@@ -136,7 +136,7 @@ def assemble(
         app.middleware(ReplayGuard().middleware)
     if oauth is not None:
         app.middleware(bind_workspace)
-    listeners = Listeners(chat, port, settings)
+    listeners = Listeners(chat, port)
     listeners.register(app)
     HomeTab(chat, port).register(app)
     return SlackBot(app=app, client=client, chat=chat, handlers=listeners)
@@ -282,7 +282,7 @@ async def serve(
         )
 
 
-class HttpMode:
+class HttpMode(Closing):
     """Bolt behind aiohttp: /slack/events, the OAuth pages, and the probes."""
 
     def __init__(
@@ -295,10 +295,10 @@ class HttpMode:
         store: Pingable,
         extra: Callable[[web.Application], None] | None = None,
     ) -> None:
+        super().__init__()
         self.bot, self.host, self.port, self.on_ready, self.store = bot, host, port, on_ready, store
         self.extra = extra
         self._runner: web.AppRunner | None = None
-        self._closed = asyncio.Event()
 
     async def open(self) -> None:
         """Listen on the port."""
@@ -316,26 +316,18 @@ class HttpMode:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
-        self._closed.set()
-
-    async def close(self) -> None:
-        """Nothing more to close: the port went with the intake."""
-        await self.stop_taking_work()
-
-    async def wait_closed(self) -> None:
-        """Return once the port is closed."""
-        await self._closed.wait()
+        await self.close()
 
 
-class SocketMode:
+class SocketMode(Closing):
     """Bolt over Slack's Socket Mode WebSocket."""
 
     def __init__(
         self, bot: SlackBot, app_token: str, on_ready: Callable[[str], None] | None
     ) -> None:
+        super().__init__()
         self.handler = AsyncSocketModeHandler(bot.app, app_token, web_client=bot.client)
         self.on_ready = on_ready
-        self._closed = asyncio.Event()
 
     async def open(self) -> None:
         """Connect."""
@@ -344,15 +336,7 @@ class SocketMode:
         if self.on_ready is not None:
             self.on_ready("socket-mode")
 
-    async def stop_taking_work(self) -> None:
-        """Keep the socket: the requests in flight still need it for their acks."""
-
     async def close(self) -> None:
         """Disconnect."""
-        if not self._closed.is_set():
-            self._closed.set()
-            await self.handler.close_async()  # type: ignore[no-untyped-call]
-
-    async def wait_closed(self) -> None:
-        """Return once the socket is closed."""
-        await self._closed.wait()
+        await super().close()
+        await self.handler.close_async()  # type: ignore[no-untyped-call]

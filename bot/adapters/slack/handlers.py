@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import aiohttp
@@ -42,7 +42,7 @@ from bot.chat import (
     ReviewClick,
     UpdateCard,
 )
-from bot.config import Settings
+from bot.chat.grammar import GRAMMARS
 from bot.engine.model import Place, QuestionCard, Reveal
 from bot.text import Text, say
 
@@ -50,6 +50,9 @@ log = logging.getLogger(__name__)
 
 PLATFORM = "slack"
 Body = dict[str, Any]
+# What the app listens to; deploy/slack-manifest.yaml declares exactly these.
+COMMANDS = tuple(f"/{grammar.name}" for grammar in GRAMMARS)
+EVENTS = ("reaction_added",)
 ANSWER_ACTION = re.compile(re.escape(render.ANSWER_ACTION_PREFIX) + "[A-E]")
 REVIEW_ACTION = re.compile(re.escape(render.REVIEW_ACTION_PREFIX) + "[A-E]")
 NOT_A_MEMBER = ("not_in_channel", "channel_not_found")
@@ -285,74 +288,79 @@ class SlackExchange:
 class Listeners:
     """The listeners of the Slack app: each turns a payload into a chat event."""
 
-    def __init__(self, chat: Chat, port: SlackPort, settings: Settings) -> None:
+    def __init__(self, chat: Chat, port: SlackPort) -> None:
         self.chat = chat
         self.port = port
-        self.settings = settings
         self.answer_deadline = ANSWER_DEADLINE
 
     def register(self, app: AsyncApp) -> None:
         """Attach every listener and the error boundary to the app."""
-        app.command("/quiz")(self.quiz)
-        app.command("/bandwidth")(self.bandwidth)
+        for name in COMMANDS:
+            app.command(name)(self._listener(name.removeprefix("/")))
         app.action(ANSWER_ACTION)(self.answer_click)
         app.action(REVIEW_ACTION)(self.review_click)
-        app.event("reaction_added")(self.reaction_added)
+        for event in EVENTS:
+            app.event(event)(getattr(self, event))
         app.error(self.on_error)
 
-    async def quiz(self, ack: AsyncAck, command: Body) -> None:
-        """Hand ``/quiz ...`` to the chat core."""
-        await self._command("quiz", ack, command)
+    def _listener(self, name: str) -> Any:
+        async def command(ack: AsyncAck, command: Body) -> None:
+            text = str(command.get("text", ""))
+            await self._hand(
+                SlackExchange(self.port, ack, command),
+                command,
+                M.INCOMPLETE_REQUEST,
+                self.chat.command,
+                lambda place, user: Command(place, user, name, text=text),
+                kind="command",
+            )
 
-    async def bandwidth(self, ack: AsyncAck, command: Body) -> None:
-        """Hand ``/bandwidth ...`` to the chat core."""
-        await self._command("bandwidth", ack, command)
+        return command
 
-    async def _command(self, name: str, ack: AsyncAck, command: Body) -> None:
-        exchange = SlackExchange(self.port, ack, command)
-        where = _where(command)
-        if len(where) < 4:
-            text = say(M.INCOMPLETE_REQUEST)
-            await self.chat.refuse(exchange, None, where.get("user", ""), text, kind="command")
-            return
-        place = Place(PLATFORM, where["workspace"], where["channel"])
-        event = Command(place, where["user"], name, text=str(command.get("text", "")))
-        await self.chat.command(event, exchange, kind="command")
+    async def _hand(
+        self,
+        exchange: SlackExchange,
+        body: Body,
+        refusal: str,
+        handle: Callable[..., Awaitable[None]],
+        make: Callable[[Place, str], object | None],
+        *,
+        kind: str = "block_actions",
+    ) -> None:
+        """Hand the chat core the event a payload makes, or refuse a payload that makes none."""
+        where = _where(body)
+        event = None
+        if len(where) == 4:
+            event = make(Place(PLATFORM, where["workspace"], where["channel"]), where["user"])
+        if event is None:
+            await self.chat.refuse(exchange, None, where.get("user", ""), say(refusal), kind=kind)
+        else:
+            await handle(event, exchange, kind=kind)
 
     async def answer_click(self, ack: AsyncAck, body: Body, action: Body) -> None:
         """Hand a click on a choice to the chat core; the ack waits for the commit."""
-        exchange = SlackExchange(
-            self.port, ack, body, budget=self.answer_deadline, ack_when_late=False
-        )
         round_id, _, key = str(action.get("value", "")).partition(":")
-        where = _where(body)
         # isdigit() alone lets through digits int() refuses, such as superscripts.
-        if not (round_id.isascii() and round_id.isdigit() and key and len(where) == 4):
-            await self.chat.refuse(
-                exchange, None, where.get("user", ""), say(M.NOT_A_BUTTON), kind="block_actions"
-            )
-            return
-        place = Place(PLATFORM, where["workspace"], where["channel"])
-        click = Click(place, where["user"], int(round_id), key)
-        await self.chat.click(click, exchange, kind="block_actions")
+        ok = round_id.isascii() and round_id.isdigit() and bool(key)
+        await self._hand(
+            SlackExchange(self.port, ack, body, budget=self.answer_deadline, ack_when_late=False),
+            body,
+            M.NOT_A_BUTTON,
+            self.chat.click,
+            lambda place, user: Click(place, user, int(round_id), key) if ok else None,
+        )
 
     async def review_click(self, ack: AsyncAck, body: Body, action: Body) -> None:
         """Hand a click on a private review question to the chat core."""
-        exchange = SlackExchange(self.port, ack, body)
         question_id, _, key = str(action.get("value", "")).rpartition(":")
-        where = _where(body)
-        if not question_id or key not in "ABCDE" or not key or len(where) < 3:
-            await self.chat.refuse(
-                exchange,
-                None,
-                where.get("user", ""),
-                say(M.NOT_A_REVIEW_BUTTON),
-                kind="block_actions",
-            )
-            return
-        place = Place(PLATFORM, where["workspace"], where.get("channel", ""))
-        event = ReviewClick(place, where["user"], question_id, key)
-        await self.chat.review_click(event, exchange, kind="block_actions")
+        ok = bool(question_id) and len(key) == 1 and key in "ABCDE"
+        await self._hand(
+            SlackExchange(self.port, ack, body),
+            body,
+            M.NOT_A_REVIEW_BUTTON,
+            self.chat.review_click,
+            lambda place, user: ReviewClick(place, user, question_id, key) if ok else None,
+        )
 
     async def reaction_added(self, event: Body, body: Body, context: AsyncBoltContext) -> None:
         """Hand an emoji reaction on a message to the chat core, if it stands for a choice."""

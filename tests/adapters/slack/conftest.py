@@ -22,6 +22,7 @@ from bot.config import Settings
 from bot.engine import QuizEngine
 from bot.engine.loader import load_bank
 from bot.storage import open_store
+from tests.chat.observe import Handled
 from tests.conftest import FakeClock
 from tests.standins.slack_api import SlackApiStandIn
 
@@ -165,6 +166,7 @@ class Harness(Sender):
     bot: SlackBot = field(kw_only=True)
     engine: QuizEngine = field(kw_only=True)
     clock: FakeClock = field(kw_only=True)
+    handled: Handled = field(kw_only=True)
 
     async def open_card(self, tag: str = "storage", channel: str = CHANNEL) -> tuple[int, str]:
         """Post a question and return its round id and message ts, once the ts is stored."""
@@ -291,6 +293,7 @@ async def slack(
             yield Harness(
                 bot=bot,
                 engine=engine,
+                handled=Handled(bot.chat),
                 standin=standin,
                 session=session,
                 url=f"http://127.0.0.1:{port}/slack/events",
