@@ -137,6 +137,7 @@ DASHBOARD_ADMINS_ONLY = (
 DASHBOARD_LINK = "Your dashboard link, valid 15 minutes and once: {link}"
 DASHBOARD_LINK_TITLE = "Open the quizbot dashboard"
 ME_TITLE = "Your quiz"
+START_REVIEW = "Start a review"
 ME_BODY = (
     "{points} points, {correct} of {answered} right. Streak: {current} in a row (best {best})."
 )

@@ -38,6 +38,7 @@ class Panel:
     title: Text
     body: Text
     note: Text | None = None
+    start_review: bool = False  # offer a button that starts a review (where buttons can)
 
 
 @dataclass(frozen=True, slots=True)

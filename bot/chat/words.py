@@ -313,7 +313,7 @@ def me(s: PlayerSummary) -> Panel:
         reviews = say(M.ME_REVIEWS_NONE)
     c = s.week.caller
     week = say(M.ME_WEEK, rank=c.rank, points=c.points) if c else say(M.ME_WEEK_NONE)
-    return Panel(say(M.ME_TITLE), join([body, reviews]), week)
+    return Panel(say(M.ME_TITLE), join([body, reviews]), week, start_review=s.reviews_due > 0)
 
 
 def schedule(view: ScheduleView | None) -> Text:

@@ -120,7 +120,7 @@ class QuizClient(discord.Client):
 
     async def setup_hook(self) -> None:
         """Register the persistent buttons and sync the commands."""
-        self.add_dynamic_items(render.AnswerButton)
+        self.add_dynamic_items(render.AnswerButton, render.StartReviewButton)
         guild = discord.Object(self.guild_id) if self.guild_id else None
         if guild is not None:
             # Guild commands appear at once; global ones can take a while to reach every server.
@@ -187,6 +187,14 @@ class QuizClient(discord.Client):
         """Hand a click on a review question to the chat core."""
         await self._handle(
             interaction, "button", lambda place, user: ReviewClick(place, user, question_id, key)
+        )
+
+    async def start_review_clicked(self, interaction: discord.Interaction[Any]) -> None:
+        """Hand a click on "Start a review" to the chat core, as /quiz review."""
+        await self._handle(
+            interaction,
+            "button",
+            lambda place, user: Command(place, user, "quiz", verb="review", options={}),
         )
 
     async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:

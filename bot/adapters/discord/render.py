@@ -132,6 +132,10 @@ class Clicks(Protocol):
         """Answer a click on a review button."""
         ...
 
+    async def start_review_clicked(self, interaction: discord.Interaction[Any]) -> None:
+        """Answer a click on "Start a review"."""
+        ...
+
 
 class AnswerButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=BUTTON_TEMPLATE):
     """A choice of a card or a review, working from its ``custom_id`` alone, across restarts."""
@@ -169,6 +173,35 @@ class AnswerButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=BUTT
             await clicks.choice_clicked(interaction, int(m["round_id"]), m["key"])
         else:
             await clicks.review_clicked(interaction, m["question_id"], m["key"])
+
+
+START_REVIEW_ID = "quiz:start-review"
+
+
+class StartReviewButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=START_REVIEW_ID):
+    """ "Start a review" under /quiz me: the same as typing /quiz review, across restarts."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=M.START_REVIEW, style=discord.ButtonStyle.success, custom_id=START_REVIEW_ID
+            )
+        )
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+        /,
+    ) -> StartReviewButton:
+        """Rebuild the button from a click."""
+        return cls()
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        """Hand the click to the client, as a review command."""
+        await cast(Clicks, interaction.client).start_review_clicked(interaction)
 
 
 def card_view(card: QuestionCard) -> discord.ui.View:
@@ -323,6 +356,10 @@ def message(content: Content) -> dict[str, Any]:
             return {"content": markdown(content)}
         case Feedback(text=text):
             return {"content": markdown(text)}
+        case Panel(start_review=True):
+            view = discord.ui.View(timeout=None)
+            view.add_item(StartReviewButton())
+            return {"embed": panel_embed(content), "view": view}
         case Panel():
             return {"embed": panel_embed(content)}
         case QuestionCard():

@@ -191,3 +191,29 @@ async def test_a_review_click_from_another_server_is_refused(
     other = await api.interact(api.click(int(message["id"]), custom_id, user=8202))
     assert "not in your review list" in content_of(other)
     assert (await engine.review_queue("discord", str(api.guild_id), "8201")).due == 1
+
+
+async def test_quiz_me_offers_a_review_button_that_starts_one(
+    bot: QuizClient, api: DiscordStandIn, engine: QuizEngine, clock: FakeClock
+) -> None:
+    card, round_id = await post_card(api, engine, tag="networking")
+    await api.interact(api.click(int(card["id"]), f"quiz:{round_id}:B", user=8102))
+    early = api.command("quiz", "me", user=8102)
+    assert is_ephemeral(await api.interact(early))
+    shown = api.response_message(early)
+    assert shown["embeds"][0]["title"] == "Your quiz"
+    assert "0 of 1 right" in shown["embeds"][0]["description"]
+    assert buttons(shown) == []  # nothing is due yet
+
+    clock.advance(days=1)
+    payload = api.command("quiz", "me", user=8102)
+    await api.interact(payload)
+    message = api.response_message(payload)
+    assert "Reviews due: 1" in message["embeds"][0]["description"]
+    [start] = buttons(message)
+    assert (start["custom_id"], start["label"]) == ("quiz:start-review", "Start a review")
+    click = api.click(int(message["id"]), start["custom_id"], user=8102)
+    assert is_ephemeral(await api.interact(click))
+    asked = api.response_message(click)
+    assert asked["embeds"][0]["title"] == "Review: a question you missed"
+    assert buttons(asked)[0]["custom_id"] == "review:discord-test-interconnect:A"
