@@ -8,6 +8,7 @@ from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.errors import ConfigError
+from bot.links import LinkMaker
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///quizbot.db"
 BUNDLED_QUESTIONS = Path(__file__).resolve().parent.parent / "questions"
@@ -37,6 +38,13 @@ class Settings(BaseSettings):
     )
     shutdown_timeout: float = Field(
         20.0, gt=0, le=600, validation_alias=_env("QUIZBOT_SHUTDOWN_TIMEOUT")
+    )
+
+    dashboard_secret: str | None = Field(
+        None, min_length=16, validation_alias=_env("QUIZBOT_DASHBOARD_SECRET")
+    )
+    public_url: str | None = Field(
+        None, pattern=r"^https?://[^\s/]+(/\S*)?$", validation_alias=_env("QUIZBOT_PUBLIC_URL")
     )
 
     slack_bot_token: str | None = Field(None, validation_alias=_env("SLACK_BOT_TOKEN"))
@@ -98,6 +106,16 @@ class Settings(BaseSettings):
             missing = "SLACK_CLIENT_SECRET" if self.slack_client_id else "SLACK_CLIENT_ID"
             raise ConfigError(f"{missing} is not set; the OAuth install flow needs both")
         return bool(self.slack_client_id)
+
+    def dashboard_enabled(self) -> bool:
+        """Return True when the dashboard can sign links (QUIZBOT_DASHBOARD_SECRET is set)."""
+        return bool(self.dashboard_secret)
+
+    def link_maker(self) -> LinkMaker | None:
+        """Return what signs dashboard links, or None while the dashboard is off."""
+        if not self.dashboard_secret:
+            return None
+        return LinkMaker(self.dashboard_secret, self.public_url)
 
     def require(self, *names: str) -> None:
         """Raise ConfigError naming the first of these environment variables that is unset."""

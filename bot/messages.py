@@ -21,12 +21,22 @@ VERB_SETTINGS = "Show this channel's options (admins change them)"
 VERB_SCHEDULE = "Show the daily question here, or set it (admins)"
 VERB_UNSCHEDULE = "Stop the daily question here (admins)"
 VERB_REVIEW = "Re-ask a question you missed, privately"
+VERB_REPORT = "The flagged and the hardest questions, privately (admins)"
+VERB_DASHBOARD = "A private link to the web dashboard (admins: the workspace; me: your page)"
+VERB_ME = "Your points, streak and due reviews, privately"
 VERB_HELP = "How to use the quiz"
 OPTION_TAG = "Only questions with this tag"
 OPTION_PERIOD = "Which answers count (default: this week)"
 OPTION_USER = "Whose stats (default: yours)"
 OPTION_CHANGES = "May people change their answer until the round closes?"
 OPTION_MINUTES = "How long a round from /quiz next stays open, in minutes"
+OPTION_DIFFICULTY = "How the next question is picked: adaptive, mixed, easy or hard"
+OPTION_DASHBOARD_ME = "me: a link to your own page (admins without it: the whole workspace)"
+OPTION_INTRA = "The link inside a node (default nvlink4), such as pcie5"
+OPTION_ALGO = "Force an algorithm (default: the one NCCL would pick)"
+OPTION_SHARP = "Let InfiniBand switches do the reduction (SHARP, CollNet)"
+BANDWIDTH_SIZE_OR_PLAN = "Give a size (such as 140GB) or a plan (such as {example})."
+OPTION_PLAN = "A training step instead: MODEL gpus=N [tp=T] [pp=P] [cp=C] [zero=Z] [over=..]"
 OPTION_TIME = "HH:MM on a 24-hour clock (no options: show the schedule)"
 OPTION_ZONE = "Time zone, Area/City"
 OPTION_DAYS = "Every day or weekdays"
@@ -109,6 +119,39 @@ ADMINS_SLACK = "workspace admins"
 ADMINS_DISCORD = "people with the Manage Server permission"
 ADD_ME_SLACK = "add me with /invite @quizbot"
 ADD_ME_DISCORD = "give me the Send Messages and Embed Links permissions in this channel"
+REPORT_ADMINS_ONLY = "Only {admins} can see the question report."
+REPORT_TITLE = "Question report"
+REPORT_FLAGGED = "Flagged, to read again:"
+REPORT_FLAG_LINE = "{question}: {reason}"
+REPORT_HARDEST = "Hardest:"
+REPORT_HARDEST_LINE = "{question} ({label}): {share} right of {answers} answers"
+REPORT_NOTHING = "No question has 20 answers yet, so nothing is flagged or ranked so far."
+REPORT_NOTE = "{asked} of {total} questions asked here. Every figure: {command}, or the dashboard."
+DASHBOARD_OFF = (
+    "The dashboard is off. To turn it on, set {secret} (16 characters or more) and {url} "
+    "where the bot runs, then restart it."
+)
+DASHBOARD_ADMINS_ONLY = (
+    "Only {admins} can open the workspace's dashboard; {me} opens your own page."
+)
+DASHBOARD_LINK = "Your dashboard link, valid 15 minutes and once: {link}"
+DASHBOARD_LINK_TITLE = "Open the quizbot dashboard"
+ME_TITLE = "Your quiz"
+ME_BODY = (
+    "{points} points, {correct} of {answered} right. Streak: {current} in a row (best {best})."
+)
+ME_REVIEWS_DUE = "Reviews due: {due}. Start one with {command}."
+ME_REVIEWS_NONE = "No review is due."
+ME_REVIEWS_NEXT = "No review is due; the next falls due {when}."
+ME_WEEK = "This week: #{rank} with {points} pts."
+ME_WEEK_NONE = "You have not answered this week yet."
+BAD_DIFFICULTY = "{word} is not a difficulty mode; use one of {modes}."
+BAD_DASHBOARD_SCOPE = "{word}: say {me} for your own page, or nothing for the workspace's."
+NO_LABEL = "No question is labelled {label}; change this channel's difficulty setting."
+NO_LABEL_WITH_TAG = (
+    "No question with the tag {tag} is labelled {label}; change the tag or this channel's "
+    "difficulty setting."
+)
 SETTINGS_ADMINS_ONLY = "Only {admins} can change this channel's quiz settings."
 SCHEDULE_ADMINS_ONLY = "Only {admins} can change the daily question of a channel."
 
@@ -178,7 +221,14 @@ STATS = (
     "daily streak {current} (best {best})."
 )
 SETTINGS = (
-    "In this channel a question stays open {minutes} minutes and answer changes are {changes}."
+    "In this channel a question stays open {minutes} minutes and answer changes are {changes}; "
+    "the next question is picked {difficulty}."
+)
+DIFFICULTY_MIXED = "at random from every difficulty (mixed)"
+DIFFICULTY_EASY = "among the easy ones only"
+DIFFICULTY_HARD = "among the hard ones only"
+DIFFICULTY_ADAPTIVE = (
+    "adaptively: the unasked question whose success rate in this workspace is nearest 70%"
 )
 CHANGES_ALLOWED = "allowed"
 CHANGES_NOT_ALLOWED = "not allowed (the first answer counts)"

@@ -23,6 +23,8 @@ LAYERS = {
     "chat": 5,
     "adapters": 6,
     "runtime": 5,
+    "web": 5,
+    "links": 0,
     "config": 0,
     "logs": 0,
     "observability": 4,

@@ -6,9 +6,13 @@ import io
 import math
 import textwrap
 import zlib
+from typing import TYPE_CHECKING
 
 from bot.bandwidth._estimate import Estimate
 from bot.bandwidth._render import format_seconds, format_slowdown, headline, sig3
+
+if TYPE_CHECKING:
+    from bot.bandwidth._plan import Plan
 
 # Okabe-Ito colours (readable with the common colour-vision deficiencies), one per family.
 FAMILY_COLOURS = {
@@ -45,8 +49,12 @@ def family_colour(family: str) -> str:
     return _SPARE_COLOURS[zlib.crc32(family.encode()) % len(_SPARE_COLOURS)]
 
 
-def render_chart(estimate: Estimate) -> bytes:
-    """Return a PNG of the estimate: one bar per interconnect, fastest at the top."""
+def render_chart(estimate: Estimate | Plan) -> bytes:
+    """Return a PNG of the estimate (one bar per interconnect) or of a plan (stacked bars)."""
+    if not isinstance(estimate, Estimate):
+        from bot.bandwidth._plan_chart import render_plan_chart
+
+        return render_plan_chart(estimate)
     # matplotlib is heavy; only callers that draw pay for importing it.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure

@@ -7,10 +7,13 @@ import logging
 import re
 
 from bot.bandwidth import (
+    DEFAULT_INTRA,
     BandwidthError,
     BandwidthRequest,
     Catalogue,
     Estimate,
+    Plan,
+    answer,
     estimate,
     headline,
     load_catalogue,
@@ -22,7 +25,7 @@ from bot.bandwidth import (
 )
 from bot.chat.content import Chart, EstimateView
 from bot.chat.grammar import Args
-from bot.engine.charts import chart_request
+from bot.engine.charts import chart_estimate
 from bot.engine.model import ChartSpec
 
 log = logging.getLogger(__name__)
@@ -45,7 +48,13 @@ class Charts:
         """Estimate a request (BandwidthError for keys the catalogue lacks)."""
         return estimate(request, self.catalogue)
 
-    async def draw(self, result: Estimate) -> Chart:
+    def plan(self, text: str) -> Plan:
+        """Price ``plan MODEL ...`` text; BandwidthError (with the planner's usage) if it is bad."""
+        result = answer(text, self.catalogue).result
+        assert isinstance(result, Plan)
+        return result
+
+    async def draw(self, result: Estimate | Plan) -> Chart:
         """Draw an estimate's chart."""
         async with self._drawing:
             png = await asyncio.to_thread(render_chart, result)
@@ -53,14 +62,14 @@ class Charts:
         slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60]
         return Chart(png=png, filename=f"bandwidth-{slug}.png", title=title)
 
-    async def view(self, result: Estimate) -> EstimateView:
+    async def view(self, result: Estimate | Plan) -> EstimateView:
         """Return the whole answer to a request: table, summary and chart."""
         return EstimateView(render_table(result), headline(result), await self.draw(result))
 
     async def for_question(self, spec: ChartSpec) -> Chart | None:
         """Draw the chart a question's reveal carries; None, logged, if its spec is unusable."""
         try:
-            result = self.estimate(chart_request(spec))
+            result = chart_estimate(spec, self.catalogue)
         except BandwidthError as exc:
             log.warning("the chart of a question cannot be drawn: %s", exc.message)
             return None
@@ -83,4 +92,7 @@ def request_of(args: Args) -> BandwidthRequest:
         nics=args.number("nics"),
         step=args.decimal("step"),
         over=parse_over(over) if over else (),
+        intra=args.text("intra") or DEFAULT_INTRA,
+        algo=args.text("algo") or "auto",
+        sharp=bool(args.flag("sharp")),
     )

@@ -25,6 +25,7 @@ from bot.chat.port import Exchange, Port
 from bot.engine import QuizEngine
 from bot.engine.model import AnswerStatus, Place
 from bot.errors import NotFound, UserError
+from bot.links import LinkMaker
 from bot.observability.drain import Drain
 from bot.observability.metrics import count_answer, timed
 from bot.scheduler import ScheduleService, schedule_store_of
@@ -48,10 +49,13 @@ class Chat:
         charts: Charts | None = None,
         refresh_every: float = 3.0,
         answer_slots: int = ANSWER_SLOTS,
+        links: LinkMaker | None = None,
     ) -> None:
         self.engine = engine
         self.port = port
         self.admins = admins
+        # Signs dashboard links; None while QUIZBOT_DASHBOARD_SECRET is unset.
+        self.links = links
         self.charts = charts or Charts.load()
         self.publisher = Publisher(engine, port, charts=self.charts, refresh_every=refresh_every)
         self.schedules = ScheduleService(engine, schedule_store_of(engine))

@@ -12,16 +12,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot import messages as M
-from bot.bandwidth import BandwidthError, Estimate
+from bot.bandwidth import PLAN_USAGE, BandwidthError, Estimate, Plan, is_plan
 from bot.chat import words
 from bot.chat._charts import request_of
 from bot.chat._turn import Turn
 from bot.chat.grammar import BANDWIDTH, GRAMMARS, QUIZ, BadInput, Call, Form, help_text
 from bot.chat.port import NotAMember
-from bot.engine.model import Period, Place
+from bot.engine.model import DifficultyMode, Period, Place
 from bot.errors import UserError
+from bot.links import Scope
 from bot.scheduler import schedule_request
-from bot.text import Code, Text, say
+from bot.text import Code, Link, Pre, Text, lines, say
 
 if TYPE_CHECKING:
     from bot.chat.core import Chat
@@ -119,12 +120,14 @@ async def settings(ctx: Context, call: Call) -> None:
     """Show this channel's options to anyone; change them for admins, only what was given."""
     engine = ctx.chat.engine
     changes, minutes = call.args.flag("changes"), call.args.number("minutes")
-    if changes is None and minutes is None:
+    mode = call.args.get("difficulty")
+    difficulty = DifficultyMode(mode) if isinstance(mode, str) else None
+    if changes is None and minutes is None and difficulty is None:
         await ctx.say(words.settings(await engine.channel_settings(ctx.place)))
         return
     await ctx.require_admin(M.SETTINGS_ADMINS_ONLY)
     saved = await engine.change_channel_settings(
-        ctx.place, allow_change=changes, round_minutes=minutes
+        ctx.place, allow_change=changes, round_minutes=minutes, difficulty=difficulty
     )
     await ctx.say(say(M.SAVED, settings=words.settings(saved)))
 
@@ -170,6 +173,42 @@ async def review(ctx: Context, call: Call) -> None:
         await ctx.turn.reply(words.review_ask(question, queue), private=True)
 
 
+async def report(ctx: Context, call: Call) -> None:
+    """Show the admins, privately, which questions are flagged and which are hardest here."""
+    await ctx.require_admin(M.REPORT_ADMINS_ONLY)
+    items = await ctx.chat.engine.question_report(ctx.place.platform, ctx.place.workspace)
+    await ctx.turn.reply(words.report(items), private=True)
+
+
+async def dashboard(ctx: Context, call: Call) -> None:
+    """Reply privately with a signed dashboard link: the workspace's (admins) or one's own."""
+    maker = ctx.chat.links
+    if maker is None:
+        await ctx.say(
+            say(
+                M.DASHBOARD_OFF,
+                secret=Code("QUIZBOT_DASHBOARD_SECRET"),
+                url=Code("QUIZBOT_PUBLIC_URL"),
+            )
+        )
+        return
+    scope = Scope.ME if call.args.text("scope") == "me" else Scope.WORKSPACE
+    if scope is Scope.WORKSPACE and not await ctx.is_admin():
+        me = Code("/quiz dashboard me")
+        raise UserError(say(M.DASHBOARD_ADMINS_ONLY, admins=ctx.chat.port.admins, me=me))
+    url = maker.url(
+        ctx.place.platform, ctx.place.workspace, scope, ctx.user, ctx.chat.engine.clock()
+    )
+    await ctx.say(say(M.DASHBOARD_LINK, link=Link(M.DASHBOARD_LINK_TITLE, url)))
+
+
+async def me(ctx: Context, call: Call) -> None:
+    """Show the caller's own totals, streak, due reviews and week, privately."""
+    p = ctx.place
+    summary = await ctx.chat.engine.player_summary(p.platform, p.workspace, ctx.user)
+    await ctx.turn.reply(words.me(summary), private=True)
+
+
 def show_help(ctx: Context, call: Call) -> Text:
     """Return how to use every command, in the form the command came in."""
     return help_text(GRAMMARS, call.form)
@@ -178,8 +217,23 @@ def show_help(ctx: Context, call: Call) -> Text:
 # ---------------------------------------------------------------- /bandwidth
 
 
-def estimate_of(ctx: Context, call: Call) -> Estimate:
-    """Read and estimate a /bandwidth request (BadInput with the usage if it is bad)."""
+def estimate_of(ctx: Context, call: Call) -> Estimate | Plan:
+    """Read and price a /bandwidth request: an estimate, or a training-step plan.
+
+    Bad input is refused with the usage: the estimate's, or the planner's for a plan.
+    """
+    line, planned = call.args.text("request"), call.args.text("plan")
+    if line is not None and line.lower().startswith("plan="):
+        planned = line[len("plan=") :]  # the options form's spelling, typed
+    asked = f"plan {planned}" if planned is not None else line
+    if asked is not None and is_plan(asked):
+        try:
+            return ctx.chat.charts.plan(asked)
+        except BandwidthError as exc:
+            raise UserError(lines(exc.text, Pre(PLAN_USAGE))) from None
+    if line is None and not call.args.text("size"):
+        example = Code("plan:llama3-70b gpus=128")
+        raise BadInput(say(M.BANDWIDTH_SIZE_OR_PLAN, example=example), grammar=BANDWIDTH)
     try:
         return ctx.chat.charts.estimate(request_of(call.args))
     except BandwidthError as exc:
@@ -188,7 +242,8 @@ def estimate_of(ctx: Context, call: Call) -> Estimate:
 
 async def bandwidth(ctx: Context, call: Call) -> None:
     """Answer with the table and the chart; drawing is slow, so the answer is deferred first."""
-    result = ctx.prepared if isinstance(ctx.prepared, Estimate) else estimate_of(ctx, call)
+    prepared = ctx.prepared
+    result = prepared if isinstance(prepared, Estimate | Plan) else estimate_of(ctx, call)
     await ctx.turn.defer(private=False)
     await ctx.turn.reply(await ctx.chat.charts.view(result), private=False)
 
@@ -202,6 +257,9 @@ FLOWS: dict[tuple[str, str], Flow] = {
     ("quiz", "schedule"): Flow(schedule),
     ("quiz", "unschedule"): Flow(unschedule),
     ("quiz", "review"): Flow(review),
+    ("quiz", "report"): Flow(report),
+    ("quiz", "dashboard"): Flow(dashboard),
+    ("quiz", "me"): Flow(me),
     ("quiz", "help"): Flow(instant=show_help),
     ("bandwidth", ""): Flow(bandwidth, check=estimate_of),
 }

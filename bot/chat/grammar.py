@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from bot import messages as M
-from bot.bandwidth import OPS
+from bot.bandwidth import ALGORITHMS, OPS
 from bot.bandwidth import USAGE as BANDWIDTH_TEXT_USAGE
-from bot.engine.model import Period
+from bot.engine.model import DifficultyMode, Period
 from bot.errors import UserError
 from bot.scheduler import parse_duration, parse_weekday, parse_zone
 from bot.scheduler._parse import parse_days, parse_tag, parse_time
@@ -396,6 +396,20 @@ def _on_off(word: str) -> bool:
     raise UserError(say(M.BAD_ON_OFF, word=Code(word[:40]), on=Code("on"), off=Code("off")))
 
 
+def _difficulty(word: str) -> DifficultyMode:
+    try:
+        return DifficultyMode(word.strip().lower())
+    except ValueError:
+        modes = join([Code(d.value) for d in DifficultyMode], ", ")
+        raise UserError(say(M.BAD_DIFFICULTY, word=Code(word[:40]), modes=modes)) from None
+
+
+def _me(word: str) -> str:
+    if word.strip().lower() != "me":
+        raise UserError(say(M.BAD_DASHBOARD_SCOPE, word=Code(word[:40]), me=Code("me")))
+    return "me"
+
+
 def _whole(name: str, low: int, high: int) -> Callable[[str], int]:
     """Return a reader of a whole number from ``low`` to ``high`` (the options form's range)."""
 
@@ -499,6 +513,15 @@ QUIZ = Grammar(
                     low=1,
                     high=ROUND_MINUTES_MAX,
                 ),
+                Option(
+                    "difficulty",
+                    M.OPTION_DIFFICULTY,
+                    _difficulty,
+                    "[difficulty adaptive|mixed|easy|hard]",
+                    marked=Marked.PAIR,
+                    kind=Kind.CHOICE,
+                    choices=tuple(d.value for d in DifficultyMode),
+                ),
             ),
         ),
         Verb(
@@ -558,6 +581,23 @@ QUIZ = Grammar(
         ),
         Verb("unschedule", M.VERB_UNSCHEDULE, spelled="schedule off"),
         Verb("review", M.VERB_REVIEW),
+        Verb("report", M.VERB_REPORT),
+        Verb(
+            "dashboard",
+            M.VERB_DASHBOARD,
+            (
+                Option(
+                    "scope",
+                    M.OPTION_DASHBOARD_ME,
+                    _me,
+                    "[me]",
+                    kind=Kind.CHOICE,
+                    choices=("me",),
+                    looks=lambda w: w.lower() == "me",
+                ),
+            ),
+        ),
+        Verb("me", M.VERB_ME),
         Verb("help", M.VERB_HELP, words=("?",)),
     ),
 )
@@ -571,7 +611,7 @@ BANDWIDTH = Grammar(
             "",
             M.COMMAND_BANDWIDTH,
             (
-                Option("size", M.OPTION_SIZE, str, "SIZE", "140GB", required=True, low=1, high=200),
+                Option("size", M.OPTION_SIZE, str, "SIZE", "140GB", low=1, high=200),
                 Option(
                     "op",
                     M.OPTION_OP,
@@ -631,6 +671,44 @@ BANDWIDTH = Grammar(
                     str,
                     "[over=k1,k2]",
                     "ib-hdr",
+                    Marked.KEY,
+                    low=1,
+                    high=500,
+                ),
+                Option(
+                    "intra",
+                    M.OPTION_INTRA,
+                    str,
+                    "[intra=KEY]",
+                    "nvlink4",
+                    Marked.KEY,
+                    low=1,
+                    high=40,
+                ),
+                Option(
+                    "algo",
+                    M.OPTION_ALGO,
+                    str,
+                    "[algo=ring|tree|nvls|collnet|hier]",
+                    "ring",
+                    Marked.KEY,
+                    kind=Kind.CHOICE,
+                    choices=tuple(a for a in ALGORITHMS if a != "auto"),
+                ),
+                Option(
+                    "sharp",
+                    M.OPTION_SHARP,
+                    _on_off,
+                    "[sharp]",
+                    marked=Marked.KEY,
+                    kind=Kind.BOOLEAN,
+                ),
+                Option(
+                    "plan",
+                    M.OPTION_PLAN,
+                    str,
+                    "[plan=MODEL gpus=N ...]",
+                    "llama3-70b gpus=128 tp=8 pp=2",
                     Marked.KEY,
                     low=1,
                     high=500,

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from bot.chat.core import Chat
 from bot.observability.drain import stop_on_signals
@@ -121,6 +121,7 @@ async def run(
     connected: Callable[[], bool] | None = None,
     stop: asyncio.Event | None = None,
     handle_signals: bool = False,
+    extra_routes: Callable[[Any], None] | None = None,
 ) -> None:
     """Serve until ``stop`` is set (or a signal comes, or the transport ends), then shut down."""
     stop = stop or asyncio.Event()
@@ -129,7 +130,12 @@ async def run(
     health = None
     if health_port is not None:
         health = await start_health_server(
-            store, host=health_host, port=health_port, drain=chat.drain, connected=connected
+            store,
+            host=health_host,
+            port=health_port,
+            drain=chat.drain,
+            connected=connected,
+            extra=extra_routes,
         )
     try:
         await transport.open()

@@ -6,17 +6,22 @@ themselves are chosen here, once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot import messages as M
 from bot.chat.content import Feedback, Panel, ReviewAsk
+from bot.engine import analytics
+from bot.engine.analytics import QuestionReport
 from bot.engine.model import (
     AnswerOutcome,
     AnswerStatus,
     ChannelSettings,
     Choice,
+    DifficultyMode,
     Leaderboard,
     Period,
+    PlayerSummary,
     Question,
     QuestionCard,
     Reveal,
@@ -238,10 +243,77 @@ def stats(s: UserStats) -> Text:
     )
 
 
+DIFFICULTIES = {
+    DifficultyMode.MIXED: M.DIFFICULTY_MIXED,
+    DifficultyMode.EASY: M.DIFFICULTY_EASY,
+    DifficultyMode.HARD: M.DIFFICULTY_HARD,
+    DifficultyMode.ADAPTIVE: M.DIFFICULTY_ADAPTIVE,
+}
+
+
 def settings(s: ChannelSettings) -> Text:
     """Return a channel's options as a sentence."""
     changes = M.CHANGES_ALLOWED if s.allow_change else M.CHANGES_NOT_ALLOWED
-    return say(M.SETTINGS, minutes=s.round_minutes or 0, changes=changes)
+    return say(
+        M.SETTINGS,
+        minutes=s.round_minutes or 0,
+        changes=changes,
+        difficulty=DIFFICULTIES[s.difficulty],
+    )
+
+
+def report(items: Sequence[QuestionReport]) -> Panel:
+    """Return the flagged and the hardest questions of a workspace, for its admins."""
+    flagged = [
+        say(M.REPORT_FLAG_LINE, question=Code(r.question_id), reason=f.reason)
+        for r in items
+        for f in r.flags
+    ]
+    hardest = [
+        say(
+            M.REPORT_HARDEST_LINE,
+            question=Code(r.question_id),
+            label=r.label.value,
+            share=f"{r.share_correct or 0.0:.0%}",
+            answers=r.answers,
+        )
+        for r in analytics.hardest(items)
+    ]
+    parts: list[Text] = []
+    if flagged:
+        parts += [say(M.REPORT_FLAGGED), join(flagged)]
+    if hardest:
+        parts += [say(M.REPORT_HARDEST), join(hardest)]
+    body = join(parts) if parts else say(M.REPORT_NOTHING)
+    asked = sum(1 for r in items if r.rounds)
+    note = say(
+        M.REPORT_NOTE,
+        asked=asked,
+        total=len(items),
+        command=Code("quizbot report questions"),
+    )
+    return Panel(say(M.REPORT_TITLE), body, note)
+
+
+def me(s: PlayerSummary) -> Panel:
+    """Return a player's own page: totals, streak, reviews and this week's rank."""
+    body = say(
+        M.ME_BODY,
+        points=s.points,
+        correct=s.correct,
+        answered=s.answered,
+        current=s.current_streak,
+        best=s.best_streak,
+    )
+    if s.reviews_due:
+        reviews = say(M.ME_REVIEWS_DUE, due=s.reviews_due, command=Code("/quiz review"))
+    elif s.next_review_due is not None:
+        reviews = say(M.ME_REVIEWS_NEXT, when=Moment(s.next_review_due, When.RELATIVE))
+    else:
+        reviews = say(M.ME_REVIEWS_NONE)
+    c = s.week.caller
+    week = say(M.ME_WEEK, rank=c.rank, points=c.points) if c else say(M.ME_WEEK_NONE)
+    return Panel(say(M.ME_TITLE), join([body, reviews]), week)
 
 
 def schedule(view: ScheduleView | None) -> Text:

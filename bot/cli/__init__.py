@@ -22,6 +22,7 @@ from bot.errors import ConfigError, UserError
 COMMAND_MODULES = (
     "play",
     "validate",
+    "report",
     "importer",
     "db",
     "slack",

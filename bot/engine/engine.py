@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from bot import messages as M
-from bot.engine import review
+from bot.engine import activity, analytics, review
 from bot.engine.model import (
     Answerer,
     AnswerOutcome,
@@ -24,10 +24,12 @@ from bot.engine.model import (
     AnswerStatus,
     ChannelSettings,
     ChoiceTally,
+    DifficultyMode,
     Leaderboard,
     LeaderboardEntry,
     Period,
     Place,
+    PlayerSummary,
     Question,
     QuestionCard,
     QuestionStats,
@@ -152,9 +154,9 @@ class QuizEngine:
         existing = await self.store.open_round(place)
         if existing is not None:
             raise UserError(say(M.ALREADY_OPEN))
-        question = pick_question(candidates, await self.store.question_counts(place), self.rng)
+        settings = await self.channel_settings(place)
+        question = await self._pick(place, candidates, settings.difficulty, tag)
         if duration is None:
-            settings = await self.channel_settings(place)
             duration = timedelta(minutes=settings.round_minutes or self.default_minutes)
         now = self._now()
         try:
@@ -169,6 +171,32 @@ class QuizEngine:
         except RoundAlreadyOpen:
             raise UserError(say(M.ALREADY_OPEN)) from None
         return QuestionCard(round=rnd, question=question, answered=0, note=note)
+
+    async def _pick(
+        self,
+        place: Place,
+        candidates: Sequence[Question],
+        mode: DifficultyMode,
+        tag: str | None,
+    ) -> Question:
+        """Pick the channel's next question as its difficulty mode says."""
+        allowed = analytics.filter_mode(candidates, mode)
+        if not allowed:
+            if tag:
+                raise UserError(say(M.NO_LABEL_WITH_TAG, label=mode.value, tag=Code(tag)))
+            raise UserError(say(M.NO_LABEL, label=mode.value))
+        asked = await self.store.question_counts(place)
+        if mode is DifficultyMode.ADAPTIVE and any(asked.get(q.id, 0) for q in allowed):
+            rates = await self.store.answer_rates(place.platform, place.workspace)
+            return analytics.pick_adaptive(allowed, asked, rates, self.rng)
+        return pick_question(allowed, asked, self.rng)
+
+    async def question_report(
+        self, platform: str | None = None, workspace: str | None = None
+    ) -> list[analytics.QuestionReport]:
+        """Return every bank question's answer analytics in a scope (None: everywhere)."""
+        aggregates = await self.store.question_aggregates(platform, workspace)
+        return analytics.reports(self.bank.filter(None), aggregates)
 
     async def _cached_round(self, round_id: int) -> Round | None:
         """Return a round from the cache or the store.
@@ -334,7 +362,12 @@ class QuizEngine:
         await self.store.set_channel_settings(place, settings)
 
     async def change_channel_settings(
-        self, place: Place, *, allow_change: bool | None = None, round_minutes: int | None = None
+        self,
+        place: Place,
+        *,
+        allow_change: bool | None = None,
+        round_minutes: int | None = None,
+        difficulty: DifficultyMode | None = None,
     ) -> ChannelSettings:
         """Change only the options given and return the settings now in force.
 
@@ -346,6 +379,7 @@ class QuizEngine:
             stored,
             allow_change=stored.allow_change if allow_change is None else allow_change,
             round_minutes=stored.round_minutes if round_minutes is None else round_minutes,
+            difficulty=stored.difficulty if difficulty is None else difficulty,
         )
         if changed != stored:
             await self.set_channel_settings(place, changed)
@@ -360,6 +394,27 @@ class QuizEngine:
         mine = next((e for e in ranked if e.user == caller), None)
         return Leaderboard(
             period=period, since=since, entries=tuple(ranked[:LEADERBOARD_SIZE]), caller=mine
+        )
+
+    async def player_summary(self, platform: str, workspace: str, user: str) -> PlayerSummary:
+        """Return a player's totals, best channel streaks, reviews and this week's top ten."""
+        rows = await self.store.score_rows(platform, workspace, None, user=user)
+        row = rows[0] if rows else ScoreRow(user, 0, 0, 0, 0)
+        streak = activity.player_streaks(
+            await self.store.streak_rows(platform, workspace, user)
+        ).get(user, activity.PlayerStreak(user, 0, 0))
+        queue = await self.review_queue(platform, workspace, user)
+        return PlayerSummary(
+            user=user,
+            points=row.points,
+            answered=row.answered,
+            correct=row.correct,
+            current_streak=streak.current,
+            best_streak=streak.best,
+            reviews_due=queue.due,
+            reviews_waiting=queue.pending - queue.due,
+            next_review_due=queue.next_due,
+            week=await self.leaderboard(platform, workspace, Period.WEEK, user),
         )
 
     async def stats(self, place: Place, user: str) -> UserStats:

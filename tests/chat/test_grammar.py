@@ -140,10 +140,13 @@ def test_the_text_usage_lists_every_verb_as_typed() -> None:
         "`/quiz close`",
         "`/quiz leaderboard [week|month|all]`",
         "`/quiz stats [@user]`",
-        "`/quiz settings [changes on|off] [minutes N]`",
+        "`/quiz settings [changes on|off] [minutes N] [difficulty adaptive|mixed|easy|hard]`",
         "`/quiz schedule HH:MM [Area/City] [daily|weekdays] [tag] [digest=DAY] [close=2h]`",
         "`/quiz schedule off`",
         "`/quiz review`",
+        "`/quiz report`",
+        "`/quiz dashboard [me]`",
+        "`/quiz me`",
         "`/quiz help`",
     ):
         assert typed in shown
@@ -153,7 +156,10 @@ def test_the_text_usage_lists_every_verb_as_typed() -> None:
 def test_the_options_usage_names_every_option() -> None:
     shown = help_text(GRAMMARS, Form.OPTIONS).markdown()
     assert "*/quiz schedule* `[time] [tz] [days] [tag] [digest] [close]`" in shown
-    assert "*/bandwidth* `size [op] [nodes] [gpus] [nics] [step] [over]`" in shown
+    assert (
+        "*/bandwidth* `[size] [op] [nodes] [gpus] [nics] [step] [over] [intra] [algo] [sharp] "
+        "[plan]`" in shown
+    )
 
 
 @pytest.mark.parametrize(

@@ -207,6 +207,7 @@ class SlackDriver:
         client = web_client(settings, self.session)
         self.bot = assemble(settings, self.engine, client, charts=CHARTS, refresh_every=30.0)
         self.handled = Handled(self.bot.chat)
+        self.core = self.bot.chat
         listening: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         transport = HttpMode(self.bot, "127.0.0.1", 0, listening.set_result, store=store)
         loops = Loops(self.bot.chat, timer_interval=0.05, scheduler_interval=0.05)
@@ -481,6 +482,7 @@ class DiscordDriver:
             guild_ready_timeout=0.01,
         )
         self.handled = Handled(self.client.chat)
+        self.core = self.client.chat
         loops = Loops(self.client.chat, timer_interval=0.05, scheduler_interval=0.05)
         self._stop = asyncio.Event()
         self._runner = asyncio.create_task(

@@ -6,14 +6,25 @@ against their stand-ins); ``face`` adds the terminal where the terminal can do t
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
 from typing import Any
 
 import pytest
 
 from bot.engine import ChannelSettings, Period
+from bot.engine.model import DifficultyMode
+from bot.links import LinkMaker, Purpose, Scope, verify
 from bot.scheduler import schedule_store_of
 
 PNG = b"\x89PNG\r\n\x1a\n"
+TOKEN = re.compile(r"/dashboard/open\?token=([A-Za-z0-9_\-.]+)")
+
+
+def verify_link(shown: str, now: datetime) -> Any:
+    """Return the grant of the one dashboard link in what was shown."""
+    (token,) = TOKEN.findall(shown)
+    return verify("conformance-secret-0123456789", Purpose.LINK, token, now)
 
 
 async def open_round(driver: Any) -> Any:
@@ -203,6 +214,62 @@ async def test_a_round_length_out_of_range_is_refused(chat: Any) -> None:
     assert await chat.engine.store.channel_settings(chat.place) == ChannelSettings()
 
 
+async def test_an_admin_sets_the_difficulty_mode_and_it_is_shown(chat: Any) -> None:
+    seen = await chat.command("quiz", "settings", {"difficulty": "adaptive"}, user="admin")
+    assert seen.private and "Saved." in seen and "adaptively" in seen
+    stored = await chat.engine.store.channel_settings(chat.place)
+    assert stored == ChannelSettings(difficulty=DifficultyMode.ADAPTIVE)
+    shown = await chat.command("quiz", "settings", {}, user="bob")
+    assert "nearest 70%" in shown
+
+
+async def test_a_member_cannot_change_the_difficulty(chat: Any) -> None:
+    seen = await chat.command("quiz", "settings", {"difficulty": "hard"}, user="bob")
+    assert seen.private and "can change this channel's quiz settings" in seen
+    assert await chat.engine.store.channel_settings(chat.place) == ChannelSettings()
+
+
+# ---------------------------------------------------------------- report, dashboard, me
+
+
+async def test_the_report_is_for_admins_and_private(chat: Any) -> None:
+    refused = await chat.command("quiz", "report", {}, user="bob")
+    assert refused.private and "can see the question report" in refused
+    seen = await chat.command("quiz", "report", {}, user="admin")
+    assert seen.private and "Question report" in seen
+    assert "No question has 20 answers yet" in seen
+
+
+async def test_dashboard_off_says_how_to_turn_it_on(chat: Any) -> None:
+    chat.core.links = None
+    seen = await chat.command("quiz", "dashboard", {}, user="admin")
+    assert seen.private and "The dashboard is off" in seen
+    assert "QUIZBOT_DASHBOARD_SECRET" in seen and "QUIZBOT_PUBLIC_URL" in seen
+
+
+async def test_dashboard_links_are_private_signed_and_scoped(chat: Any) -> None:
+    chat.core.links = LinkMaker("conformance-secret-0123456789", "https://quiz.example.org")
+    refused = await chat.command("quiz", "dashboard", {}, user="bob")
+    assert refused.private and "/quiz dashboard me" in refused
+    mine = await chat.command("quiz", "dashboard", {"scope": "me"}, user="bob")
+    assert mine.private
+    grant = verify_link(mine.text, chat.clock())
+    assert (grant.scope, grant.user) == (Scope.ME, str(chat.uid("bob")))
+    assert (grant.platform, grant.workspace) == (chat.place.platform, chat.place.workspace)
+    admin = await chat.command("quiz", "dashboard", {}, user="admin")
+    assert verify_link(admin.text, chat.clock()).scope is Scope.WORKSPACE
+
+
+async def test_me_shows_points_streak_and_reviews_privately(chat: Any) -> None:
+    card = await chat.card("storage")
+    await chat.click(card, "B", user="bob")
+    await chat.command("quiz", "close", {}, user="admin")
+    seen = await chat.command("quiz", "me", {}, user="bob")
+    assert seen.private and "Your quiz" in seen
+    assert "0 points, 0 of 1 right" in seen
+    assert "This week: #" in seen
+
+
 # ---------------------------------------------------------------- daily questions
 
 
@@ -291,6 +358,20 @@ async def test_review_re_asks_a_missed_question_and_leaves_scores_alone(chat: An
 
 
 # ---------------------------------------------------------------- /bandwidth
+
+
+async def test_bandwidth_plan_prices_a_training_step(chat: Any) -> None:
+    seen = await chat.command("bandwidth", "", {"plan": "llama3-70b gpus=128 tp=8 pp=2"})
+    assert not seen.private
+    assert "Llama 3 70B" in seen and "idle" in seen and "InfiniBand" in seen
+    (chart,) = chat.charts()
+    assert chart.startswith(PNG)
+
+
+async def test_a_bad_plan_gets_the_planner_usage(chat: Any) -> None:
+    seen = await chat.command("bandwidth", "", {"plan": "gpt9-1t gpus=8"})
+    assert seen.private and "Usage: /bandwidth plan MODEL" in seen
+    assert chat.charts() == []
 
 
 async def test_bandwidth_answers_with_a_table_and_a_chart(chat: Any) -> None:

@@ -258,6 +258,10 @@ class SlackApiStandIn:
             return {"ok": True, "files": [{"id": f["id"], "title": f.get("title")} for f in listed]}
         if method == "reactions.add":
             return {"ok": True}
+        if method == "views.publish":
+            view = params.get("view")
+            shown = json.loads(view) if isinstance(view, str) else view
+            return {"ok": True, "view": {"id": f"V{next(self._ts):08d}", **(shown or {})}}
         if method == "apps.connections.open":
             return {"ok": True, "url": f"ws://{request.host}/link/?ticket={uuid.uuid4()}"}
         return {"ok": False, "error": "unknown_method"}

@@ -28,8 +28,10 @@ from bot.config import Settings
 from bot.engine import QuizEngine
 from bot.engine.model import Place
 from bot.errors import ConfigError
+from bot.links import LinkMaker
 from bot.observability.redact import install_redaction
 from bot.text import say
+from bot.web import dashboard_for
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +81,7 @@ class QuizClient(discord.Client):
         engine: QuizEngine,
         *,
         admins: frozenset[str] = frozenset(),
+        links: LinkMaker | None = None,
         guild_id: int | None = None,
         charts: Charts | None = None,
         refresh_interval: float = 5.0,
@@ -94,7 +97,12 @@ class QuizClient(discord.Client):
         )
         self.engine = engine
         self.chat = Chat(
-            engine, DiscordPort(self), admins=admins, charts=charts, refresh_every=refresh_interval
+            engine,
+            DiscordPort(self),
+            admins=admins,
+            links=links,
+            charts=charts,
+            refresh_every=refresh_interval,
         )
         self.answer_deadline = answer_deadline
         self.guild_id = guild_id
@@ -295,8 +303,13 @@ async def serve(
     async with open_runtime(settings) as rt:
         kind = ShardedQuizClient if shards else QuizClient
         client = kind(
-            rt.engine, admins=settings.admin_ids(), guild_id=settings.discord_guild_id, **shards
+            rt.engine,
+            admins=settings.admin_ids(),
+            links=settings.link_maker(),
+            guild_id=settings.discord_guild_id,
+            **shards,
         )
+        dashboard = dashboard_for(rt)
         if shards:
             log.info(
                 "running shards %s of %d",
@@ -316,4 +329,5 @@ async def serve(
             connected=client.is_ready,  # not ready until the gateway says READY
             stop=stop,
             handle_signals=handle_signals,
+            extra_routes=dashboard.mount if dashboard is not None else None,
         )

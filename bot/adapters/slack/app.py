@@ -19,6 +19,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.slack._home import HomeTab
 from bot.adapters.slack._metrics import ApiErrorCounter
 from bot.adapters.slack._oauth import (
     SqlInstallationStore,
@@ -38,6 +39,7 @@ from bot.observability.drain import Drain
 from bot.observability.health import Pingable, mount
 from bot.observability.redact import install_redaction
 from bot.storage import InstallationSql
+from bot.web import dashboard_for
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +118,7 @@ def assemble(
     chat = Chat(
         engine,
         port,
+        links=settings.link_maker(),
         admins=settings.admin_ids(),
         charts=charts,
         refresh_every=refresh_every,
@@ -135,11 +138,16 @@ def assemble(
         app.middleware(bind_workspace)
     listeners = Listeners(chat, port)
     listeners.register(app)
+    HomeTab(chat, port).register(app)
     return SlackBot(app=app, client=client, chat=chat, handlers=listeners)
 
 
 def web_app(
-    app: AsyncApp, *, store: Pingable | None = None, drain: Drain | None = None
+    app: AsyncApp,
+    *,
+    store: Pingable | None = None,
+    drain: Drain | None = None,
+    extra: Callable[[web.Application], None] | None = None,
 ) -> web.Application:
     """Return the aiohttp application: Bolt at /slack/events, a health check at /healthz.
 
@@ -187,6 +195,8 @@ def web_app(
         mount(application, store, drain=drain)
     else:
         application.router.add_get(HEALTH_PATH, healthz)
+    if extra is not None:
+        extra(application)  # the dashboard's pages
     return application
 
 
@@ -197,9 +207,10 @@ async def start_http(
     *,
     store: Pingable | None = None,
     drain: Drain | None = None,
+    extra: Callable[[web.Application], None] | None = None,
 ) -> tuple[web.AppRunner, int]:
     """Serve the app over HTTP; return the runner (to clean up) and the port bound."""
-    runner = web.AppRunner(web_app(app, store=store, drain=drain), access_log=None)
+    runner = web.AppRunner(web_app(app, store=store, drain=drain, extra=extra), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
@@ -246,11 +257,13 @@ async def serve(
             oauth=oauth,
             installations=installations,
         )
+        dashboard = dashboard_for(rt)
+        pages = dashboard.mount if dashboard is not None else None
         transport: SocketMode | HttpMode
         if socket_mode:
             transport = SocketMode(bot, settings.slack_app_token or "", on_ready)
         else:
-            transport = HttpMode(bot, host, port, on_ready, store=rt.store)
+            transport = HttpMode(bot, host, port, on_ready, store=rt.store, extra=pages)
         loops = Loops(
             bot.chat, timer_interval=timer_interval, scheduler_interval=scheduler_interval
         )
@@ -264,6 +277,8 @@ async def serve(
             health_host=host,
             stop=stop,
             handle_signals=handle_signals,
+            # In HTTP mode the pages are served beside /slack/events; else on the health port.
+            extra_routes=pages if socket_mode else None,
         )
 
 
@@ -278,16 +293,18 @@ class HttpMode(Closing):
         on_ready: Callable[[str], None] | None,
         *,
         store: Pingable,
+        extra: Callable[[web.Application], None] | None = None,
     ) -> None:
         super().__init__()
         self.bot, self.host, self.port, self.on_ready, self.store = bot, host, port, on_ready, store
+        self.extra = extra
         self._runner: web.AppRunner | None = None
 
     async def open(self) -> None:
         """Listen on the port."""
         drain = self.bot.chat.drain
         self._runner, bound = await start_http(
-            self.bot.app, self.host, self.port, store=self.store, drain=drain
+            self.bot.app, self.host, self.port, store=self.store, drain=drain, extra=self.extra
         )
         where = f"http://{self.host}:{bound}{EVENTS_PATH}"
         log.info("quizbot slack: HTTP mode, listening on %s", where)

@@ -16,8 +16,22 @@ async def test_bandwidth_is_synced_with_typed_options(bot: QuizClient, api: Disc
     [sync] = api.find("PUT", rf"^/applications/{api.application_id}/commands$")
     bandwidth = next(c for c in sync.body if c["name"] == "bandwidth")
     options = {o["name"]: o for o in bandwidth["options"]}
-    assert list(options) == ["size", "op", "nodes", "gpus", "nics", "step", "over"]
-    assert options["size"]["required"] and options["size"]["type"] == 3
+    assert list(options) == [
+        "size",
+        "op",
+        "nodes",
+        "gpus",
+        "nics",
+        "step",
+        "over",
+        "intra",
+        "algo",
+        "sharp",
+        "plan",
+    ]
+    # A size or a plan: neither alone is required (the flow asks for one of them).
+    assert options["size"]["type"] == 3 and options["plan"]["type"] == 3
+    assert options["sharp"]["type"] == 5
     assert [c["value"] for c in options["op"]["choices"]] == [
         "transfer",
         "allreduce",
@@ -28,7 +42,7 @@ async def test_bandwidth_is_synced_with_typed_options(bot: QuizClient, api: Disc
     ]
     assert (options["nodes"]["type"], options["nodes"]["min_value"]) == (4, 1)
     assert options["step"]["type"] == 10
-    assert not any(o.get("required") for name, o in options.items() if name != "size")
+    assert not any(o.get("required") for o in options.values())
 
 
 async def test_bandwidth_answers_with_a_table_and_a_chart(
@@ -61,7 +75,7 @@ async def test_a_long_comparison_attaches_the_table(bot: QuizClient, api: Discor
 async def test_bad_bandwidth_input_gets_private_usage(bot: QuizClient, api: DiscordStandIn) -> None:
     call = await api.interact(api.command("bandwidth", options={"size": "lots of data"}))
     assert call.body["type"] == 4 and is_ephemeral(call)
-    assert "Usage: /bandwidth size:140GB" in content_of(call)
+    assert "Usage: /bandwidth [size:140GB]" in content_of(call)
     unknown = await api.interact(api.command("bandwidth", options={"size": "1GB", "over": "x9"}))
     assert "x9" in content_of(unknown) and is_ephemeral(unknown)
 

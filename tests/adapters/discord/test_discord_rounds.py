@@ -43,9 +43,14 @@ async def test_commands_sync_once_with_the_quiz_group(bot: QuizClient, api: Disc
         "schedule",
         "unschedule",
         "review",
+        "report",
+        "dashboard",
+        "me",
         "help",
     }
     assert all(o["type"] == 1 for o in subs.values())
+    difficulty = next(o for o in subs["settings"]["options"] if o["name"] == "difficulty")
+    assert [c["value"] for c in difficulty["choices"]] == ["mixed", "easy", "hard", "adaptive"]
     assert quiz["dm_permission"] is False  # servers only
     tag = subs["next"]["options"][0]
     assert (tag["name"], tag["type"], tag["autocomplete"], tag["required"]) == (
