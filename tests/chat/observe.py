@@ -1,9 +1,12 @@
-"""Watch the chat core finish its work, so a test waits on that instead of on the clock."""
+"""Watch the chat core finish its work, so a test waits on that instead of on the clock; and
+keep the logging set-up a test's in-process ``quizbot`` run changes from outliving the test."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from bot.chat import Chat
@@ -37,3 +40,19 @@ class Handled:
         """Wait until ``count`` events have been handled in all."""
         async with asyncio.timeout(within), self._changed:
             await self._changed.wait_for(lambda: self.count >= count)
+
+
+@contextlib.contextmanager
+def logging_restored() -> Iterator[None]:
+    """Put the root logger's handlers and level back after the block.
+
+    ``quizbot``'s ``main`` installs a handler on the stderr of the moment; in a test that is the
+    capture of that one test, closed once it ends, and every later log line would fail on it.
+    """
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        yield
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)

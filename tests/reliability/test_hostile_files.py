@@ -10,6 +10,7 @@ naming the file and a line inside it, nothing on stderr but the summary, and no 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.cli import main
+from tests.chat.observe import logging_restored
+
+
+@pytest.fixture(autouse=True)
+def _logging_put_back() -> Iterator[None]:
+    """Undo the logging set-up of ``quizbot`` runs made in this process."""
+    with logging_restored():
+        yield
+
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted((ROOT / "questions").rglob("*.yaml"))

@@ -7,13 +7,23 @@ import os
 import signal
 import sys
 import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from bot.cli import main
 from tests.adapters.discord.conftest import BANK, buttons, content_of, is_ephemeral, revealed
+from tests.chat.observe import logging_restored
 from tests.standins.discord_api import DiscordStandIn
+
+
+@pytest.fixture(autouse=True)
+def _logging_put_back() -> Iterator[None]:
+    """Undo the logging set-up of ``quizbot`` runs made in this process."""
+    with logging_restored():
+        yield
+
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -401,8 +401,9 @@ async def test_the_gateway_resumes_and_clicks_still_work(
 async def test_a_slow_database_gets_the_click_deferred_then_answered(
     engine: QuizEngine, api: DiscordStandIn, db_url: str
 ) -> None:
-    async with running(engine, api, answer_deadline=0.2):
+    async with running(engine, api) as client:
         card, round_id = await post_card(api, engine, tag="storage")
+        client.answer_deadline = 0.2  # from the click on: the card itself was posted in time
         payload = api.click(int(card["id"]), f"quiz:{round_id}:B", user=1201)
         # Another writer holds the database, as a busy replica would: the answer has to wait.
         async with aiosqlite.connect(db_url.split("///", 1)[1]) as db:
