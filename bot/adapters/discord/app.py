@@ -120,7 +120,7 @@ class QuizClient(discord.Client):
 
     async def setup_hook(self) -> None:
         """Register the persistent buttons and sync the commands."""
-        self.add_dynamic_items(render.AnswerButton, render.StartReviewButton)
+        self.add_dynamic_items(render.AnswerButton)
         guild = discord.Object(self.guild_id) if self.guild_id else None
         if guild is not None:
             # Guild commands appear at once; global ones can take a while to reach every server.

@@ -35,12 +35,14 @@ EMBED_FIELD_MAX = 1024
 EMBED_TOTAL_MAX = 6000
 THREAD_NAME_MAX = 100
 
-# A card's choice is ``quiz:{round}:{letter}``, a review's ``review:{question}:{letter}``; the
-# question id is the bank's `[a-z0-9][a-z0-9-]*`, so the whole custom_id stays within 100.
+# A card's choice is ``quiz:{round}:{letter}``, a review's ``review:{question}:{letter}``, and the
+# button under /quiz me ``quiz:start-review``; question ids are the bank's `[a-z0-9][a-z0-9-]*`, so
+# every custom_id stays within 100.
 BUTTON_TEMPLATE = (
     r"(?:quiz:(?P<round_id>[0-9]{1,20})|review:(?P<question_id>[a-z0-9][a-z0-9-]{0,88}))"
-    r":(?P<key>[A-E])"
+    r":(?P<key>[A-E])|(?P<start>quiz:start-review)"
 )
+START_REVIEW_ID = "quiz:start-review"
 BUTTON_RE = re.compile(BUTTON_TEMPLATE)
 CUSTOM_ID_RE = re.compile(r"quiz:(?P<round_id>[0-9]{1,20}):(?P<key>[A-E])")
 
@@ -164,44 +166,26 @@ class AnswerButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=BUTT
         /,
     ) -> AnswerButton:
         """Rebuild the button from a click, with nothing kept in memory."""
-        return cls(match[0], label=match["key"])
+        return cls(match[0], label=match["key"] or M.START_REVIEW)
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         """Hand the click to the client."""
         clicks, m = cast(Clicks, interaction.client), self.match
-        if m["round_id"] is not None:
+        if m["start"] is not None:
+            await clicks.start_review_clicked(interaction)
+        elif m["round_id"] is not None:
             await clicks.choice_clicked(interaction, int(m["round_id"]), m["key"])
         else:
             await clicks.review_clicked(interaction, m["question_id"], m["key"])
 
 
-START_REVIEW_ID = "quiz:start-review"
-
-
-class StartReviewButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=START_REVIEW_ID):
-    """ "Start a review" under /quiz me: the same as typing /quiz review, across restarts."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            discord.ui.Button(
-                label=M.START_REVIEW, style=discord.ButtonStyle.success, custom_id=START_REVIEW_ID
-            )
-        )
-
-    @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-        /,
-    ) -> StartReviewButton:
-        """Rebuild the button from a click."""
-        return cls()
-
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        """Hand the click to the client, as a review command."""
-        await cast(Clicks, interaction.client).start_review_clicked(interaction)
+def start_review_view() -> discord.ui.View:
+    """Return the "Start a review" button under /quiz me (it runs /quiz review)."""
+    view = discord.ui.View(timeout=None)
+    view.add_item(
+        AnswerButton(START_REVIEW_ID, label=M.START_REVIEW, style=discord.ButtonStyle.success)
+    )
+    return view
 
 
 def card_view(card: QuestionCard) -> discord.ui.View:
@@ -357,9 +341,7 @@ def message(content: Content) -> dict[str, Any]:
         case Feedback(text=text):
             return {"content": markdown(text)}
         case Panel(start_review=True):
-            view = discord.ui.View(timeout=None)
-            view.add_item(StartReviewButton())
-            return {"embed": panel_embed(content), "view": view}
+            return {"embed": panel_embed(content), "view": start_review_view()}
         case Panel():
             return {"embed": panel_embed(content)}
         case QuestionCard():
