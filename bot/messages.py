@@ -100,6 +100,7 @@ CARD_HOW_TO_ANSWER = (
 )
 CLOSED = "Closed: the answer is on the question and explained in its thread."
 CANNOT_POST = "I can't post in this channel yet: add me with {invite}, then try again."
+REACTIONS_CANNOT_COUNT = "emoji answers can't reach me in this channel: use the buttons"
 ROUND_CLOSED_NOTIFICATION = "Closed: the answer was {answer}. {results}"
 
 # ---------------------------------------------------------------- answers

@@ -40,7 +40,7 @@ STATE_LIFETIME = timedelta(minutes=10)
 BOT_SCOPES = (
     "commands",
     "chat:write",
-    "chat:write.public",
+    "channels:join",
     "reactions:read",
     "users:read",
     "files:write",
