@@ -29,6 +29,7 @@ class Settings(BaseSettings):
         10, ge=1, le=7 * 24 * 60, validation_alias=_env("QUIZBOT_ROUND_MINUTES")
     )
     admins: str = Field("", validation_alias=_env("QUIZBOT_ADMINS"))
+    admins_only: bool = Field(False, validation_alias=_env("QUIZBOT_ADMINS_ONLY"))
     db_pool_size: int = Field(5, ge=1, validation_alias=_env("QUIZBOT_DB_POOL_SIZE"))
     db_max_overflow: int = Field(10, ge=0, validation_alias=_env("QUIZBOT_DB_MAX_OVERFLOW"))
     auto_migrate: bool = Field(True, validation_alias=_env("QUIZBOT_AUTO_MIGRATE"))
@@ -79,6 +80,15 @@ class Settings(BaseSettings):
     def admin_ids(self) -> frozenset[str]:
         """Return the user ids listed in QUIZBOT_ADMINS (comma-separated)."""
         return frozenset(a.strip() for a in self.admins.split(",") if a.strip())
+
+    def listed_admins_only(self) -> bool:
+        """Return True when QUIZBOT_ADMINS alone are admins and the platform is never asked."""
+        if self.admins_only and not self.admin_ids():
+            raise ConfigError(
+                "QUIZBOT_ADMINS_ONLY is set but QUIZBOT_ADMINS lists nobody; "
+                "nobody could change settings or schedules"
+            )
+        return self.admins_only
 
     def shard_ids(self) -> list[int] | None:
         """Return DISCORD_SHARD_IDS as a list (None: every shard in this process)."""

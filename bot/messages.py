@@ -79,6 +79,7 @@ CANNOT_USE_HERE = "You cannot use that command here."
 
 ADMINS_SLACK = "workspace admins"
 ADMINS_DISCORD = "people with the Manage Server permission"
+ADMINS_LISTED = "the quiz admins"
 SETTINGS_ADMINS_ONLY = "Only {admins} can change this channel's quiz settings."
 SCHEDULE_ADMINS_ONLY = "Only {admins} can change the daily question of a channel."
 

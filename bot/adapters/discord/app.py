@@ -292,6 +292,7 @@ async def serve(
         client = kind(
             rt.engine, admins=settings.admin_ids(), guild_id=settings.discord_guild_id, **shards
         )
+        client.chat.admins_only = settings.listed_admins_only()
         if shards:
             log.info(
                 "running shards %s of %d",

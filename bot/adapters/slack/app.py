@@ -63,6 +63,7 @@ class SlackBot:
 
 def check_credentials(settings: Settings) -> bool:
     """Raise ConfigError naming a missing variable; return True for Socket Mode."""
+    settings.listed_admins_only()
     if settings.slack_oauth():
         # Each workspace's token comes from its installation; installing needs HTTP mode.
         if settings.slack_app_token:
@@ -117,6 +118,7 @@ def assemble(
         engine,
         port,
         admins=settings.admin_ids(),
+        admins_only=settings.listed_admins_only(),
         charts=charts,
         refresh_every=refresh_every,
         answer_slots=settings.db_pool_size + settings.db_max_overflow,

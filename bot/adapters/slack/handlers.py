@@ -290,7 +290,19 @@ class SlackExchange:
 
     async def is_admin(self) -> bool:
         """Ask Slack whether the person is a workspace admin or owner."""
-        info = (await self.port.client.users_info(user=self.user))["user"]
+        try:
+            info = (await self.port.client.users_info(user=self.user))["user"]
+        except SlackApiError as exc:
+            data = getattr(exc.response, "data", None)
+            if not isinstance(data, dict) or data.get("error") != "missing_scope":
+                raise
+            # An install without users:read: only QUIZBOT_ADMINS can be admins there.
+            log.warning(
+                "users.info needs the users:read scope; without it only QUIZBOT_ADMINS are "
+                "admins (set QUIZBOT_ADMINS_ONLY=true to stop asking)",
+                extra=_where(self.body),
+            )
+            return False
         return bool(info.get("is_admin") or info.get("is_owner") or info.get("is_primary_owner"))
 
 
