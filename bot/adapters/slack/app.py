@@ -26,6 +26,7 @@ from bot.adapters.slack._oauth import (
     TokenClient,
     bind_workspace,
     oauth_settings,
+    token_rotator,
 )
 from bot.adapters.slack._replay import ReplayGuard
 from bot.adapters.slack.handlers import Listeners, SlackPort
@@ -236,14 +237,15 @@ async def serve(
     charts = Charts.load()
     async with open_runtime(settings) as rt, aiohttp.ClientSession() as session:
         oauth = installations = None
+        client = web_client(settings, session)
         if settings.slack_oauth():
             sql = InstallationSql(rt.store)
-            installations = SqlInstallationStore(sql)
-            oauth = oauth_settings(settings, installations, SqlStateStore(sql))
+            installations = SqlInstallationStore(sql, rotator=token_rotator(settings, client))
+            oauth = oauth_settings(settings, installations, SqlStateStore(sql), client)
         bot = assemble(
             settings,
             rt.engine,
-            web_client(settings, session),
+            client,
             charts=charts,
             oauth=oauth,
             installations=installations,
