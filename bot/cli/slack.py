@@ -22,7 +22,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--port", type=int, default=3000, help="HTTP mode: port to listen on (default 3000)"
     )
     parser.add_argument(
-        "--host", default="0.0.0.0", help="HTTP mode: address to listen on (default 0.0.0.0)"
+        "--host",
+        default=None,
+        help=(
+            "HTTP mode: address to listen on (default QUIZBOT_HOST, else 127.0.0.1, or 0.0.0.0 "
+            "inside a container). It serves plain HTTP: put a TLS proxy in front"
+        ),
     )
     parser.set_defaults(handler=run_slack)
 
@@ -36,5 +41,6 @@ def run_slack(args: argparse.Namespace) -> int:
 
     settings = load_settings()
     check_credentials(settings)
-    asyncio.run(serve(settings, host=args.host, port=args.port, handle_signals=True))
+    host = args.host or settings.listen_host()
+    asyncio.run(serve(settings, host=host, port=args.port, handle_signals=True))
     return 0

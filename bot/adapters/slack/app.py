@@ -214,7 +214,7 @@ async def start_http(
 async def serve(
     settings: Settings,
     *,
-    host: str = "0.0.0.0",
+    host: str = "127.0.0.1",
     port: int = 3000,
     stop: asyncio.Event | None = None,
     timer_interval: float = 5.0,
@@ -294,7 +294,8 @@ class HttpMode:
             self.bot.app, self.host, self.port, store=self.store, drain=drain
         )
         where = f"http://{self.host}:{bound}{EVENTS_PATH}"
-        log.info("quizbot slack: HTTP mode, listening on %s", where)
+        # Slack only posts to https:// URLs: a TLS proxy in front forwards to this.
+        log.info("quizbot slack: HTTP mode, listening on %s (plain HTTP, for a TLS proxy)", where)
         if self.on_ready is not None:
             self.on_ready(where)
 
