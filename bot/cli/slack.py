@@ -14,8 +14,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         description=(
             "Run the quiz bot on Slack. With SLACK_APP_TOKEN set it connects in Socket Mode and "
             "needs no public URL; otherwise it serves HTTP on --port at /slack/events (and "
-            "GET /healthz) and needs SLACK_SIGNING_SECRET. SLACK_BOT_TOKEN is always needed; "
-            "SLACK_API_URL points the Web API client at a proxy or a stand-in."
+            "GET /healthz) and needs SLACK_SIGNING_SECRET. SLACK_BOT_TOKEN is needed for one "
+            "workspace; SLACK_CLIENT_ID and SLACK_CLIENT_SECRET instead install it into many "
+            "(HTTP mode). SLACK_API_URL points the Web API client at a proxy or a stand-in. "
+            "Setting up the app: docs/slack.md."
         ),
     )
     parser.add_argument(
