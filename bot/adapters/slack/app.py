@@ -12,6 +12,7 @@ from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
@@ -45,6 +46,16 @@ log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
 HEALTH_PATH = "/healthz"
 RATE_LIMIT_RETRIES = 3
+
+
+class _TokenInClient(logging.Filter):
+    """Drop Bolt's warning that SLACK_BOT_TOKEN goes unused: the client it is given holds it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != warning_client_prioritized_and_token_skipped()
+
+
+TOKEN_IN_CLIENT = _TokenInClient()
 
 
 @dataclass(frozen=True)
@@ -124,6 +135,7 @@ def assemble(
         refresh_every=refresh_every,
         answer_slots=settings.db_pool_size + settings.db_max_overflow,
     )
+    logging.getLogger("slack_bolt.AsyncApp").addFilter(TOKEN_IN_CLIENT)
     app = AsyncApp(
         name="quizbot",
         client=client,

@@ -86,6 +86,8 @@ async def test_quizbot_slack_listens_where_quizbot_host_says(
             assert raw, "quizbot slack exited:\n" + "\n".join(seen)
             seen.append(raw.decode(errors="replace"))
         assert match.group(1) == "127.0.0.1"
+        # Nothing at start-up suggests SLACK_BOT_TOKEN is ignored (Bolt's note about it is).
+        assert not any("will be unused" in line for line in seen), seen
         proc.send_signal(signal.SIGTERM)
         await asyncio.wait_for(proc.communicate(), 20)
         assert proc.returncode == 0
