@@ -309,6 +309,7 @@ async def serve(
             store=rt.store,
             shutdown_timeout=settings.shutdown_timeout,
             health_port=settings.health_port,
+            health_host=settings.listen_host(),
             connected=client.is_ready,  # not ready until the gateway says READY
             stop=stop,
             handle_signals=handle_signals,
