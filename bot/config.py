@@ -12,6 +12,17 @@ from bot.links import LinkMaker
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///quizbot.db"
 BUNDLED_QUESTIONS = Path(__file__).resolve().parent.parent / "questions"
+# Where an HTTP server listens unless told: this machine only, or, in a container (where only
+# the published port is reachable from outside), every address.
+THIS_MACHINE = "127.0.0.1"
+EVERY_ADDRESS = "0.0.0.0"
+# The files Docker and Podman put in every container they start.
+CONTAINER_MARKERS = (Path("/.dockerenv"), Path("/run/.containerenv"))
+
+
+def in_container(markers: tuple[Path, ...] = CONTAINER_MARKERS) -> bool:
+    """Return whether this process runs in a Docker or Podman container."""
+    return any(marker.exists() for marker in markers)
 
 
 def _env(name: str) -> AliasChoices:
@@ -30,9 +41,11 @@ class Settings(BaseSettings):
         10, ge=1, le=7 * 24 * 60, validation_alias=_env("QUIZBOT_ROUND_MINUTES")
     )
     admins: str = Field("", validation_alias=_env("QUIZBOT_ADMINS"))
+    admins_only: bool = Field(False, validation_alias=_env("QUIZBOT_ADMINS_ONLY"))
     db_pool_size: int = Field(5, ge=1, validation_alias=_env("QUIZBOT_DB_POOL_SIZE"))
     db_max_overflow: int = Field(10, ge=0, validation_alias=_env("QUIZBOT_DB_MAX_OVERFLOW"))
     auto_migrate: bool = Field(True, validation_alias=_env("QUIZBOT_AUTO_MIGRATE"))
+    host: str | None = Field(None, min_length=1, validation_alias=_env("QUIZBOT_HOST"))
     health_port: int | None = Field(
         None, ge=0, le=65535, validation_alias=_env("QUIZBOT_HEALTH_PORT")
     )
@@ -80,6 +93,23 @@ class Settings(BaseSettings):
     def admin_ids(self) -> frozenset[str]:
         """Return the user ids listed in QUIZBOT_ADMINS (comma-separated)."""
         return frozenset(a.strip() for a in self.admins.split(",") if a.strip())
+
+    def listen_host(self, *, container: bool | None = None) -> str:
+        """Return the address HTTP mode listens on: QUIZBOT_HOST, else the default for here."""
+        if self.host:
+            return self.host
+        return (
+            EVERY_ADDRESS if (in_container() if container is None else container) else THIS_MACHINE
+        )
+
+    def listed_admins_only(self) -> bool:
+        """Return True when QUIZBOT_ADMINS alone are admins and the platform is never asked."""
+        if self.admins_only and not self.admin_ids():
+            raise ConfigError(
+                "QUIZBOT_ADMINS_ONLY is set but QUIZBOT_ADMINS lists nobody; "
+                "nobody could change settings or schedules"
+            )
+        return self.admins_only
 
     def shard_ids(self) -> list[int] | None:
         """Return DISCORD_SHARD_IDS as a list (None: every shard in this process)."""

@@ -153,6 +153,7 @@ NO_LABEL_WITH_TAG = (
     "No question with the tag {tag} is labelled {label}; change the tag or this channel's "
     "difficulty setting."
 )
+ADMINS_LISTED = "the quiz admins"
 SETTINGS_ADMINS_ONLY = "Only {admins} can change this channel's quiz settings."
 SCHEDULE_ADMINS_ONLY = "Only {admins} can change the daily question of a channel."
 
@@ -174,6 +175,7 @@ CARD_HOW_TO_ANSWER = (
 )
 CLOSED = "Closed: the answer is on the question and explained in its thread."
 CANNOT_POST = "I can't post in this channel yet: {how}, then try again."
+REACTIONS_CANNOT_COUNT = "emoji answers can't reach me in this channel: use the buttons"
 ROUND_CLOSED_NOTIFICATION = "Closed: the answer was {answer}. {results}"
 
 # ---------------------------------------------------------------- answers

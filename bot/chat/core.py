@@ -46,6 +46,7 @@ class Chat:
         port: Port,
         *,
         admins: frozenset[str] = frozenset(),
+        admins_only: bool = False,
         charts: Charts | None = None,
         refresh_every: float = 3.0,
         answer_slots: int = ANSWER_SLOTS,
@@ -56,6 +57,9 @@ class Chat:
         self.admins = admins
         # Signs dashboard links; None while QUIZBOT_DASHBOARD_SECRET is unset.
         self.links = links
+        # Only the listed people are admins: the platform is never asked (on Slack, users.info
+        # and its users:read scope go unused).
+        self.admins_only = admins_only
         self.charts = charts or Charts.load()
         self.publisher = Publisher(engine, port, charts=self.charts, refresh_every=refresh_every)
         self.schedules = ScheduleService(engine, schedule_store_of(engine))

@@ -42,13 +42,17 @@ class Context:
     async def is_admin(self) -> bool:
         """Return whether the person is an admin: listed in QUIZBOT_ADMINS, or by the platform."""
         if self._admin is None:
-            self._admin = self.user in self.chat.admins or await self.turn.exchange.is_admin()
+            listed = self.user in self.chat.admins
+            self._admin = listed or (
+                not self.chat.admins_only and await self.turn.exchange.is_admin()
+            )
         return self._admin
 
     async def require_admin(self, template: str) -> None:
         """Refuse anyone who is not an admin, with a sentence naming who is."""
         if not await self.is_admin():
-            raise UserError(say(template, admins=self.chat.port.admins))
+            admins = M.ADMINS_LISTED if self.chat.admins_only else self.chat.port.admins
+            raise UserError(say(template, admins=admins))
 
     async def say(self, content: Text, *, private: bool = True) -> None:
         """Reply to the person privately (or to the channel)."""

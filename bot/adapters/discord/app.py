@@ -318,6 +318,7 @@ async def serve(
             **shards,
         )
         dashboard = dashboard_for(rt)
+        client.chat.admins_only = settings.listed_admins_only()
         if shards:
             log.info(
                 "running shards %s of %d",
@@ -334,6 +335,7 @@ async def serve(
             store=rt.store,
             shutdown_timeout=settings.shutdown_timeout,
             health_port=settings.health_port,
+            health_host=settings.listen_host(),
             connected=client.is_ready,  # not ready until the gateway says READY
             stop=stop,
             handle_signals=handle_signals,

@@ -12,6 +12,7 @@ from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
@@ -27,6 +28,7 @@ from bot.adapters.slack._oauth import (
     TokenClient,
     bind_workspace,
     oauth_settings,
+    token_rotator,
 )
 from bot.adapters.slack._replay import ReplayGuard
 from bot.adapters.slack.handlers import Listeners, SlackPort
@@ -48,6 +50,16 @@ HEALTH_PATH = "/healthz"
 RATE_LIMIT_RETRIES = 3
 
 
+class _TokenInClient(logging.Filter):
+    """Drop Bolt's warning that SLACK_BOT_TOKEN goes unused: the client it is given holds it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != warning_client_prioritized_and_token_skipped()
+
+
+TOKEN_IN_CLIENT = _TokenInClient()
+
+
 @dataclass(frozen=True)
 class SlackBot:
     """The assembled pieces of a running Slack bot."""
@@ -65,6 +77,7 @@ class SlackBot:
 
 def check_credentials(settings: Settings) -> bool:
     """Raise ConfigError naming a missing variable; return True for Socket Mode."""
+    settings.listed_admins_only()
     if settings.slack_oauth():
         # Each workspace's token comes from its installation; installing needs HTTP mode.
         if settings.slack_app_token:
@@ -120,10 +133,12 @@ def assemble(
         port,
         links=settings.link_maker(),
         admins=settings.admin_ids(),
+        admins_only=settings.listed_admins_only(),
         charts=charts,
         refresh_every=refresh_every,
         answer_slots=settings.db_pool_size + settings.db_max_overflow,
     )
+    logging.getLogger("slack_bolt.AsyncApp").addFilter(TOKEN_IN_CLIENT)
     app = AsyncApp(
         name="quizbot",
         client=client,
@@ -222,7 +237,7 @@ async def start_http(
 async def serve(
     settings: Settings,
     *,
-    host: str = "0.0.0.0",
+    host: str = "127.0.0.1",
     port: int = 3000,
     stop: asyncio.Event | None = None,
     timer_interval: float = 5.0,
@@ -245,14 +260,15 @@ async def serve(
     charts = Charts.load()
     async with open_runtime(settings) as rt, aiohttp.ClientSession() as session:
         oauth = installations = None
+        client = web_client(settings, session)
         if settings.slack_oauth():
             sql = InstallationSql(rt.store)
-            installations = SqlInstallationStore(sql)
-            oauth = oauth_settings(settings, installations, SqlStateStore(sql))
+            installations = SqlInstallationStore(sql, rotator=token_rotator(settings, client))
+            oauth = oauth_settings(settings, installations, SqlStateStore(sql), client)
         bot = assemble(
             settings,
             rt.engine,
-            web_client(settings, session),
+            client,
             charts=charts,
             oauth=oauth,
             installations=installations,
@@ -307,7 +323,8 @@ class HttpMode(Closing):
             self.bot.app, self.host, self.port, store=self.store, drain=drain, extra=self.extra
         )
         where = f"http://{self.host}:{bound}{EVENTS_PATH}"
-        log.info("quizbot slack: HTTP mode, listening on %s", where)
+        # Slack only posts to https:// URLs: a TLS proxy in front forwards to this.
+        log.info("quizbot slack: HTTP mode, listening on %s (plain HTTP, for a TLS proxy)", where)
         if self.on_ready is not None:
             self.on_ready(where)
 

@@ -21,6 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import messages as M
 from bot.adapters.slack import render
+from bot.adapters.slack._channels import Channels
 from bot.adapters.slack._oauth import CURRENT_TOKEN, SqlInstallationStore, serving
 from bot.chat import (
     Action,
@@ -94,6 +95,7 @@ class SlackPort:
     ) -> None:
         self.client = client
         self.installations = installations
+        self.channels = Channels(client)
 
     @contextlib.asynccontextmanager
     async def workspace(self, workspace: str) -> AsyncIterator[None]:
@@ -111,10 +113,13 @@ class SlackPort:
                 channel = action.place.channel
                 match action:
                     case PostCard(card=card):
-                        return await self.post(channel, card)
+                        return await self.post(channel, card, workspace=action.place.workspace)
                     case UpdateCard(ref=ref, card=card):
+                        arrive = isinstance(card, Reveal) or await self.channels.reactions_arrive(
+                            action.place.workspace, channel
+                        )
                         await self.client.chat_update(
-                            channel=channel, ts=ref, **_card(card).as_kwargs()
+                            channel=channel, ts=ref, **_card(card, reactions=arrive).as_kwargs()
                         )
                     case ReplyInThread(ref=ref, explanation=item):
                         message = render.explanation(item)
@@ -133,17 +138,27 @@ class SlackPort:
                         )
         return None
 
-    async def post(self, channel: str, content: Content) -> str | None:
-        """Post content for the whole channel; return the message ts of a card."""
+    async def post(self, channel: str, content: Content, *, workspace: str = "") -> str | None:
+        """Post content for the whole channel; return the message ts of a card.
+
+        Before a question card the bot joins the channel if it can, so reactions reach it.
+        """
         if isinstance(content, EstimateView):
             table = render.code_block(content.table)
             await self.client.chat_postMessage(channel=channel, text=table)
             await self._upload(channel, content.chart)
             return None
         if isinstance(content, QuestionCard | Reveal):
-            response = await self.client.chat_postMessage(
-                channel=channel, **_card(content).as_kwargs()
+            arrive = isinstance(content, Reveal) or await self.channels.reactions_arrive(
+                workspace, channel
             )
+            try:
+                response = await self.client.chat_postMessage(
+                    channel=channel, **_card(content, reactions=arrive).as_kwargs()
+                )
+            except SlackApiError:
+                self.channels.forget(workspace, channel)
+                raise
             return str(response["ts"])
         await self.client.chat_postMessage(channel=channel, text=_text(content))
         return None
@@ -183,10 +198,10 @@ def _translated() -> Iterator[None]:
         raise
 
 
-def _card(card: QuestionCard | Reveal) -> render.Message:
-    return (
-        render.question_card(card) if isinstance(card, QuestionCard) else render.reveal_card(card)
-    )
+def _card(card: QuestionCard | Reveal, *, reactions: bool = True) -> render.Message:
+    if isinstance(card, QuestionCard):
+        return render.question_card(card, reactions=reactions)
+    return render.reveal_card(card)
 
 
 def _text(content: Content) -> str:
@@ -251,7 +266,8 @@ class SlackExchange:
     async def _after_ack(self, content: Content, private: bool) -> str | None:
         client = self.port.client
         if not private:
-            return await self.port.post(self.channel, content)
+            workspace = _where(self.body).get("workspace", "")
+            return await self.port.post(self.channel, content, workspace=workspace)
         if isinstance(content, ReviewAsk):
             message = render.review_question(content)
             await client.chat_postEphemeral(
@@ -278,7 +294,19 @@ class SlackExchange:
 
     async def is_admin(self) -> bool:
         """Ask Slack whether the person is a workspace admin or owner."""
-        info = (await self.port.client.users_info(user=self.user))["user"]
+        try:
+            info = (await self.port.client.users_info(user=self.user))["user"]
+        except SlackApiError as exc:
+            data = getattr(exc.response, "data", None)
+            if not isinstance(data, dict) or data.get("error") != "missing_scope":
+                raise
+            # An install without users:read: only QUIZBOT_ADMINS can be admins there.
+            log.warning(
+                "users.info needs the users:read scope; without it only QUIZBOT_ADMINS are "
+                "admins (set QUIZBOT_ADMINS_ONLY=true to stop asking)",
+                extra=_where(self.body),
+            )
+            return False
         return bool(info.get("is_admin") or info.get("is_owner") or info.get("is_primary_owner"))
 
 

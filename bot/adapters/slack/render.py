@@ -25,7 +25,7 @@ from slack_sdk.models.blocks import (
 from bot import messages as M
 from bot.chat import Explanation, Panel, ReviewAsk, words
 from bot.engine.model import Question, QuestionCard, Reveal
-from bot.text import Icon, Style, Text, When, chunks, clip, render
+from bot.text import Icon, Style, Text, When, chunks, clip, render, say
 
 ANSWER_ACTION_PREFIX = "quiz_answer_"
 REVIEW_ACTION_PREFIX = "quiz_review_"
@@ -125,8 +125,11 @@ def round_block_id(round_id: int, part: str) -> str:
 # ---------------------------------------------------------------- cards
 
 
-def question_card(card: QuestionCard) -> Message:
-    """Render a round's card: header, question, one button per choice, the facts."""
+def question_card(card: QuestionCard, *, reactions: bool = True) -> Message:
+    """Render a round's card: header, question, one button per choice, the facts.
+
+    ``reactions`` False: emoji answers cannot reach the bot in this channel, and the facts say so.
+    """
     q, rid = card.question, card.round_id
     blocks: list[Block] = [HeaderBlock(text=clip(words.card_title(card).plain(), HEADER_TEXT_MAX))]
     blocks += _sections(_question_text(q), round_block_id(rid, "question"))
@@ -139,6 +142,8 @@ def question_card(card: QuestionCard) -> Message:
         )
     )
     facts = " · ".join(mrkdwn(f.inline) for f in words.card_facts(card))
+    if not reactions:
+        facts += " · " + mrkdwn(say(M.REACTIONS_CANNOT_COUNT))
     blocks.append(_context(facts, round_block_id(rid, "context")))
     return _message(mrkdwn(words.notification(q)), blocks)
 
