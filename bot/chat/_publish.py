@@ -142,7 +142,10 @@ class Publisher:
 
     def _forget(self, round_id: int) -> None:
         task = self._pending.pop(round_id, None)
-        if task is not None and task is not asyncio.current_task():
+        # A refresh waiting its turn is dropped; one already reading the store finishes (it sees
+        # the round closed and edits nothing): cancelled inside a query, it would leave the
+        # database connection to the garbage collector.
+        if task is not None and task is not asyncio.current_task() and task not in self._editing:
             task.cancel()
         self._last_refresh.pop(round_id, None)
 
