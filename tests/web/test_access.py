@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
 from bot import links
 from bot.links import Grant, Purpose, Scope
-from bot.web import COOKIE
+from bot.web import COOKIE, Dashboard
 from tests.web.conftest import SECRET, T1, T2, Site
 
 T1_NAMES = ("alice", "bob", "carol")
@@ -184,3 +187,23 @@ async def test_bad_sort_and_unknown_question(site: Site):
     assert "<script>" not in await response.text()
     missing = await site.client.get("/dashboard/questions/no-such-question")
     assert missing.status == 404
+
+
+async def test_links_and_sessions_work_across_replicas(site: Site):
+    # A second replica: its own dashboard and HTTP server, the same secret and database.
+    other = Dashboard(
+        engine=site.engine, store=site.dashboard.store, secret=SECRET, clock=site.clock
+    )
+    app = web.Application()
+    other.mount(app)
+    async with TestClient(TestServer(app)) as replica:
+        path = site.link(T1, "U0")
+        opened = await replica.get(path, allow_redirects=False)
+        assert opened.status == 200
+        # The link was used on one replica: the other refuses it too.
+        assert (await open_link(site, path)).status == 403
+        # The session cookie the second replica set opens pages on the first.
+        cookie = opened.cookies[COOKIE].value
+        site.client.session.cookie_jar.update_cookies({COOKIE: cookie})
+        page = await site.client.get("/dashboard")
+        assert page.status == 200 and "alice" in await page.text()
