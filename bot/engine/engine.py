@@ -47,6 +47,9 @@ from bot.text import Code, Text, say
 FASTEST_SHOWN = 3
 LEADERBOARD_SIZE = 10
 ROUND_CACHE_SIZE = 4096
+# A right answer in a scheduled round reads this many of the latest rounds for the streak (and
+# all of them only when the run is longer), so its cost does not grow with the history.
+STREAK_WINDOW = 32
 
 
 class Bank(Protocol):
@@ -76,6 +79,11 @@ def pick_question(
     return rng.choice(pool)
 
 
+def breaks_run(closed: bool, correct: bool | None) -> bool:
+    """Return whether a scheduled round's result ends a run of right answers (see streaks)."""
+    return not correct and (closed or correct is False)
+
+
 def streaks(results: Sequence[tuple[bool, bool | None]]) -> tuple[int, int]:
     """Return (current, best) runs of correct answers over scheduled rounds, oldest first.
 
@@ -86,7 +94,7 @@ def streaks(results: Sequence[tuple[bool, bool | None]]) -> tuple[int, int]:
         if correct:
             current += 1
             best = max(best, current)
-        elif closed or correct is False:
+        elif breaks_run(closed, correct):
             current = 0
     return current, best
 
@@ -259,17 +267,25 @@ class QuizEngine:
             answered_at=now,
             elapsed_ms=max(0, int((now - rnd.opened_at).total_seconds() * 1000)),
         )
-        status, other = await self.store.record_answer(record)
+        # A miss queues the question for the user's review in the same transaction.
+        miss = None
+        if not correct:
+            miss = review.after_round_miss(
+                None,
+                platform=platform,
+                workspace=workspace,
+                user=user,
+                question_id=question.id,
+                now=now,
+            )
+        status, other = await self.store.record_answer(record, miss=miss)
         if status is AnswerStatus.CLOSED:
             return _outcome(status, question, round_id, user, key)
         if status is AnswerStatus.ALREADY and other is not None:
             # Report the answer that counts, not the one just clicked.
             return _outcome(status, question, round_id, user, other.choice, previous=other.choice)
-        if not correct:
-            await self._remember_miss(platform, workspace, user, question.id, now)
-        streak = 0
-        if rnd.scheduled:
-            streak, _ = streaks(await self.store.scheduled_results(rnd.place, user))
+        # A wrong answer ends any run, so only a right one needs the history.
+        streak = await self._current_streak(rnd.place, user) if rnd.scheduled and correct else 0
         return _outcome(
             status,
             question,
@@ -431,6 +447,12 @@ class QuizEngine:
             best_streak=best,
         )
 
+    async def _current_streak(self, place: Place, user: str) -> int:
+        results = await self.store.scheduled_results(place, user, newest=STREAK_WINDOW)
+        if len(results) == STREAK_WINDOW and not any(breaks_run(*r) for r in results):
+            results = await self.store.scheduled_results(place, user)
+        return streaks(results)[0]
+
     async def question_stats(
         self, platform: str, workspace: str, question_id: str
     ) -> QuestionStats:
@@ -438,33 +460,6 @@ class QuizEngine:
         return await self.store.question_stats(platform, workspace, question_id)
 
     # ---------------------------------------------------------- review (never touches scores)
-
-    async def _remember_miss(
-        self, platform: str, workspace: str, user: str, question_id: str, now: datetime
-    ) -> None:
-        # Most misses are a first miss: try to insert the fresh state before reading anything.
-        fresh = review.after_round_miss(
-            None,
-            platform=platform,
-            workspace=workspace,
-            user=user,
-            question_id=question_id,
-            now=now,
-        )
-        if await self.store.save_review_item(fresh):
-            return
-        for _ in range(3):  # a concurrent writer moved the version on: read it again
-            item = await self.store.review_item(platform, workspace, user, question_id)
-            new = review.after_round_miss(
-                item,
-                platform=platform,
-                workspace=workspace,
-                user=user,
-                question_id=question_id,
-                now=now,
-            )
-            if new == item or await self.store.save_review_item(new):
-                return
 
     async def _due_items(self, platform: str, workspace: str, user: str) -> list[ReviewItem]:
         now = self._now()

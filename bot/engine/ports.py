@@ -74,12 +74,20 @@ class Store(Protocol):
         """Return how many rounds each question has had in this channel."""
         ...
 
-    async def record_answer(self, answer: AnswerRecord) -> tuple[AnswerStatus, AnswerRecord | None]:
+    async def record_answer(
+        self,
+        answer: AnswerRecord,
+        *,
+        allow_change: bool | None = None,
+        miss: ReviewItem | None = None,
+    ) -> tuple[AnswerStatus, AnswerRecord | None]:
         """Store an answer at most once per (round, user), in one transaction.
 
-        Return ACCEPTED with None; for a second answer, what ``rules.second_answer`` decides
-        with the channel's ``allow_change`` (CHANGED with the previous answer, or ALREADY with
-        the stored one); or CLOSED with None when the round is closed.
+        Return ACCEPTED with None; CHANGED with the previous answer when changes are allowed
+        (``allow_change``; None: as the channel's settings say); ALREADY with the stored answer;
+        or CLOSED with None when the round is closed. ``miss``, the state a first miss gets
+        (``review.after_round_miss(None, ...)``), is stored in the same transaction when the
+        answer counts, merged into the user's stored item as ``review.after_round_miss`` does.
         """
         ...
 
@@ -113,8 +121,13 @@ class Store(Protocol):
         """Return per-user totals of answers since a time (all time with None)."""
         ...
 
-    async def scheduled_results(self, place: Place, user: str) -> list[tuple[bool, bool | None]]:
-        """Return (closed, correct-or-None-if-unanswered) per scheduled round, oldest first."""
+    async def scheduled_results(
+        self, place: Place, user: str, *, newest: int | None = None
+    ) -> list[tuple[bool, bool | None]]:
+        """Return (closed, correct-or-None-if-unanswered) per scheduled round, oldest first.
+
+        With ``newest``, only that many of the latest rounds (still oldest first).
+        """
         ...
 
     async def question_stats(

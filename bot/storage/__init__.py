@@ -2,7 +2,16 @@
 
 from bot.engine.ports import Store
 from bot.storage._installations import InstallationSql
+from bot.storage._requests import RequestClaims
 from bot.storage._schema import latest_version
 from bot.storage._store import SqlStore, make_engine, open_store
 
-__all__ = ["InstallationSql", "SqlStore", "Store", "latest_version", "make_engine", "open_store"]
+__all__ = [
+    "InstallationSql",
+    "RequestClaims",
+    "SqlStore",
+    "Store",
+    "latest_version",
+    "make_engine",
+    "open_store",
+]

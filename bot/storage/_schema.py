@@ -198,6 +198,18 @@ slack_oauth_states = sa.Table(
 )
 
 
+# Requests every replica has seen, each until it expires: a replayed signed Slack request, or
+# a redelivered event, is recognised by whichever replica it reaches.
+request_claims = sa.Table(
+    "request_claims",
+    metadata,
+    sa.Column("request_key", sa.String(200), primary_key=True),
+    sa.Column("expires_at", UTCDateTime, nullable=False),
+    # Which claim wrote the row, so a claim whose reply was lost recognises its own.
+    sa.Column("claimant", sa.String(32), nullable=False),
+    sa.Index("ix_request_claims_expiry", "expires_at"),
+)
+
 # Dashboard links already opened: a link works once, on whichever replica opens it first.
 dashboard_links = sa.Table(
     "dashboard_links",
@@ -242,6 +254,7 @@ MIGRATIONS: list[Migration] = [
         "Slack installations and OAuth states",
         _create(slack_installations, slack_oauth_states),
     ),
+    (4, "request claims shared by replicas", _create(request_claims)),
     (5, "channel difficulty mode", _add_column(channel_settings, "difficulty")),
     (6, "dashboard link claims", _create(dashboard_links)),
 ]

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
-import aiosqlite
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, IntegrityError
+from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from bot.engine.model import (
@@ -28,16 +27,28 @@ from bot.engine.model import (
     ScoreRow,
 )
 from bot.engine.ports import RoundAlreadyOpen, utc_now
-from bot.engine.rules import second_answer
+from bot.engine.review import ReviewItem
 from bot.errors import ConfigError
 from bot.storage._analytics import AnalyticsSql
+from bot.storage._answers import (
+    CHANGE,
+    POSTGRES_ANSWER,
+    Compiled,
+    Outcome,
+    answer_steps,
+    build_statements,
+    first_step,
+    postgres_args,
+    postgres_outcome,
+    run_on_connection,
+    run_on_sqlite,
+)
 from bot.storage._dashboard import DashboardSql
 from bot.storage._metrics import with_round_metrics
 from bot.storage._retry import with_retries
 from bot.storage._review import ReviewSql
 from bot.storage._schedules import ScheduleSql
 from bot.storage._schema import (
-    UTCDateTime,
     answers,
     channel_settings,
     current_version,
@@ -45,6 +56,7 @@ from bot.storage._schema import (
     rounds,
     upgrade,
 )
+from bot.storage._sqlite_writer import SqliteWriter, Trace, in_transaction
 
 log = logging.getLogger(__name__)
 
@@ -58,18 +70,9 @@ SQLITE_PRAGMAS = (
 # Round ids are integer keys: the largest a signed 64-bit column (PostgreSQL, SQLite) holds.
 ROUND_ID_MAX = 2**63 - 1
 
-_ANSWER_COLUMNS = [
-    "round_id",
-    "platform",
-    "workspace",
-    "channel",
-    "user_id",
-    "choice",
-    "correct",
-    "points",
-    "answered_at",
-    "elapsed_ms",
-]
+# A pooled PostgreSQL connection idle for longer than this is pinged before it is used again;
+# one in steady use is not (a lost one fails its statement, which is retried on a new one).
+IDLE_BEFORE_PING = 1.0
 
 
 def _round(row: Any) -> Round:
@@ -124,9 +127,39 @@ def make_engine(url: str, *, pool_size: int = 5, max_overflow: int = 10) -> Asyn
         engine = create_async_engine(url, connect_args={"timeout": 30}, pool_reset_on_return=None)
         _tune_sqlite(engine)
         return engine
-    return create_async_engine(
-        url, pool_size=pool_size, max_overflow=max_overflow, pool_pre_ping=True
-    )
+    # QueuePool closes an overflow connection as soon as it is returned while the pool holds
+    # ``pool_size`` idle ones; under steady load above pool_size that closed and reopened a
+    # connection (and prepared its statements again) every few answers. Connections opened
+    # under load are kept instead, never more than pool_size + max_overflow.
+    engine = create_async_engine(url, pool_size=pool_size + max_overflow, max_overflow=0)
+    _ping_when_idle(engine)
+    return engine
+
+
+def _ping_when_idle(engine: AsyncEngine) -> None:
+    """Ping a pooled connection before use only when it sat idle, instead of every time.
+
+    SQLAlchemy's ``pool_pre_ping`` costs three round trips on asyncpg (BEGIN, ping, ROLLBACK)
+    on every checkout, more than the statement a checkout is usually for.
+    """
+    pool = engine.sync_engine.pool
+    dialect = engine.sync_engine.dialect
+
+    @event.listens_for(pool, "checkin")
+    def _on_checkin(_dbapi_conn: Any, record: Any) -> None:
+        if record is not None:
+            record.info["quizbot_idle_since"] = time.monotonic()
+
+    @event.listens_for(pool, "checkout")
+    def _on_checkout(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
+        since = record.info.get("quizbot_idle_since")
+        if since is None or time.monotonic() - since < IDLE_BEFORE_PING:
+            return
+        try:
+            dialect.do_ping(dbapi_conn)
+        except Exception as exc:
+            # The pool drops this connection and checks out (or opens) another.
+            raise DisconnectionError("a pooled connection failed its ping") from exc
 
 
 def _tune_sqlite(engine: AsyncEngine) -> None:
@@ -155,13 +188,14 @@ class SqlStore(ScheduleSql, ReviewSql, AnalyticsSql, DashboardSql):
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
         self.dialect = engine.dialect.name
-        self._compiled_cache: dict[int, tuple[str, list[str], dict[str, Any]]] = {}
+        self._compiled_cache: dict[int, Compiled] = {}
+        self._raw_trace: Trace | None = None
         database = engine.url.database
         in_file = self.dialect == "sqlite" and database not in (None, "", ":memory:")
-        self._writer_path = database if in_file else None
-        self._writer: aiosqlite.Connection | None = None
-        self._writer_lock = asyncio.Lock()
-        self._insert_answer = self._build_insert_answer()
+        self._writer = SqliteWriter(str(database), SQLITE_PRAGMAS) if in_file else None
+        self._answer_statements = build_statements(self._insert)
+        self._answer_compiled_cache: dict[str, Compiled] | None = None
+        self._scheduled_results = self._build_scheduled_results()
 
     # -------------------------------------------------------------- plumbing
 
@@ -173,24 +207,17 @@ class SqlStore(ScheduleSql, ReviewSql, AnalyticsSql, DashboardSql):
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
-        """Open a connection for reads (on SQLite, autocommit statements)."""
-        async with self.engine.connect() as conn:
-            await conn.execution_options(quizbot_autocommit=True)
-            yield conn
+        """Open a connection for reads, each statement in autocommit.
 
-    @asynccontextmanager
-    async def single(self) -> AsyncIterator[AsyncConnection]:
-        """Open a connection for one statement that is atomic on its own.
-
-        On SQLite it runs without BEGIN/COMMIT, which saves two round trips to the driver's
-        thread on the hottest path; elsewhere it is an ordinary transaction.
+        On SQLite no BEGIN is issued (WAL readers never block); on PostgreSQL autocommit saves
+        the BEGIN and ROLLBACK round trips around each read.
         """
-        if self.dialect == "sqlite":
-            async with self.read() as conn:
-                yield conn
-        else:
-            async with self.write() as conn:
-                yield conn
+        async with self.engine.connect() as conn:
+            if self.dialect == "postgresql":
+                await conn.execution_options(isolation_level="AUTOCOMMIT")
+            else:
+                await conn.execution_options(quizbot_autocommit=True)
+            yield conn
 
     def _insert(self, table: sa.Table) -> Any:
         if self.dialect == "postgresql":
@@ -200,73 +227,53 @@ class SqlStore(ScheduleSql, ReviewSql, AnalyticsSql, DashboardSql):
     async def _execute_one(self, stmt: Any, params: dict[str, Any]) -> int:
         """Run one self-contained write statement built once with bind parameters; return rowcount.
 
-        On a SQLite file the statement goes, compiled once, to a connection of its own that
-        stays open: SQLAlchemy's pool and adapter spend five round trips to the driver's thread
-        on a statement (checkout, cursor, execute, close, rollback) and this takes one, which
-        is most of the cost of recording an answer.
+        On a SQLite file the statement goes, compiled once, to the store's writer thread: one
+        call into a driver thread instead of five through SQLAlchemy's pool and adapter.
         """
-        writer = await self._sqlite_writer()
-        if writer is None:
+        if self._writer is None:
             async with self.write() as conn:
                 return int((await conn.execute(stmt, params)).rowcount)
-        sql, names, processors = self._compiled(stmt)
-        values = [
-            processors[name](params[name]) if name in processors else params[name] for name in names
-        ]
-        # The sqlite3 cursor is released when garbage collected; closing it would cost another
-        # round trip.
-        cursor = await writer.execute(sql, values)
-        return int(cursor.rowcount)
+        compiled = self._compiled(stmt)
+        return await self._writer.execute(compiled.sql, compiled.values(params))
 
-    async def _sqlite_writer(self) -> aiosqlite.Connection | None:
-        """Return the SQLite file's single-statement writer (None on other databases)."""
-        if self._writer is not None or self._writer_path is None:
-            return self._writer
-        async with self._writer_lock:
-            if self._writer is None:
-                conn = await aiosqlite.connect(self._writer_path, timeout=30, isolation_level=None)
-                for pragma in SQLITE_PRAGMAS:
-                    await conn.execute(pragma)
-                self._writer = conn
-        return self._writer
-
-    def _compiled(self, stmt: Any) -> tuple[str, list[str], dict[str, Any]]:
+    def _compiled(self, stmt: Any) -> Compiled:
         cached = self._compiled_cache.get(id(stmt))
         if cached is None:
             compiled = stmt.compile(dialect=self.engine.dialect)
-            names = list(compiled.positiontup or [])
-            processors = {}
+            names = tuple(compiled.positiontup or ())
+            processors, constants = {}, {}
             for name in names:
-                processor = compiled.binds[name].type.bind_processor(self.engine.dialect)
+                bind = compiled.binds[name]
+                # The dialect's own processor, as SQLAlchemy's execute uses: the generic one
+                # would leave a datetime to sqlite3, which drops zero microseconds, and stored
+                # timestamps would then no longer sort as text.
+                dialect = self.engine.dialect
+                processor = bind.type.dialect_impl(dialect).bind_processor(dialect)
                 if processor is not None:
                     processors[name] = processor
-            cached = (compiled.string, names, processors)
+                if not bind.required:
+                    constants[name] = bind.effective_value
+            cached = Compiled(compiled.string, names, processors, constants)
             self._compiled_cache[id(stmt)] = cached
         return cached
 
-    def _build_insert_answer(self) -> Any:
-        """Build, once, the statement that records an answer if the round is still open."""
-        source = (
-            sa.select(
-                sa.bindparam("a_round", type_=sa.Integer()),
-                rounds.c.platform,
-                rounds.c.workspace,
-                rounds.c.channel,
-                sa.bindparam("a_user", type_=sa.String()),
-                sa.bindparam("a_choice", type_=sa.String()),
-                sa.bindparam("a_correct", type_=sa.Boolean()),
-                sa.bindparam("a_points", type_=sa.Integer()),
-                sa.bindparam("a_at", type_=UTCDateTime()),
-                sa.bindparam("a_ms", type_=sa.BigInteger()),
-            )
-            .where(rounds.c.id == sa.bindparam("a_round"), rounds.c.closed_at.is_(None))
-            .with_for_update(read=True)
-        )
-        return (
-            self._insert(answers)
-            .from_select(_ANSWER_COLUMNS, source)
-            .on_conflict_do_nothing(index_elements=["round_id", "user_id"])
-        )
+    def _answer_compiled(self) -> dict[str, Compiled]:
+        cached = self._answer_compiled_cache
+        if cached is None:
+            cached = {k: self._compiled(v) for k, v in self._answer_statements.items()}
+            self._answer_compiled_cache = cached
+        return cached
+
+    def trace_raw_statements(self, callback: Trace | None) -> None:
+        """Report what the store sends outside SQLAlchemy's cursors (for benchmarks and tests).
+
+        ``callback(sql)`` for each statement and ``callback(None)`` for each round trip that
+        carries them: on SQLite, a call into the writer thread; on PostgreSQL, an answer's one
+        statement. SQLAlchemy's own events cover everything else. None stops the report.
+        """
+        self._raw_trace = callback
+        if self._writer is not None:
+            self._writer.trace(callback)
 
     async def upgrade(self) -> list[int]:
         """Apply pending schema migrations; return the versions applied."""
@@ -402,73 +409,108 @@ class SqlStore(ScheduleSql, ReviewSql, AnalyticsSql, DashboardSql):
 
     # -------------------------------------------------------------- answers
 
-    async def record_answer(self, answer: AnswerRecord) -> tuple[AnswerStatus, AnswerRecord | None]:
-        """Store an answer at most once per (round, user); see the Store protocol."""
-        # Fast path, one statement: insert only if the round is open and the user has no answer
-        # yet. FOR SHARE (PostgreSQL) holds off a concurrent close, an UPDATE of the round,
-        # until we commit, so no answer lands after its reveal was computed; on SQLite one
-        # statement is atomic and writers are serialised by the database lock.
-        params = {
-            "a_round": answer.round_id,
-            "a_user": answer.user,
-            "a_choice": answer.choice,
-            "a_correct": answer.correct,
-            "a_points": answer.points,
-            "a_at": answer.answered_at,
-            "a_ms": answer.elapsed_ms,
-        }
-        if await self._execute_one(self._insert_answer, params) == 1:
-            return AnswerStatus.ACCEPTED, None
-        async with self.write() as conn:
-            return await self._answer_conflict(conn, answer, params)
-
-    async def _answer_conflict(
-        self, conn: AsyncConnection, answer: AnswerRecord, params: dict[str, Any]
+    async def record_answer(
+        self,
+        answer: AnswerRecord,
+        *,
+        allow_change: bool | None = None,
+        miss: ReviewItem | None = None,
     ) -> tuple[AnswerStatus, AnswerRecord | None]:
-        """Settle an answer that was not inserted: the round is closed, or the user answered."""
-        rnd = (
-            await conn.execute(
-                rounds.select().where(rounds.c.id == answer.round_id).with_for_update(read=True)
-            )
-        ).first()
-        if rnd is None or rnd.closed_at is not None:
-            return AnswerStatus.CLOSED, None
-        row = (
-            await conn.execute(
-                answers.select().where(
-                    answers.c.round_id == answer.round_id, answers.c.user_id == answer.user
-                )
-            )
-        ).first()
-        if row is None:
-            # Nothing stored and the round is open again from our point of view: insert now.
-            await conn.execute(self._insert_answer, params)
-            return AnswerStatus.ACCEPTED, None
-        existing = _answer(row)
-        allow_change = (
-            await conn.execute(
-                sa.select(channel_settings.c.allow_change).where(
-                    channel_settings.c.platform == rnd.platform,
-                    channel_settings.c.workspace == rnd.workspace,
-                    channel_settings.c.channel == rnd.channel,
-                )
-            )
-        ).scalar()
-        status = second_answer(existing.choice, answer.choice, allow_change=bool(allow_change))
-        if status is AnswerStatus.ALREADY:
-            return AnswerStatus.ALREADY, existing
-        await conn.execute(
-            answers.update()
-            .where(answers.c.round_id == answer.round_id, answers.c.user_id == answer.user)
-            .values(
-                choice=answer.choice,
-                correct=answer.correct,
-                points=answer.points,
-                answered_at=answer.answered_at,
-                elapsed_ms=answer.elapsed_ms,
-            )
-        )
-        return AnswerStatus.CHANGED, existing
+        """Store an answer at most once per (round, user), in one round trip; see the protocol.
+
+        ``allow_change`` says whether a different second answer replaces the first (None: as
+        the channel's settings say). ``miss``, given for a wrong answer, is the review state the
+        engine computed for a first miss: stored with the answer when the answer counts, merged
+        into an item already stored as ``review.after_round_miss`` does.
+        """
+        if miss is not None and miss.user != answer.user:
+            raise ValueError("a review item goes with its own user's answer")
+        if self.dialect == "postgresql":
+            outcome = await self._answer_on_postgres(answer, allow_change, miss)
+            if outcome is not None:
+                return outcome
+        elif self._writer is not None:
+            compiled = self._answer_compiled()
+            steps = answer_steps(answer, allow_change=allow_change, miss=miss)
+            first = first_step(steps, compiled)
+
+            def again(conn: Any) -> Outcome | None:
+                steps = answer_steps(answer, allow_change=allow_change, miss=miss)
+                return run_on_sqlite(conn, steps, compiled, first_step(steps, compiled))
+
+            def settle(conn: Any) -> Outcome | None:
+                if miss is not None:
+                    return in_transaction(lambda c: run_on_sqlite(c, steps, compiled, first))(conn)
+                # Without a review item to queue, an answer is one statement, atomic on its
+                # own; each statement more hands the GIL to and fro once more. Only a change
+                # of answer needs a transaction: then it is all done again in one.
+                outcome = run_on_sqlite(conn, steps, compiled, first, stop_before=CHANGE)
+                return outcome if outcome is not None else in_transaction(again)(conn)
+
+            settled = await self._writer.run(settle)
+            assert settled is not None  # only the autocommit drive stops early
+            return settled
+        # An in-memory SQLite database, or a PostgreSQL click that raced the same user's other
+        # click: the same decisions, statement by statement, in one transaction.
+        async with self.write() as conn:
+            steps = answer_steps(answer, allow_change=allow_change, miss=miss)
+            return await run_on_connection(conn, steps, self._answer_statements)
+
+    async def _answer_on_postgres(
+        self, answer: AnswerRecord, allow_change: bool | None, miss: ReviewItem | None
+    ) -> Outcome | None:
+        """Run the answer's one statement on a pooled asyncpg connection, in autocommit."""
+        async with self._asyncpg(POSTGRES_ANSWER) as driver:
+            # asyncpg prepares the statement once per connection and keeps it.
+            row = await driver.fetchrow(POSTGRES_ANSWER, *postgres_args(answer, allow_change, miss))
+        return postgres_outcome(answer, row)
+
+    @asynccontextmanager
+    async def _asyncpg(self, sql: str) -> AsyncIterator[Any]:
+        """Lend the asyncpg connection of a pooled connection for ``sql``, run in autocommit.
+
+        SQLAlchemy's cursor layer costs more CPU than the statements of the hottest paths; they
+        go to the driver itself. A failure that may leave the connection in an unknown state
+        drops it from the pool, and reaches the retry layer as SQLAlchemy would raise it.
+        """
+        import asyncpg
+
+        async with self.engine.connect() as conn:
+            driver: Any = (await conn.get_raw_connection()).driver_connection
+            if self._raw_trace is not None:
+                self._raw_trace(None)
+                self._raw_trace(sql)
+            try:
+                yield driver
+            except BaseException as exc:
+                lost = isinstance(exc, OSError | asyncpg.PostgresConnectionError)
+                lost = lost or driver.is_closed()
+                if lost or not isinstance(exc, Exception):
+                    # Cancelled mid-statement, or cut off: never hand this one back.
+                    await conn.invalidate()
+                if not isinstance(exc, Exception) or isinstance(exc, DBAPIError):
+                    raise
+                raise DBAPIError(sql, None, exc, connection_invalidated=lost) from exc
+
+    async def _fetch_hot(
+        self, stmt: Any, params: dict[str, Any], *, writes: bool = False
+    ) -> list[tuple[Any, ...]]:
+        """Run one statement of a hot path in one round trip; return its rows as the driver
+        gives them (SQLite: timestamps as text, booleans as integers).
+
+        A statement that ``writes`` must be atomic on its own: it runs in autocommit.
+        """
+        compiled = self._compiled(stmt)
+        values = compiled.values(params)
+        if self._writer is not None:
+            sql = compiled.sql
+            return await self._writer.run(lambda conn: conn.execute(sql, values).fetchall())
+        if self.dialect == "postgresql":
+            async with self._asyncpg(compiled.sql) as driver:
+                return [tuple(row) for row in await driver.fetch(compiled.sql, *values)]
+        context = self.write() if writes else self.read()
+        async with context as conn:
+            return [tuple(row) for row in await conn.execute(stmt, params)]
 
     async def count_answers(self, round_id: int) -> int:
         """Return how many users answered the round."""
@@ -552,22 +594,53 @@ class SqlStore(ScheduleSql, ReviewSql, AnalyticsSql, DashboardSql):
                 for u, p, n, c, ms in await conn.execute(query)
             ]
 
-    async def scheduled_results(self, place: Place, user: str) -> list[tuple[bool, bool | None]]:
-        """Return (closed, correct-or-None-if-unanswered) per scheduled round, oldest first."""
-        joined = rounds.outerjoin(
-            answers, sa.and_(answers.c.round_id == rounds.c.id, answers.c.user_id == user)
+    async def scheduled_results(
+        self, place: Place, user: str, *, newest: int | None = None
+    ) -> list[tuple[bool, bool | None]]:
+        """Return (closed, correct-or-None-if-unanswered) per scheduled round, oldest first.
+
+        With ``newest``, only that many of the latest rounds (still oldest first): the index
+        on the channel's rounds is read backwards and stops there, whatever the history.
+        """
+        params: dict[str, Any] = {
+            "s_platform": place.platform,
+            "s_workspace": place.workspace,
+            "s_channel": place.channel,
+            "s_user": user,
+        }
+        if newest is None:
+            stmt = self._scheduled_results[0]
+        else:
+            stmt, params["s_limit"] = self._scheduled_results[1], newest
+        # A right answer in a daily round reads this at once.
+        rows = await self._fetch_hot(stmt, params)
+        results = [
+            (closed is not None, None if correct is None else bool(correct))
+            for closed, correct in rows
+        ]
+        return results if newest is None else results[::-1]
+
+    @staticmethod
+    def _build_scheduled_results() -> tuple[Any, Any]:
+        """Build, once, the streak queries: every scheduled round, and the newest few."""
+        mine = sa.and_(
+            answers.c.round_id == rounds.c.id, answers.c.user_id == sa.bindparam("s_user")
         )
         query = (
             sa.select(rounds.c.closed_at, answers.c.correct)
-            .select_from(joined)
-            .where(_place_filter(rounds, place), rounds.c.scheduled.is_(True))
-            .order_by(rounds.c.opened_at, rounds.c.id)
+            .select_from(rounds.outerjoin(answers, mine))
+            .where(
+                rounds.c.platform == sa.bindparam("s_platform"),
+                rounds.c.workspace == sa.bindparam("s_workspace"),
+                rounds.c.channel == sa.bindparam("s_channel"),
+                rounds.c.scheduled.is_(True),
+            )
         )
-        async with self.read() as conn:
-            return [
-                (closed is not None, None if correct is None else bool(correct))
-                for closed, correct in await conn.execute(query)
-            ]
+        every = query.order_by(rounds.c.opened_at, rounds.c.id)
+        newest = query.order_by(rounds.c.opened_at.desc(), rounds.c.id.desc()).limit(
+            sa.bindparam("s_limit", type_=sa.Integer())
+        )
+        return every, newest
 
     async def question_stats(
         self, platform: str, workspace: str, question_id: str

@@ -108,4 +108,6 @@ def test_pool_sizes_reach_the_postgresql_engine(pool: int, overflow: int):
     engine = make_engine(
         "postgresql+asyncpg://quiz@127.0.0.1:9/quizbot", pool_size=pool, max_overflow=overflow
     )
-    assert (engine.pool.size(), engine.pool._max_overflow) == (pool, overflow)  # type: ignore[attr-defined]
+    # Connections opened under load are kept, never more than pool + overflow in all: an
+    # overflow connection closed on return was reopened moments later under steady load.
+    assert (engine.pool.size(), engine.pool._max_overflow) == (pool + overflow, 0)  # type: ignore[attr-defined]

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+import bot.engine.engine as engine_module
 from bot.engine import AnswerStatus, ChannelSettings, Period, Place, QuizEngine, streaks
 from bot.engine.engine import period_start, pick_question, rank_rows
 from bot.engine.model import Difficulty, ScoreRow
@@ -353,6 +354,25 @@ async def test_stats_and_streaks_over_scheduled_rounds(sqlite_store: SqlStore, c
     stats = await engine.stats(PLACE, "U1")
     assert (stats.answered, stats.correct, stats.points) == (6, 5, 10)
     assert (stats.current_streak, stats.best_streak) == (0, 3)
+
+
+@pytest.mark.parametrize("window", [1, 2, 3, 32])
+async def test_a_right_answer_reports_the_streak_over_the_whole_history(
+    sqlite_store: SqlStore, clock: FakeClock, monkeypatch: pytest.MonkeyPatch, window: int
+):
+    # The answer path reads only the newest rounds unless the run is longer than them.
+    monkeypatch.setattr(engine_module, "STREAK_WINDOW", window)
+    engine = build(sqlite_store, clock, [make_question(f"q{i}", answer="A") for i in range(3)])
+    plan = ["A", "B", "A", None, "A", "A", "A", "A", "A"]
+    reported = []
+    for choice in plan:
+        card = await engine.start_round(PLACE, scheduled=True)
+        if choice:
+            outcome = await engine.answer("slack", "T1", card.round_id, "U1", choice)
+            reported.append(outcome.streak)
+        await engine.close(card.round_id)
+        clock.advance(days=1)
+    assert reported == [1, 0, 1, 1, 2, 3, 4, 5]
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ is; the restarted process closes the round on time and reveals it once.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -15,6 +16,8 @@ import aiohttp
 import aiosqlite
 import pytest
 import sqlalchemy as sa
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.response import BoltResponse
 
 from bot.engine.loader import load_bank
 from bot.storage import open_store
@@ -135,15 +138,42 @@ async def test_a_commit_slower_than_the_deadline_leaves_the_click_unacknowledged
 ) -> None:
     round_id, ts = await slack.open_card()
     slack.bot.handlers.answer_deadline = 0.2
-    # Another writer holds the database, as a stalled disk or a busy replica would.
+    stalled = asyncio.Event()
+
     async with aiosqlite.connect(tmp_path / "quiz.db") as db:
-        await db.execute("BEGIN IMMEDIATE")
-        click = asyncio.create_task(slack.click(round_id, "A", user="U9", message_ts=ts))
-        await asyncio.sleep(0.5)
+
+        async def stall(req: AsyncBoltRequest, next: Callable[[], Awaitable[BoltResponse]]):
+            # Past the replay check, before the listener: another writer takes the database,
+            # as a stalled disk or a busy replica would, and holds it.
+            if not stalled.is_set():
+                await db.execute("BEGIN IMMEDIATE")
+                stalled.set()
+            return await next()
+
+        slack.bot.app.middleware(stall)
+        reply = await slack.click(round_id, "A", user="U9", message_ts=ts)
+        # Bolt's answer when no ack came: Slack shows the click failed.
+        assert stalled.is_set() and reply.status == 404
         assert await slack.engine.answered_count(round_id) == 0
         await db.rollback()
-    reply = await asyncio.wait_for(click, 10)
-    assert reply.status == 404  # Bolt's answer when no ack came: Slack shows the click failed
     (told,) = await slack.standin.wait_calls("chat.postEphemeral", within=10)
     assert "*Right!*" in told.params["text"] and told.params["user"] == "U9"
     assert await slack.engine.answered_count(round_id) == 1
+
+
+async def test_a_database_stalled_past_the_replay_check_refuses_the_click_unrecorded(
+    slack: Harness, tmp_path: Path
+) -> None:
+    round_id, ts = await slack.open_card()
+    async with aiosqlite.connect(tmp_path / "quiz.db") as db:
+        await db.execute("BEGIN IMMEDIATE")
+        reply = await slack.click(round_id, "A", user="U9", message_ts=ts)
+        # Refused before anything was handled: Slack shows the click failed.
+        assert reply.status == 503
+        await db.rollback()
+    assert await slack.engine.answered_count(round_id) == 0
+    # The user clicks again (Slack sends a new request) and the click counts.
+    again = await slack.click(round_id, "A", user="U9", message_ts=ts, respond_to="again")
+    assert again.status == 200 and await slack.engine.answered_count(round_id) == 1
+    (told,) = await slack.standin.wait_calls("chat.postEphemeral")
+    assert told.params["user"] == "U9"

@@ -176,13 +176,15 @@ async def test_answer_whose_commit_reply_was_lost_is_accepted_once(
     proxied: SqlStore, proxy: CuttingProxy
 ):
     rid = await new_round(proxied)
-    proxy.cut_after(b"COMMIT")
-    assert await proxied.record_answer(answer(rid, "U1")) == (AnswerStatus.ACCEPTED, None)
+    # An answer is one autocommitted statement: the message that carries its values (the user
+    # id among them) executes and commits it, and its reply is the one lost.
+    proxy.cut_after(b"ULOSTREPLY")
+    assert await proxied.record_answer(answer(rid, "ULOSTREPLY")) == (AnswerStatus.ACCEPTED, None)
     assert proxy.cuts == 1
     [row] = await proxied.round_answers(rid)
-    assert (row.user, row.choice) == ("U1", "A")
+    assert (row.user, row.choice) == ("ULOSTREPLY", "A")
     # A real second click is still told it already answered.
-    status, stored = await proxied.record_answer(answer(rid, "U1", "B"))
+    status, stored = await proxied.record_answer(answer(rid, "ULOSTREPLY", "B"))
     assert status is AnswerStatus.ALREADY and stored is not None and stored.choice == "A"
 
 

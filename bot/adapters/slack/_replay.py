@@ -1,74 +1,202 @@
-"""Refuse a replayed Slack request: the same signed request a second time.
+"""Refuse a replayed Slack request, and handle a redelivered event once, across replicas.
 
 Bolt checks the signature and that the timestamp is less than 5 minutes off, but within those 5
 minutes an intercepted request signs just as well the second time: replaying ``/quiz next`` after
 its round closed would open another round. The signature is an HMAC of the timestamp and the
 body, so each genuine request has its own; one seen before is refused with 401, like a bad one.
-Slack redelivers an event it thinks failed, marked with ``X-Slack-Retry-Num``; such a redelivery
-of an event is let through whatever its signature, because events are deduplicated where they
-are handled (a reaction counts once), while commands and clicks, which Slack never redelivers,
-get no such pass.
+``X-Slack-Retry-Num`` is not covered by the signature, so it earns no exemption: a captured
+request replayed with it added is refused all the same.
 
-The memory is per process: replicas behind a load balancer each refuse what they have seen.
+Slack redelivers an event it thinks failed (signed afresh, with the same ``event_id``). An
+event whose id was seen within the redelivery window is acknowledged and not handled again, so
+a reaction is never counted twice.
+
+Both memories are shared through the database (``RequestClaims``), so every replica behind a
+load balancer refuses what any of them has seen; a small memory in each process answers the
+repeats it saw itself without asking the database.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import datetime, timedelta
+from typing import Protocol
 
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
+
+from bot.engine import QuizEngine
+from bot.engine.ports import utc_now
+from bot.storage import RequestClaims, SqlStore
 
 log = logging.getLogger(__name__)
 
 # Bolt refuses a timestamp more than 5 minutes off, so nothing older needs remembering.
 REPLAY_WINDOW = 5 * 60 + 30
-# At most this many signatures are kept (about 20 MB); past it the oldest are forgotten first.
+# Slack retries a failed event at once, after a minute and after five; remember ids well past.
+REDELIVERY_WINDOW = 15 * 60
+# At most this many keys are kept in each process (about 20 MB); past it the oldest go first.
 REMEMBERED = 200_000
+# The check must leave the listener most of Slack's 3 s: past this the request is refused (503,
+# which Slack shows as a failure and, for an event, retries later) rather than answered late.
+CLAIM_DEADLINE = 1.0
+
+
+class SharedClaims(Protocol):
+    """Keys claimed once across replicas (``bot.storage.RequestClaims``)."""
+
+    async def claim(self, keys: Mapping[str, datetime], *, now: datetime) -> set[str]:
+        """Claim each key until its time; return the keys this call won."""
+        ...
+
+    async def forget(self, keys: set[str]) -> None:
+        """Give up keys this process won (for a request it refused after all)."""
+        ...
 
 
 class ReplayGuard:
-    """Remember recent request signatures; refuse any that comes again."""
+    """Remember recent request signatures and event ids; refuse or skip any that comes again."""
 
     def __init__(
         self,
+        claims: SharedClaims | None = None,
         *,
         window: float = REPLAY_WINDOW,
+        redelivery_window: float = REDELIVERY_WINDOW,
         capacity: int = REMEMBERED,
+        claim_deadline: float = CLAIM_DEADLINE,
         clock: Callable[[], float] = time.monotonic,
+        utc_clock: Callable[[], datetime] = utc_now,
     ) -> None:
+        self.claims = claims
+        self.claim_deadline = claim_deadline
+        self._late: set[asyncio.Task[None]] = set()
         self.window = window
+        self.redelivery_window = redelivery_window
         self.capacity = capacity
         self.clock = clock
+        self.utc_clock = utc_clock
         self._seen: OrderedDict[str, float] = OrderedDict()
 
-    def first_time(self, signature: str) -> bool:
-        """Return True the first time a signature is seen within the window, then False."""
+    def first_time(self, key: str) -> bool:
+        """Return True the first time a key is seen by this process within the window."""
+        if self.seen(key):
+            return False
+        self.remember(key)
+        return True
+
+    def seen(self, key: str) -> bool:
+        """Return whether this process saw the key within its window."""
         now = self.clock()
         seen = self._seen
         while seen:
             oldest = next(iter(seen.values()))
-            if now - oldest <= self.window and len(seen) < self.capacity:
+            if now < oldest and len(seen) < self.capacity:
                 break
             seen.popitem(last=False)
-        if signature in seen:
-            return False
-        seen[signature] = now
-        return True
+        return seen.get(key, now) > now
+
+    def remember(self, key: str, window: float | None = None) -> None:
+        """Remember a key for the window (the replay window unless told otherwise)."""
+        # Kept in insertion order; a key's value is when this process may forget it.
+        self._seen[key] = self.clock() + (self.window if window is None else window)
+        self._seen.move_to_end(key)
 
     async def middleware(
         self, req: AsyncBoltRequest, next: Callable[[], Awaitable[BoltResponse]]
     ) -> BoltResponse:
-        """Bolt middleware, after Bolt's own signature check: 401 for a replayed request."""
+        """Bolt middleware, after Bolt's own signature check.
+
+        401 for a replayed request; 200 without handling for a redelivered event.
+        """
         values = req.headers.get("x-slack-signature") or []
         signature = values[0] if values else ""
-        redelivery = bool(req.headers.get("x-slack-retry-num")) and (
-            isinstance(req.body, dict) and req.body.get("type") == "event_callback"
-        )
-        if req.mode == "http" and signature and not redelivery and not self.first_time(signature):
-            log.warning("refused a replayed request (its signature was seen before)")
-            return BoltResponse(status=401, body="")
+        if req.mode != "http" or not signature:
+            return await next()
+        signed = f"signature:{signature}"
+        event = _event_key(req.body)
+        if self.seen(signed):
+            return _replayed("this replica")
+        if event is not None and self.seen(event):
+            return _redelivered(req.body)
+        if self.claims is not None:
+            now = self.utc_clock()
+            keys = {signed: now + timedelta(seconds=self.window)}
+            if event is not None:
+                keys[event] = now + timedelta(seconds=self.redelivery_window)
+            claiming = asyncio.ensure_future(self.claims.claim(keys, now=now))
+            try:
+                won = await asyncio.wait_for(asyncio.shield(claiming), self.claim_deadline)
+            except TimeoutError:
+                self._forget_when_done(claiming)
+                log.warning(
+                    "refused a request: the replay check took over %.1f s", self.claim_deadline
+                )
+                return BoltResponse(status=503, body="")
+            if signed not in won:
+                self.remember(signed)
+                return _replayed("another replica")
+            if event is not None and event not in won:
+                self.remember(event, self.redelivery_window)
+                return _redelivered(req.body)
+        # Remembered only once the claim is made: a request that failed here may come again.
+        self.remember(signed)
+        if event is not None:
+            self.remember(event, self.redelivery_window)
         return await next()
+
+    async def settle(self) -> None:
+        """Wait until the keys of requests refused for a late check are given back."""
+        while self._late:
+            await asyncio.gather(*self._late)
+
+    def _forget_when_done(self, claiming: asyncio.Future[set[str]]) -> None:
+        """Once a claim that came too late completes, give its keys back.
+
+        The request was refused unhandled, so Slack's redelivery of an event (or the user's
+        next click) must not be taken for a repeat.
+        """
+        claims = self.claims
+        assert claims is not None
+
+        async def forget() -> None:
+            try:
+                won = await claiming
+                if won:
+                    await claims.forget(won)
+            except Exception:
+                log.exception("could not give back the keys of a refused request")
+
+        task = asyncio.ensure_future(forget())
+        self._late.add(task)
+        task.add_done_callback(self._late.discard)
+
+
+def replay_guard(engine: QuizEngine) -> ReplayGuard:
+    """Return the guard for an app on this engine: shared through its database, on its clock."""
+    claims = RequestClaims(engine.store) if isinstance(engine.store, SqlStore) else None
+    return ReplayGuard(claims, utc_clock=engine.clock)
+
+
+def _event_key(body: object) -> str | None:
+    if not isinstance(body, dict) or body.get("type") != "event_callback":
+        return None
+    event_id = body.get("event_id")
+    if not isinstance(event_id, str) or not event_id:
+        return None
+    return f"event:{body.get('api_app_id') or ''}:{event_id}"
+
+
+def _replayed(where: str) -> BoltResponse:
+    log.warning("refused a replayed request (its signature was seen before, by %s)", where)
+    return BoltResponse(status=401, body="")
+
+
+def _redelivered(body: object) -> BoltResponse:
+    event_id = body.get("event_id") if isinstance(body, dict) else None
+    log.info("acknowledged a redelivered event %s without handling it again", event_id)
+    return BoltResponse(status=200, body="")

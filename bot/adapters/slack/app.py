@@ -30,7 +30,7 @@ from bot.adapters.slack._oauth import (
     oauth_settings,
     token_rotator,
 )
-from bot.adapters.slack._replay import ReplayGuard
+from bot.adapters.slack._replay import replay_guard
 from bot.adapters.slack.handlers import Listeners, SlackPort
 from bot.chat import Charts, Chat, Publisher
 from bot.chat.runner import Closing, Loops, run
@@ -148,7 +148,7 @@ def assemble(
         oauth_settings=oauth,
     )
     if not settings.slack_app_token:
-        app.middleware(ReplayGuard().middleware)
+        app.middleware(replay_guard(engine).middleware)
     if oauth is not None:
         app.middleware(bind_workspace)
     listeners = Listeners(chat, port)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import random
 import time
@@ -31,6 +32,7 @@ SECRET = "test-signing-secret"
 TEAM = "T0TEAM"
 ADMIN = "UADMIN"
 CHANNEL = "C0QUIZ"
+CLICKS = itertools.count(1)
 
 
 def make_settings(tmp_path: Path, standin: SlackApiStandIn, **extra: Any) -> Settings:
@@ -124,6 +126,7 @@ class Sender:
         **signing: Any,
     ) -> Reply:
         """Send a button click on a card (block_actions, form-encoded ``payload=``)."""
+        self.sent += 1
         payload = block_actions(
             round_id,
             key,
@@ -132,6 +135,9 @@ class Sender:
             channel=channel,
             message_ts=message_ts,
             response_url=self.standin.response_url(respond_to or f"click-{user}"),
+            # Each click is its own request, as from Slack: no two sign alike, whichever
+            # sender (replica) they go to.
+            trigger_id=f"trigger-{next(CLICKS)}",
         )
         body = urllib.parse.urlencode({"payload": json.dumps(payload)})
         return await self.post(body, "application/x-www-form-urlencoded", **signing)
@@ -139,10 +145,12 @@ class Sender:
     async def event(self, event: dict, *, event_id: str, retry: int | None = None) -> Reply:
         """Send an Events API callback, optionally marked as Slack's retry number ``retry``."""
         body = json.dumps(event_callback(event, event_id=event_id))
-        headers = {}
-        if retry is not None:
-            headers = {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
-        return await self.post(body, "application/json", headers=headers)
+        if retry is None:
+            return await self.post(body, "application/json")
+        headers = {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
+        # Slack signs each delivery when it sends it: a redelivery has its own timestamp.
+        stamp = int(time.time()) + retry
+        return await self.post(body, "application/json", headers=headers, timestamp=stamp)
 
     async def post_card(self, tag: str = "storage", channel: str = CHANNEL) -> int:
         """Post a question with ``/quiz next TAG`` and return its round id, read off the card."""
@@ -189,6 +197,7 @@ def block_actions(
     channel: str = CHANNEL,
     message_ts: str = "1700000000.000001",
     response_url: str = "http://127.0.0.1:9/respond/none",
+    trigger_id: str = "trigger",
 ) -> dict:
     """Return the payload Slack sends when someone clicks a choice button."""
     return {
@@ -203,7 +212,7 @@ def block_actions(
             "channel_id": channel,
             "is_ephemeral": False,
         },
-        "trigger_id": "trigger",
+        "trigger_id": trigger_id,
         "channel": {"id": channel, "name": "quiz"},
         "message": {"type": "message", "ts": message_ts, "text": "Quiz"},
         "response_url": response_url,

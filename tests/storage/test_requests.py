@@ -1,0 +1,112 @@
+"""Request keys claimed once across replicas, each until it expires (SQLite, and PostgreSQL when
+QUIZBOT_TEST_DATABASE_URL is set)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
+
+from bot.storage import RequestClaims, SqlStore, open_store
+from bot.storage._requests import PURGE_EVERY
+from bot.storage._schema import request_claims
+from tests.storage.tcp_proxy import CuttingProxy
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+LATER = T0 + timedelta(minutes=5)
+
+
+@pytest.fixture
+async def other(database_url: str, store: SqlStore) -> AsyncIterator[SqlStore]:
+    """A second replica's store on the same database."""
+    s = await open_store(database_url)
+    try:
+        yield s
+    finally:
+        await s.close()
+
+
+async def rows(store: SqlStore) -> list[str]:
+    async with store.read() as conn:
+        return sorted((await conn.execute(sa.select(request_claims.c.request_key))).scalars())
+
+
+async def test_a_key_is_won_by_one_replica_only(store: SqlStore, other: SqlStore):
+    a, b = RequestClaims(store), RequestClaims(other)
+    assert await a.claim({"sig:1": LATER}, now=T0) == {"sig:1"}
+    assert await b.claim({"sig:1": LATER}, now=T0) == set()
+    assert await a.claim({"sig:1": LATER}, now=T0) == set()
+
+
+async def test_each_key_of_a_claim_is_won_on_its_own(store: SqlStore, other: SqlStore):
+    a, b = RequestClaims(store), RequestClaims(other)
+    assert await a.claim({"sig:1": LATER, "event:E1": LATER}, now=T0) == {"sig:1", "event:E1"}
+    # A redelivery: new signature, same event.
+    assert await b.claim({"sig:2": LATER, "event:E1": LATER}, now=T0) == {"sig:2"}
+
+
+async def test_replicas_claiming_at_once_win_each_key_once(store: SqlStore, other: SqlStore):
+    claimers = [RequestClaims(s) for s in (store, other) for _ in range(5)]
+    results = await asyncio.gather(
+        *(
+            c.claim({"sig:same": LATER, f"sig:own{i}": LATER}, now=T0)
+            for i, c in enumerate(claimers)
+        )
+    )
+    assert sum("sig:same" in won for won in results) == 1
+    assert all(f"sig:own{i}" in won for i, won in enumerate(results))
+
+
+async def test_an_expired_key_can_be_claimed_again(store: SqlStore, other: SqlStore):
+    a, b = RequestClaims(store), RequestClaims(other)
+    assert await a.claim({"sig:1": LATER}, now=T0) == {"sig:1"}
+    assert (
+        await b.claim({"sig:1": LATER + timedelta(minutes=5)}, now=LATER - timedelta(seconds=1))
+        == set()
+    )
+    assert await b.claim({"sig:1": LATER + timedelta(minutes=5)}, now=LATER) == {"sig:1"}
+    assert await a.claim({"sig:1": LATER + timedelta(minutes=9)}, now=LATER) == set()
+
+
+async def test_expired_keys_are_deleted_as_time_goes_by(store: SqlStore):
+    claims = RequestClaims(store)
+    await claims.claim({"sig:old": T0 + timedelta(seconds=30)}, now=T0)
+    await claims.claim({"sig:new": T0 + PURGE_EVERY * 10}, now=T0 + timedelta(seconds=40))
+    assert await rows(store) == ["sig:new", "sig:old"]  # the purge waits its turn
+    await claims.claim({"sig:newer": T0 + PURGE_EVERY * 10}, now=T0 + PURGE_EVERY * 2)
+    assert await rows(store) == ["sig:new", "sig:newer"]
+
+
+async def test_no_keys_claim_nothing(store: SqlStore):
+    assert await RequestClaims(store).claim({}, now=T0) == set()
+
+
+@pytest.fixture
+async def proxied(database_url: str) -> AsyncIterator[tuple[SqlStore, CuttingProxy]]:
+    if not database_url.startswith("postgresql"):
+        pytest.skip("connection drops are a PostgreSQL matter")
+    url = make_url(database_url)
+    proxy = CuttingProxy(url.host or "127.0.0.1", url.port or 5432)
+    await proxy.start()
+    store = await open_store(url.set(port=proxy.port).render_as_string(hide_password=False))
+    try:
+        yield store, proxy
+    finally:
+        await store.close()
+        await proxy.stop()
+
+
+async def test_a_claim_whose_reply_was_lost_still_wins_its_keys(
+    proxied: tuple[SqlStore, CuttingProxy],
+):
+    store, proxy = proxied
+    claims = RequestClaims(store)
+    # The message carrying the key runs the (autocommitted) claim; its reply is the one lost.
+    proxy.cut_after(b"sig:LOSTREPLY")
+    assert await claims.claim({"sig:LOSTREPLY": LATER}, now=T0) == {"sig:LOSTREPLY"}
+    assert proxy.cuts == 1
+    assert await RequestClaims(store).claim({"sig:LOSTREPLY": LATER}, now=T0) == set()
