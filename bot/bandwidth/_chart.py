@@ -6,7 +6,7 @@ import io
 import math
 import textwrap
 import zlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot.bandwidth._estimate import Estimate
 from bot.bandwidth._render import format_seconds, format_slowdown, headline, sig3
@@ -136,19 +136,25 @@ def render_chart(estimate: Estimate | Plan) -> bytes:
             Patch(facecolor="white", edgecolor="black", linewidth=2.2, label="quiz answer choice")
         )
     ax.legend(handles=handles, loc="upper right", fontsize=8, frameon=True, framealpha=0.9)
-    title = textwrap.wrap(headline(estimate), 105)
+    return finish(fig, ax, headline(estimate), bottom=0.65)
+
+
+def finish(fig: Any, ax: Any, title_text: str, *, bottom: float) -> bytes:
+    """Title the figure, set its margins from the text sizes and return it as PNG bytes.
+
+    tight_layout would measure every label and cost a third of the drawing time; ``bottom`` is
+    the room below the axes, in inches.
+    """
+    title = textwrap.wrap(title_text, 105)
     fig.suptitle("\n".join(title), x=0.012, y=0.995, ha="left", va="top", fontsize=11)
-    # Margins from the text sizes: tight_layout would measure every label and cost a third of
-    # the drawing time.
     longest = max(len(label.get_text()) for label in ax.get_yticklabels())
     width, height = fig.get_size_inches()
     fig.subplots_adjust(
         left=min(0.45, (0.25 + 0.075 * longest) / width),
         right=0.98,
         top=1 - (0.15 + 0.22 * len(title)) / height,
-        bottom=0.65 / height,
+        bottom=bottom / height,
     )
-
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png")
     return buffer.getvalue()

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import io
-import textwrap
-
+from bot.bandwidth._chart import finish
 from bot.bandwidth._plan import Plan, PlanResult
 from bot.bandwidth._plan_render import plan_headline
 from bot.bandwidth._render import format_seconds, format_slowdown, sig3
@@ -93,16 +91,4 @@ def render_plan_chart(plan: Plan) -> bytes:
         handlelength=1.2,
         columnspacing=1.0,
     )
-    title = textwrap.wrap(plan_headline(plan), 105)
-    fig.suptitle("\n".join(title), x=0.012, y=0.995, ha="left", va="top", fontsize=11)
-    longest = max(len(label.get_text()) for label in ax.get_yticklabels())
-    width, height = fig.get_size_inches()
-    fig.subplots_adjust(
-        left=min(0.45, (0.25 + 0.075 * longest) / width),
-        right=0.98,
-        top=1 - (0.15 + 0.22 * len(title)) / height,
-        bottom=1.15 / height,
-    )
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
-    return buffer.getvalue()
+    return finish(fig, ax, plan_headline(plan), bottom=1.15)
