@@ -48,7 +48,8 @@ The chat command takes the same words: /bandwidth 70B params bf16 allreduce node
 """
 
 HELP_HINT = "Examples: quizbot bandwidth --help"
-PLAN_ONLY = (
+# The planner's whole-number options (``--nics`` serves estimates too, so it is not among them).
+PLAN_COUNTS = (
     "gpus_per_node",
     "tp",
     "pp",
@@ -58,17 +59,15 @@ PLAN_ONLY = (
     "seq",
     "global_batch",
     "micro_batch",
-    "gpu",
     "layers",
     "hidden",
     "ffn",
     "heads",
     "kv_heads",
     "vocab",
-    "recompute",
     "interleave",
-    "efficiency",
 )
+PLAN_ONLY = (*PLAN_COUNTS, "gpu", "recompute", "efficiency")
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -251,25 +250,7 @@ def _plan(args: argparse.Namespace, catalogue: Any) -> tuple[Any, Any]:
         message = exc.message.replace("gpus=128", "--gpus 128")
         raise BandwidthError(message, usage=HELP_HINT) from None
     changes: dict[str, Any] = {}
-    for name in (
-        "gpus_per_node",
-        "tp",
-        "pp",
-        "cp",
-        "dp",
-        "zero",
-        "seq",
-        "global_batch",
-        "micro_batch",
-        "layers",
-        "hidden",
-        "ffn",
-        "heads",
-        "kv_heads",
-        "vocab",
-        "interleave",
-        "nics",
-    ):
+    for name in (*PLAN_COUNTS, "nics"):
         value = getattr(args, name)
         if value is not None:
             changes[name] = parse_count(name.replace("_", "-"), value)
