@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: play test lint typecheck pytest bench clean
+.PHONY: play test lint typecheck pytest bank bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,7 +25,11 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/pytest -q $(PYTEST_ARGS)
 
-test: lint typecheck pytest
+# The shipped bank's teaching-quality lint: exit 1 past a bank-wide limit (docs/writing-questions.md).
+bank: $(STAMP)
+	$(BIN)/quizbot validate --lint questions
+
+test: lint typecheck bank pytest
 
 bench: $(STAMP)
 	for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -1,10 +1,13 @@
-"""How fast /bandwidth answers: the table, the chart, and ``quizbot bandwidth`` as a process.
+"""How fast /bandwidth answers: tables, plans, charts, and ``quizbot bandwidth`` as a process.
 
-Three figures, each beside what it aims for:
+Each figure beside what it aims for, and as a ratio to a baseline timed in the same run:
 
 - compute the full table (parse, estimate every compared interconnect, render the text):
   the default comparison and every catalogue entry, aim < 1 ms;
-- render the chart once matplotlib is loaded (warm), aim < 500 ms;
+- plan a training step (parse, resolve the layout, price every parallel dimension on each of
+  the 10 interconnects of the default comparison, render the text), aim < 5 ms, and as a
+  multiple of the 10-row estimate table above;
+- render the chart once matplotlib is loaded (warm), aim < 500 ms, the plan's chart too;
 - ``quizbot bandwidth 140GB`` as a whole process beside ``python -c pass`` started the same way
   in the same run, interleaved, as medians and their ratio (start-up cost, not estimator cost).
 
@@ -30,12 +33,16 @@ from bot.bandwidth import (  # noqa: E402
     ENV_VAR,
     estimate,
     load_catalogue,
+    parse_plan,
     parse_request,
+    plan,
     render_chart,
     render_table,
 )
 
 TABLE_AIM_S = 1e-3
+PLAN_AIM_S = 5e-3
+PLAN_TEXT = "plan llama3-70b gpus=128 tp=8 pp=2"
 CHART_AIM_S = 0.5
 
 
@@ -95,6 +102,7 @@ def main() -> None:
         f" {calibration():.2f} s of CPU (an unloaded 2020s laptop: about 0.4 s)"
     )
     print("compute the full table (parse + estimate + render text)")
+    baseline = 0.0
     for label, text in (
         ("default comparison", "70B params bf16 allreduce nodes=4 gpus=8 step=2"),
         ("every interconnect", "70B params bf16 allreduce nodes=4 gpus=8 step=2 over=all"),
@@ -107,6 +115,16 @@ def main() -> None:
             f"  {label:20s} {count:2d} rows  {wall_s * 1e6:8.1f} µs wall, {cpu_s * 1e6:8.1f} µs CPU"
             f"   (aim < {TABLE_AIM_S * 1e3:g} ms: {verdict(wall_s, TABLE_AIM_S)})"
         )
+        baseline = baseline or wall_s
+
+    print(f"plan a training step ({PLAN_TEXT}; parse + plan + render text)")
+    count = len(plan(parse_plan(PLAN_TEXT), catalogue).results)
+    plan_wall, plan_cpu = per_call(lambda: render_table(plan(parse_plan(PLAN_TEXT), catalogue)))
+    print(
+        f"  {count} interconnects  {plan_wall * 1e3:8.3f} ms wall, {plan_cpu * 1e3:8.3f} ms CPU"
+        f" = {plan_wall / baseline:.1f}x the 10-row estimate table"
+        f"   (aim < {PLAN_AIM_S * 1e3:g} ms: {verdict(plan_wall, PLAN_AIM_S)})"
+    )
 
     print("render the chart, warm (matplotlib already imported)")
     result = estimate(parse_request("140GB allreduce gpus=8 step=0.5"), catalogue)
@@ -126,12 +144,25 @@ def main() -> None:
         f"   ({len(png) / 1024:.0f} KiB PNG; aim < {CHART_AIM_S * 1e3:g} ms:"
         f" {verdict(warm, CHART_AIM_S)})"
     )
+    step = plan(parse_plan(PLAN_TEXT), catalogue)
+    plan_walls = []
+    for _ in range(7):
+        start = time.perf_counter()
+        render_chart(step)
+        plan_walls.append(time.perf_counter() - start)
+    plan_chart = statistics.median(plan_walls)
+    print(
+        f"  warm plan chart, median of 7: {plan_chart * 1e3:8.1f} ms wall"
+        f" = {plan_chart / warm:.2f}x the estimate chart"
+        f"   (aim < {CHART_AIM_S * 1e3:g} ms: {verdict(plan_chart, CHART_AIM_S)})"
+    )
 
     script = shutil.which("quizbot", path=str(Path(sys.executable).parent))
     quizbot = [script] if script else [sys.executable, "-m", "bot"]
     commands = {
         "python -c pass": [sys.executable, "-c", "pass"],
         "quizbot bandwidth 140GB": [*quizbot, "bandwidth", "140GB"],
+        "quizbot bandwidth plan": [*quizbot, "bandwidth", *PLAN_TEXT.split()],
     }
     runs: dict[str, list[float]] = {name: [] for name in commands}
     for command in commands.values():

@@ -8,9 +8,21 @@ from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.errors import ConfigError
+from bot.links import LinkMaker
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///quizbot.db"
 BUNDLED_QUESTIONS = Path(__file__).resolve().parent.parent / "questions"
+# Where an HTTP server listens unless told: this machine only, or, in a container (where only
+# the published port is reachable from outside), every address.
+THIS_MACHINE = "127.0.0.1"
+EVERY_ADDRESS = "0.0.0.0"
+# The files Docker and Podman put in every container they start.
+CONTAINER_MARKERS = (Path("/.dockerenv"), Path("/run/.containerenv"))
+
+
+def in_container(markers: tuple[Path, ...] = CONTAINER_MARKERS) -> bool:
+    """Return whether this process runs in a Docker or Podman container."""
+    return any(marker.exists() for marker in markers)
 
 
 def _env(name: str) -> AliasChoices:
@@ -29,14 +41,23 @@ class Settings(BaseSettings):
         10, ge=1, le=7 * 24 * 60, validation_alias=_env("QUIZBOT_ROUND_MINUTES")
     )
     admins: str = Field("", validation_alias=_env("QUIZBOT_ADMINS"))
+    admins_only: bool = Field(False, validation_alias=_env("QUIZBOT_ADMINS_ONLY"))
     db_pool_size: int = Field(5, ge=1, validation_alias=_env("QUIZBOT_DB_POOL_SIZE"))
     db_max_overflow: int = Field(10, ge=0, validation_alias=_env("QUIZBOT_DB_MAX_OVERFLOW"))
     auto_migrate: bool = Field(True, validation_alias=_env("QUIZBOT_AUTO_MIGRATE"))
+    host: str | None = Field(None, min_length=1, validation_alias=_env("QUIZBOT_HOST"))
     health_port: int | None = Field(
         None, ge=0, le=65535, validation_alias=_env("QUIZBOT_HEALTH_PORT")
     )
     shutdown_timeout: float = Field(
         20.0, gt=0, le=600, validation_alias=_env("QUIZBOT_SHUTDOWN_TIMEOUT")
+    )
+
+    dashboard_secret: str | None = Field(
+        None, min_length=16, validation_alias=_env("QUIZBOT_DASHBOARD_SECRET")
+    )
+    public_url: str | None = Field(
+        None, pattern=r"^https?://[^\s/]+(/\S*)?$", validation_alias=_env("QUIZBOT_PUBLIC_URL")
     )
 
     slack_bot_token: str | None = Field(None, validation_alias=_env("SLACK_BOT_TOKEN"))
@@ -73,6 +94,23 @@ class Settings(BaseSettings):
         """Return the user ids listed in QUIZBOT_ADMINS (comma-separated)."""
         return frozenset(a.strip() for a in self.admins.split(",") if a.strip())
 
+    def listen_host(self, *, container: bool | None = None) -> str:
+        """Return the address HTTP mode listens on: QUIZBOT_HOST, else the default for here."""
+        if self.host:
+            return self.host
+        return (
+            EVERY_ADDRESS if (in_container() if container is None else container) else THIS_MACHINE
+        )
+
+    def listed_admins_only(self) -> bool:
+        """Return True when QUIZBOT_ADMINS alone are admins and the platform is never asked."""
+        if self.admins_only and not self.admin_ids():
+            raise ConfigError(
+                "QUIZBOT_ADMINS_ONLY is set but QUIZBOT_ADMINS lists nobody; "
+                "nobody could change settings or schedules"
+            )
+        return self.admins_only
+
     def shard_ids(self) -> list[int] | None:
         """Return DISCORD_SHARD_IDS as a list (None: every shard in this process)."""
         if not self.discord_shard_ids:
@@ -98,6 +136,16 @@ class Settings(BaseSettings):
             missing = "SLACK_CLIENT_SECRET" if self.slack_client_id else "SLACK_CLIENT_ID"
             raise ConfigError(f"{missing} is not set; the OAuth install flow needs both")
         return bool(self.slack_client_id)
+
+    def dashboard_enabled(self) -> bool:
+        """Return True when the dashboard can sign links (QUIZBOT_DASHBOARD_SECRET is set)."""
+        return bool(self.dashboard_secret)
+
+    def link_maker(self) -> LinkMaker | None:
+        """Return what signs dashboard links, or None while the dashboard is off."""
+        if not self.dashboard_secret:
+            return None
+        return LinkMaker(self.dashboard_secret, self.public_url)
 
     def require(self, *names: str) -> None:
         """Raise ConfigError naming the first of these environment variables that is unset."""

@@ -120,12 +120,16 @@ def test_a_few_easy_questions_for_newcomers_in_most_topics(bank: QuestionBank) -
 
 
 def test_charts_name_interconnects_the_bandwidth_catalogue_knows(bank: QuestionBank) -> None:
-    from bot.bandwidth import load_catalogue, parse_size
+    from bot.bandwidth import load_catalogue
+    from bot.engine.charts import chart_estimate
 
-    known = set(load_catalogue().keys())
+    catalogue = load_catalogue()
+    known = set(catalogue.keys())
     charted = [q for q in bank if q.chart is not None]
     assert len(charted) >= 4
+    assert any(q.chart is not None and q.chart.plan is not None for q in charted)
     for q in charted:
         assert q.chart is not None
-        assert parse_size(q.chart.size), q.id
         assert set(q.chart.over) <= known, (q.id, set(q.chart.over) - known)
+        # Every chart can be priced: an estimate of its size, or its training-step plan.
+        assert chart_estimate(q.chart, catalogue).results, q.id

@@ -1,11 +1,18 @@
-"""How long moving data takes over each interconnect: sizes, cost models, table, JSON, chart.
+"""How long moving data takes over each interconnect, and how long a training step takes.
 
-A pure package: it reads its data file and, for charts only, imports matplotlib inside
-``render_chart``. The chat adapters and ``quizbot bandwidth`` both call::
+A pure package: it reads its data files and, for charts only, imports matplotlib inside
+``render_chart``. The chat layer calls one function for either form of ``/bandwidth``::
 
-    request = parse_request("70B params bf16 allreduce nodes=4 gpus=8")
-    result = estimate(request, load_catalogue())
+    reply = answer("70B params bf16 allreduce nodes=4 gpus=8")      # or "plan llama3-70b gpus=128"
+    reply.table                     # the text table; reply.title, reply.filename for the chart
+    png = render_chart(reply.result)  # slow: run it in a worker thread
+
+and ``quizbot bandwidth`` calls the parts::
+
+    result = estimate(parse_request("70B params bf16 allreduce nodes=4 gpus=8"), load_catalogue())
     text = render_table(result)        # or to_json(result), render_chart(result)
+    step = plan(parse_plan("llama3-70b gpus=128 tp=8 pp=2"), load_catalogue())
+    text = render_table(step)          # or plan_to_json(step), render_chart(step)
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from __future__ import annotations
 from bot.bandwidth._catalogue import (
     ENV_VAR,
     QUIZ_CHOICES,
+    TRANSPORTS,
     Catalogue,
     Interconnect,
     load_catalogue,
@@ -20,10 +28,17 @@ from bot.bandwidth._catalogue import (
     parse_catalogue_text,
 )
 from bot.bandwidth._chart import render_chart
+from bot.bandwidth._chat import Reply, answer, chart_filename, is_plan
 from bot.bandwidth._errors import BandwidthError
 from bot.bandwidth._estimate import Estimate, Result, estimate
+from bot.bandwidth._hardware import Gpu, Hardware, Model, load_hardware
+from bot.bandwidth._models import ALGORITHMS
+from bot.bandwidth._plan import Layout, Memory, Plan, PlanResult, Volumes, plan
+from bot.bandwidth._plan_render import plan_to_json
+from bot.bandwidth._plan_request import PLAN_USAGE, PlanRequest, parse_plan
 from bot.bandwidth._render import format_seconds, headline, render_table, to_json
 from bot.bandwidth._request import (
+    DEFAULT_INTRA,
     OPS,
     USAGE,
     BandwidthRequest,
@@ -32,33 +47,56 @@ from bot.bandwidth._request import (
     parse_over,
     parse_request,
     parse_step,
+    parse_switch,
 )
 from bot.bandwidth._sizes import describe_bytes, parse_size
 
 __all__ = [
+    "ALGORITHMS",
+    "DEFAULT_INTRA",
     "ENV_VAR",
     "OPS",
+    "PLAN_USAGE",
     "QUIZ_CHOICES",
+    "TRANSPORTS",
     "USAGE",
     "BandwidthError",
     "BandwidthRequest",
     "Catalogue",
     "Estimate",
+    "Gpu",
+    "Hardware",
     "Interconnect",
+    "Layout",
+    "Memory",
+    "Model",
+    "Plan",
+    "PlanRequest",
+    "PlanResult",
+    "Reply",
     "Result",
+    "Volumes",
+    "answer",
+    "chart_filename",
     "describe_bytes",
     "estimate",
     "format_seconds",
     "headline",
+    "is_plan",
     "load_catalogue",
+    "load_hardware",
     "merge_user_file",
     "normalize_op",
     "parse_catalogue_text",
     "parse_count",
     "parse_over",
+    "parse_plan",
     "parse_request",
     "parse_size",
     "parse_step",
+    "parse_switch",
+    "plan",
+    "plan_to_json",
     "render_chart",
     "render_table",
     "to_json",

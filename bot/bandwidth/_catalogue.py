@@ -23,11 +23,33 @@ BUNDLED_FILE = "catalogue.yaml"
 QUIZ_CHOICES = ("ib-hdr", "1gbe", "fc32", "wifi6")
 
 PURPOSES = ("scale-up", "scale-out", "storage", "lan", "wireless-lan", "host-io")
-SOURCE_FIELDS = ("rate", "efficiency", "latency")
+# How NCCL moves data over a link: RDMA verbs or a network plugin, its TCP socket transport,
+# peer-to-peer over NVLink, or peer-to-peer / shared memory over PCIe.
+TRANSPORTS = ("rdma", "socket", "nvlink", "pcie")
+# Links GPUs of one box talk over (nodes=1 compares these).
+INTRA_PURPOSES = ("scale-up", "host-io")
+SOURCE_FIELDS = ("rate", "efficiency", "latency", "collective", "transport", "nvls", "sharp")
 REQUIRED_FIELDS = ("name", "family", "purpose", "rate_gbps", "efficiency", "latency_us", "rdma")
-OPTIONAL_FIELDS = ("encoding", "shared_medium", "sources")
+OPTIONAL_FIELDS = (
+    "encoding",
+    "shared_medium",
+    "transport",
+    "collective_efficiency",
+    "nvls_efficiency",
+    "sharp",
+    "sources",
+)
 # Which source line a number's value answers to, so an override never keeps a stale citation.
-_SOURCE_OF = {"rate_gbps": "rate", "efficiency": "efficiency", "latency_us": "latency"}
+_SOURCE_OF = {
+    "rate_gbps": "rate",
+    "efficiency": "efficiency",
+    "latency_us": "latency",
+    "collective_efficiency": "collective",
+    "transport": "transport",
+    "nvls_efficiency": "nvls",
+    "sharp": "sharp",
+}
+_RATIOS = ("efficiency", "collective_efficiency", "nvls_efficiency")
 
 _NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,31}\Z")
 _MAX_ERRORS = 20
@@ -47,12 +69,40 @@ class Interconnect:
     rdma: bool
     encoding: str = ""
     shared_medium: bool = False
+    transport: str = ""
+    collective_efficiency: float | None = None
+    nvls_efficiency: float | None = None
+    sharp: bool = False
     sources: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.transport:
+            object.__setattr__(self, "transport", default_transport(self.purpose, self.rdma))
 
     @property
     def payload_bytes_per_s(self) -> float:
         """Return the payload bandwidth in bytes per second: rate x efficiency."""
         return self.rate_gbps * 1e9 / 8 * self.efficiency
+
+    @property
+    def collective_bytes_per_s(self) -> float:
+        """Return what NCCL's collectives sustain over one link: rate x collective efficiency."""
+        share = (
+            self.efficiency if self.collective_efficiency is None else self.collective_efficiency
+        )
+        return self.rate_gbps * 1e9 / 8 * share
+
+    @property
+    def nvls_bytes_per_s(self) -> float | None:
+        """Return the per-GPU rate of an NVLS (in-switch) all-reduce, None without NVLS."""
+        if self.nvls_efficiency is None:
+            return None
+        return self.rate_gbps * 1e9 / 8 * self.nvls_efficiency
+
+    @property
+    def intra_node(self) -> bool:
+        """Return whether GPUs of one box talk over this link (NVLink, PCIe)."""
+        return self.purpose in INTRA_PURPOSES
 
     @property
     def latency_s(self) -> float:
@@ -62,6 +112,15 @@ class Interconnect:
     def source(self, what: str) -> str | None:
         """Return where the number named ``rate``, ``efficiency`` or ``latency`` comes from."""
         return dict(self.sources).get(what)
+
+
+def default_transport(purpose: str, rdma: bool) -> str:
+    """Return the NCCL transport an entry without one most likely uses."""
+    if purpose == "scale-up":
+        return "nvlink"
+    if purpose == "host-io":
+        return "pcie"
+    return "rdma" if rdma else "socket"
 
 
 @dataclass(frozen=True)
@@ -241,12 +300,11 @@ def _entry(
 
 
 def _check_field(name: str, value: Any, at: str, errors: list[str]) -> Any:
-    if name in ("rate_gbps", "efficiency", "latency_us"):
+    if name in ("rate_gbps", "latency_us", *_RATIOS):
         low, high, low_open = {
             "rate_gbps": (0.0, 1e6, True),
-            "efficiency": (0.0, 1.0, True),
             "latency_us": (0.0, 1e7, False),
-        }[name]
+        }.get(name, (0.0, 1.0, True))
         ok = isinstance(value, int | float) and not isinstance(value, bool)
         number = float(value) if ok else math.nan
         in_range = math.isfinite(number) and (number > low if low_open else number >= low)
@@ -257,9 +315,14 @@ def _check_field(name: str, value: Any, at: str, errors: list[str]) -> Any:
             )
             return None
         return number
-    if name in ("rdma", "shared_medium"):
+    if name in ("rdma", "shared_medium", "sharp"):
         if not isinstance(value, bool):
             errors.append(f"{at}: {name} must be true or false, got {value!r}")
+            return None
+        return value
+    if name == "transport":
+        if value not in TRANSPORTS:
+            errors.append(f"{at}: transport must be one of {', '.join(TRANSPORTS)}, got {value!r}")
             return None
         return value
     if name == "purpose":

@@ -6,9 +6,13 @@ import io
 import math
 import textwrap
 import zlib
+from typing import TYPE_CHECKING, Any
 
 from bot.bandwidth._estimate import Estimate
 from bot.bandwidth._render import format_seconds, format_slowdown, headline, sig3
+
+if TYPE_CHECKING:
+    from bot.bandwidth._plan import Plan
 
 # Okabe-Ito colours (readable with the common colour-vision deficiencies), one per family.
 FAMILY_COLOURS = {
@@ -45,8 +49,12 @@ def family_colour(family: str) -> str:
     return _SPARE_COLOURS[zlib.crc32(family.encode()) % len(_SPARE_COLOURS)]
 
 
-def render_chart(estimate: Estimate) -> bytes:
-    """Return a PNG of the estimate: one bar per interconnect, fastest at the top."""
+def render_chart(estimate: Estimate | Plan) -> bytes:
+    """Return a PNG of the estimate (one bar per interconnect) or of a plan (stacked bars)."""
+    if not isinstance(estimate, Estimate):
+        from bot.bandwidth._plan_chart import render_plan_chart
+
+        return render_plan_chart(estimate)
     # matplotlib is heavy; only callers that draw pay for importing it.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -128,19 +136,25 @@ def render_chart(estimate: Estimate) -> bytes:
             Patch(facecolor="white", edgecolor="black", linewidth=2.2, label="quiz answer choice")
         )
     ax.legend(handles=handles, loc="upper right", fontsize=8, frameon=True, framealpha=0.9)
-    title = textwrap.wrap(headline(estimate), 105)
+    return finish(fig, ax, headline(estimate), bottom=0.65)
+
+
+def finish(fig: Any, ax: Any, title_text: str, *, bottom: float) -> bytes:
+    """Title the figure, set its margins from the text sizes and return it as PNG bytes.
+
+    tight_layout would measure every label and cost a third of the drawing time; ``bottom`` is
+    the room below the axes, in inches.
+    """
+    title = textwrap.wrap(title_text, 105)
     fig.suptitle("\n".join(title), x=0.012, y=0.995, ha="left", va="top", fontsize=11)
-    # Margins from the text sizes: tight_layout would measure every label and cost a third of
-    # the drawing time.
     longest = max(len(label.get_text()) for label in ax.get_yticklabels())
     width, height = fig.get_size_inches()
     fig.subplots_adjust(
         left=min(0.45, (0.25 + 0.075 * longest) / width),
         right=0.98,
         top=1 - (0.15 + 0.22 * len(title)) / height,
-        bottom=0.65 / height,
+        bottom=bottom / height,
     )
-
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png")
     return buffer.getvalue()

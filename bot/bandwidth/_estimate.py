@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.bandwidth._catalogue import QUIZ_CHOICES, Catalogue, Interconnect
-from bot.bandwidth._models import Cluster, Cost, Link, collective, transfer
+from bot.bandwidth._errors import BandwidthError
+from bot.bandwidth._models import NOT_NCCL, Cluster, Cost, Link, bus_factor, collective, transfer
 from bot.bandwidth._request import BandwidthRequest
 from bot.bandwidth._sizes import describe_bytes
 
@@ -22,12 +23,20 @@ class Result:
     seconds: float
     latency_s: float
     bandwidth_s: float
-    effective_gbps: float  # bytes moved / seconds, in GB/s (10^9 bytes)
+    effective_gbps: float  # bytes moved / seconds, in GB/s (10^9 bytes): nccl-tests' algbw
     algorithm: str
     slowdown: float  # seconds / the fastest result's seconds
     quiz_choice: bool
     comm_ratio: float | None = None  # communication / compute, with step=
     efficiency: float | None = None  # step / (step + seconds), with step=
+    busbw_gbps: float = 0.0  # algbw x nccl-tests' bus factor for the op and the ranks
+    transport: str = ""
+    nccl_algorithm: str = ""  # what NCCL itself would run (differs only with algo=)
+
+    @property
+    def algbw_gbps(self) -> float:
+        """Return nccl-tests' algorithm bandwidth: bytes / time, in GB/s."""
+        return self.effective_gbps
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,18 +56,48 @@ class Estimate:
 
 def estimate(request: BandwidthRequest, catalogue: Catalogue) -> Estimate:
     """Return the time ``request`` takes over each compared interconnect, fastest first."""
-    keys = request.over or catalogue.default_comparison
+    inside_box = request.op != "transfer" and request.nodes == 1
+    keys = request.over or ((request.intra,) if inside_box else catalogue.default_comparison)
     if "all" in keys:
         keys = catalogue.keys()
+        if inside_box:
+            keys = tuple(k for k in keys if catalogue.get(k).intra_node)
     links = [catalogue.get(key) for key in keys]
+    if inside_box:
+        _check_inside_box(request, links)
     collective_op = request.op != "transfer"
-    intra = catalogue.get(request.intra) if collective_op and request.gpus > 1 else None
-    costs = [(ic, _cost(request, ic, intra)) for ic in links]
-    costs.sort(key=lambda pair: (pair[1].seconds, pair[0].key))
+    intra = None
+    if collective_op and request.gpus > 1 and not inside_box:
+        intra = catalogue.get(request.intra)
+    if request.algo == "nvls":
+        _check_nvls(request, links if inside_box else [intra] if intra else [])
+    costs = [(ic, *_costs(request, ic, intra)) for ic in links]
+    costs.sort(key=lambda item: (item[1].seconds, item[0].key))
     best = costs[0][1].seconds
-    results = tuple(_result(request, ic, cost, best) for ic, cost in costs)
+    results = tuple(_result(request, ic, cost, pick, best) for ic, cost, pick in costs)
     shared = any(ic.shared_medium for ic in links)
-    return Estimate(request, results, assumptions(request, intra, shared=shared), intra)
+    text = assumptions(request, intra, shared=shared, results=results)
+    return Estimate(request, results, text, intra)
+
+
+def _check_inside_box(request: BandwidthRequest, links: list[Interconnect]) -> None:
+    networks = [ic.key for ic in links if not ic.intra_node]
+    if networks:
+        raise BandwidthError(
+            f"With nodes=1 the GPUs of one box talk over NVLink or PCIe, not {', '.join(networks)}."
+            " Compare links inside the box with over=nvlink4,nvlink3,pcie5, or networks with"
+            " nodes=2 or more."
+        )
+
+
+def _check_nvls(request: BandwidthRequest, links: list[Interconnect]) -> None:
+    missing = [ic.key for ic in links if ic.nvls_efficiency is None]
+    if missing or not links:
+        where = ", ".join(missing) or request.intra
+        raise BandwidthError(
+            f"algo=nvls needs an NVSwitch box that reduces in the switch (nvlink4 or nvlink5);"
+            f" {where} has none."
+        )
 
 
 def nics_per_node(request: BandwidthRequest) -> int:
@@ -69,8 +108,12 @@ def nics_per_node(request: BandwidthRequest) -> int:
 
 
 def node_link(request: BandwidthRequest, ic: Interconnect) -> Link:
-    """Return the link between nodes as the formulas see it, for interconnect ``ic``."""
-    one = ic.payload_bytes_per_s
+    """Return the link between nodes as the formulas see it, for interconnect ``ic``.
+
+    A transfer moves at the link's payload rate; a collective at what NCCL sustains on the
+    link's transport (its collective efficiency), over all the node's NICs.
+    """
+    one = ic.payload_bytes_per_s if request.op == "transfer" else ic.collective_bytes_per_s
     if ic.shared_medium:
         # One radio channel for everyone: every frame crosses the air twice (client to access
         # point to client) and every node that sends at once takes its turn on the channel.
@@ -79,18 +122,45 @@ def node_link(request: BandwidthRequest, ic: Interconnect) -> Link:
     return Link(one * nics_per_node(request), ic.latency_s)
 
 
-def _cost(request: BandwidthRequest, ic: Interconnect, intra: Interconnect | None) -> Cost:
-    net = node_link(request, ic)
+def gpu_link(ic: Interconnect) -> Link:
+    """Return a GPU-to-GPU link inside a box as the collective formulas see it."""
+    return Link(ic.collective_bytes_per_s, ic.latency_s)
+
+
+def nvls_link(ic: Interconnect) -> Link | None:
+    """Return the per-GPU NVLS rate of an NVSwitch link; None when the switch cannot reduce."""
+    rate = ic.nvls_bytes_per_s
+    return None if rate is None else Link(rate, ic.latency_s)
+
+
+def _costs(
+    request: BandwidthRequest, ic: Interconnect, intra: Interconnect | None
+) -> tuple[Cost, str]:
+    """Return the priced cost and the algorithm NCCL itself would run."""
     if request.op == "transfer":
-        return transfer(request.bytes, net)
-    inside = None if intra is None else Link(intra.payload_bytes_per_s, intra.latency_s)
-    cluster = Cluster(request.nodes, request.gpus, net, inside)
-    return collective(request.op, request.bytes, cluster)
+        cost = transfer(request.bytes, node_link(request, ic))
+        return cost, cost.algorithm
+    if request.nodes == 1:
+        cluster = Cluster(1, request.gpus, None, gpu_link(ic), nvls_link(ic))
+    else:
+        inside = None if intra is None else gpu_link(intra)
+        nvls = None if intra is None else nvls_link(intra)
+        sharp = request.sharp and ic.sharp
+        cluster = Cluster(request.nodes, request.gpus, node_link(request, ic), inside, nvls, sharp)
+    pick = collective(request.op, request.bytes, cluster)
+    algo = request.algo
+    if algo == "auto" or (algo == "collnet" and not cluster.sharp):
+        return pick, pick.algorithm
+    return collective(request.op, request.bytes, cluster, algo), pick.algorithm
 
 
-def _result(request: BandwidthRequest, ic: Interconnect, cost: Cost, best: float) -> Result:
+def _result(
+    request: BandwidthRequest, ic: Interconnect, cost: Cost, pick: str, best: float
+) -> Result:
     seconds = cost.seconds
     step = request.step
+    algbw = request.bytes / seconds / 1e9
+    ranks = request.ranks if request.op != "transfer" else 2
     return Result(
         key=ic.key,
         name=ic.name,
@@ -100,17 +170,24 @@ def _result(request: BandwidthRequest, ic: Interconnect, cost: Cost, best: float
         seconds=seconds,
         latency_s=cost.latency_s,
         bandwidth_s=cost.bandwidth_s,
-        effective_gbps=request.bytes / seconds / 1e9,
+        effective_gbps=algbw,
         algorithm=cost.algorithm,
         slowdown=seconds / best,
         quiz_choice=ic.key in QUIZ_CHOICES,
         comm_ratio=None if step is None else seconds / step,
         efficiency=None if step is None else step / (step + seconds),
+        busbw_gbps=algbw * bus_factor(request.op, ranks),
+        transport=ic.transport,
+        nccl_algorithm=pick,
     )
 
 
 def assumptions(
-    request: BandwidthRequest, intra: Interconnect | None, *, shared: bool = False
+    request: BandwidthRequest,
+    intra: Interconnect | None,
+    *,
+    shared: bool = False,
+    results: tuple[Result, ...] = (),
 ) -> str:
     """Return the one line that states what the estimate assumes."""
     size = describe_bytes(request.bytes)
@@ -120,17 +197,14 @@ def assumptions(
         links = "one link" if nics == 1 else f"{nics} links striped"
         parts.append(f"{size} sent point to point over {links}; time = latency + size/(rate x eff)")
     else:
-        where = f"{request.nodes} nodes x {request.gpus} GPU{'s' if request.gpus > 1 else ''}"
-        parts.append(f"{request.op} of {size} across {where} ({request.ranks} ranks)")
-        if intra is not None:
+        parts.append(_topology(request, size, intra))
+        parts.append(_algorithms(request, results))
+        if request.nodes > 1:
             parts.append(
-                f"{intra.key} inside each node, {nics_per_node(request)} NICs per node; fastest"
-                " of flat ring, tree and hierarchical per interconnect"
+                "NICs sustain rate x collective efficiency of their transport (RDMA about 0.96,"
+                " NCCL's TCP sockets 0.44-0.88)"
             )
-        elif request.op == "allreduce":
-            parts.append("faster of ring and tree per interconnect")
-    parts.append("payload = line rate x protocol efficiency, latency per message step")
-    parts.append("full-bisection fabric, no congestion, no retransmits")
+    parts.append("latency per message step; full-bisection fabric, no congestion")
     if shared:
         parts.append("Wi-Fi nodes share one channel through an access point")
     if request.step is not None:
@@ -139,3 +213,34 @@ def assumptions(
         )
     parts.append("GB = 10^9 bytes")
     return "Assumes: " + "; ".join(parts) + "."
+
+
+def _topology(request: BandwidthRequest, size: str, intra: Interconnect | None) -> str:
+    if request.nodes == 1:
+        return f"{request.op} of {size} across the {request.gpus} GPUs of one box over each link"
+    where = f"{request.nodes} nodes x {request.gpus} GPU{'s' if request.gpus > 1 else ''}"
+    text = f"{request.op} of {size} across {where} ({request.ranks} ranks)"
+    if intra is not None:
+        nics = nics_per_node(request)
+        text += f", {intra.key} inside each node, {nics} NIC{'s' if nics > 1 else ''} per node"
+    return text
+
+
+def _algorithms(request: BandwidthRequest, results: tuple[Result, ...]) -> str:
+    if request.op != "allreduce" and request.algo in ("auto", "ring"):
+        return "NCCL's ring" if request.op != "alltoall" else "pairwise exchange"
+    if request.algo == "auto":
+        text = "NCCL's pick of ring, tree"
+        if request.nodes == 1 or request.gpus > 1:
+            text += ", NVLS on NVSwitch boxes"
+        if request.sharp:
+            text += ", CollNet where the switches reduce (SHARP)"
+        elif request.nodes > 1:
+            text += " (no SHARP unless asked)"
+        return text
+    picks = sorted({r.nccl_algorithm for r in results if r.nccl_algorithm != r.algorithm})
+    label = "hierarchical, which NCCL does not run" if request.algo == NOT_NCCL else request.algo
+    text = f"algo={request.algo} forced ({label})"
+    if picks:
+        text += f"; NCCL itself would pick {' or '.join(picks)}"
+    return text

@@ -1,9 +1,14 @@
-"""Cost models: the alpha-beta formulas for a transfer and for each collective.
+"""Cost models: the alpha-beta formulas for a transfer and for each collective as NCCL runs it.
 
 Every formula is ``latency term + bandwidth term``: ``alpha`` is the one-way latency of a
-message step and ``B`` the payload bandwidth in bytes per second. ``S`` is the buffer size in
-bytes (the whole buffer: for all-gather the gathered output, for reduce-scatter the input).
-docs/bandwidth.md lists the same formulas.
+message step and ``B`` the bandwidth in bytes per second. ``S`` is the buffer size in bytes
+(the whole buffer: for all-gather the gathered output, for reduce-scatter the input).
+docs/bandwidth.md lists the same formulas and where each comes from.
+
+For a collective the candidates are the algorithms NCCL itself chooses between (ring, tree,
+NVLS and NVLS-tree on NVSwitch boxes, CollNet when the fabric reduces in the switch); NCCL
+runs the one its tuner predicts fastest, and so does :func:`collective`. The two-level
+hierarchical all-reduce is priced only when asked for: NCCL does not run it.
 """
 
 from __future__ import annotations
@@ -12,9 +17,13 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
+# The algorithms a caller may force (``--algo``); "auto" is NCCL's own choice.
+ALGORITHMS = ("auto", "ring", "tree", "nvls", "collnet", "hier")
+NOT_NCCL = "hier"
+
 
 class Link(NamedTuple):
-    """A link as the formulas see it: payload bytes per second and seconds of latency."""
+    """A link as the formulas see it: bytes per second and seconds of latency."""
 
     bandwidth: float
     latency: float
@@ -38,13 +47,17 @@ class Cluster:
     """Where a collective runs: nodes of GPUs, a network between nodes, a link inside them.
 
     ``net`` carries a whole node's bandwidth to the network (all its NICs together) and the
-    network's latency; ``intra`` is the GPU-to-GPU link inside a node (None with one GPU).
+    network's latency (None inside one box); ``intra`` is the GPU-to-GPU link inside a node
+    (None with one GPU a node); ``nvls`` the per-GPU rate of an in-switch (NVLS) reduction when
+    the box has one; ``sharp`` whether the network's switches reduce (CollNet).
     """
 
     nodes: int
     gpus: int
-    net: Link
+    net: Link | None
     intra: Link | None = None
+    nvls: Link | None = None
+    sharp: bool = False
 
     @property
     def ranks(self) -> int:
@@ -63,14 +76,27 @@ def ring_allreduce(size: float, ranks: int, link: Link) -> Cost:
     return Cost(steps * link.latency, steps / ranks * size / link.bandwidth, "ring")
 
 
-def tree_allreduce(size: float, ranks: int, link: Link) -> Cost:
-    """Return the double-binary-tree all-reduce time: 2·floor(log2 p)·alpha + 2·S/B.
+def tree_factor(nodes: int) -> int:
+    """Return how many times S each node sends (and receives) in NCCL's double binary tree.
 
-    Every rank sends at most the whole buffer up the trees and the whole buffer down them,
-    which is also how NCCL's tuning model prices its tree algorithm.
+    Each half of the buffer goes down one of two trees. With more than two nodes a node is an
+    inner vertex of one tree (it forwards its two children's halves up and the result down
+    to both) and a leaf of the other: 2·S each way, the ring's volume. With two nodes each is
+    the root of one tree and the leaf of the other: only S each way, half the ring's.
+    """
+    return 1 if nodes <= 2 else 2
+
+
+def tree_allreduce(size: float, ranks: int, link: Link) -> Cost:
+    """Return the double-binary-tree all-reduce time: 2·floor(log2 p)·alpha + k·S/B.
+
+    ``k`` is :func:`tree_factor`: 2 beyond two ranks (NCCL's own tuner takes the tree's bus
+    bandwidth as twice its algorithm bandwidth, as discussed in NVIDIA/nccl-tests#274), and 1 on
+    two ranks.
     """
     depth = int(math.log2(ranks)) if ranks > 1 else 0
-    return Cost(2 * depth * link.latency, 2 * size / link.bandwidth, "tree")
+    k = tree_factor(ranks)
+    return Cost(2 * depth * link.latency, k * size / link.bandwidth, "tree")
 
 
 def ring_allgather(size: float, ranks: int, link: Link) -> Cost:
@@ -81,13 +107,22 @@ def ring_allgather(size: float, ranks: int, link: Link) -> Cost:
 
 def pipelined_broadcast(size: float, ranks: int, link: Link) -> Cost:
     """Return the pipelined (chunked chain) broadcast time: (p-1)·alpha + S/B."""
-    return Cost((ranks - 1) * link.latency, size / link.bandwidth, "pipeline")
+    return Cost((ranks - 1) * link.latency, size / link.bandwidth, "ring")
 
 
 def pairwise_alltoall(size: float, ranks: int, link: Link) -> Cost:
     """Return the all-to-all time (S/p to every other rank): (p-1)·alpha + (p-1)/p · S/B."""
     steps = ranks - 1
     return Cost(steps * link.latency, steps / ranks * size / link.bandwidth, "pairwise")
+
+
+def nvls_allreduce(size: float, nvls: Link) -> Cost:
+    """Return the NVLS all-reduce inside one NVSwitch box: 2·alpha + S/B_nvls.
+
+    Each GPU pushes its buffer into the switch, which reduces it, and reads the result back
+    once: every GPU moves S each way, whatever the number of GPUs.
+    """
+    return Cost(2 * nvls.latency, size / nvls.bandwidth, "nvls")
 
 
 def fastest(*costs: Cost) -> Cost:
@@ -100,62 +135,140 @@ def chain(algorithm: str, *stages: Cost) -> Cost:
     return Cost(sum(s.latency_s for s in stages), sum(s.bandwidth_s for s in stages), algorithm)
 
 
-def collective(op: str, size: float, cluster: Cluster) -> Cost:
-    """Return the fastest modelled way to run collective ``op`` on ``size`` bytes."""
-    if cluster.intra is None or cluster.gpus == 1:
-        return _flat(op, size, cluster.nodes, cluster.net)
-    return _hierarchical(op, size, cluster, cluster.intra)
+def collective(op: str, size: float, cluster: Cluster, algo: str = "auto") -> Cost:
+    """Return the time of collective ``op`` on ``size`` bytes: NCCL's pick, or ``algo``.
+
+    Raises ValueError when ``algo`` cannot run on ``cluster`` (the request layer refuses
+    such requests with a message before they get here).
+    """
+    options = candidates(op, size, cluster, hier=algo == NOT_NCCL)
+    if algo == "auto":
+        return fastest(*(c for name, c in options.items() if name != NOT_NCCL))
+    found = [c for name, c in options.items() if name == algo or name == f"{algo}-tree"]
+    if not found:
+        raise ValueError(f"{algo} cannot run {op} here")
+    return fastest(*found)
 
 
-def _flat(op: str, size: float, ranks: int, link: Link) -> Cost:
+def candidates(op: str, size: float, cluster: Cluster, *, hier: bool = True) -> dict[str, Cost]:
+    """Return every algorithm that can run ``op`` on ``cluster``, by name, with its cost.
+
+    ``hier=False`` leaves out the hierarchical variant, which NCCL never picks.
+    """
     if op == "allreduce":
-        return fastest(ring_allreduce(size, ranks, link), tree_allreduce(size, ranks, link))
+        return _allreduce(size, cluster, hier)
     if op in ("allgather", "reducescatter"):
-        return ring_allgather(size, ranks, link)
+        return _gather(size, cluster, hier)
     if op == "broadcast":
-        return pipelined_broadcast(size, ranks, link)
+        return {"ring": _broadcast(size, cluster)}
     if op == "alltoall":
-        return pairwise_alltoall(size, ranks, link)
+        return {"pairwise": _alltoall(size, cluster)}
     raise ValueError(f"not a collective: {op}")
 
 
-def _hierarchical(op: str, size: float, c: Cluster, intra: Link) -> Cost:
-    nodes, gpus, net = c.nodes, c.gpus, c.net
+def _flat_link(cluster: Cluster) -> Link:
+    """Return the link a flat ring through every GPU moves at: the slower of NVLink and NIC."""
+    net, intra = cluster.net, cluster.intra
+    if net is None:
+        if intra is None:
+            raise ValueError("a cluster needs a network or a link inside the node")
+        return intra
+    if intra is None or cluster.gpus == 1:
+        return net
+    # A ring through every GPU crosses NVLink hops and NIC hops; it moves at the pace of the
+    # slower of the two, and each step waits for the slower latency.
+    return Link(min(intra.bandwidth, net.bandwidth), max(intra.latency, net.latency))
+
+
+def _allreduce(size: float, c: Cluster, hier: bool) -> dict[str, Cost]:
     ranks = c.ranks
-    # A flat ring or chain through every GPU crosses NVLink hops and NIC hops; it moves at the
-    # pace of the slower of the two, and each step waits for the slower latency.
-    slow = Link(min(intra.bandwidth, net.bandwidth), max(intra.latency, net.latency))
-    # Inside the hierarchy each GPU drives its own share of the node's NICs.
-    per_gpu_net = Link(net.bandwidth / gpus, net.latency)
-    shard = size / gpus
-    if op == "allreduce":
-        flat_ring = ring_allreduce(size, ranks, slow)
-        # NCCL's tree: a chain inside each node, a double binary tree between nodes.
-        tree_latency = 2 * ((gpus - 1) * intra.latency + int(math.log2(nodes)) * net.latency)
-        tree = Cost(tree_latency, 2 * size / slow.bandwidth, "tree")
-        inter = fastest(
-            ring_allreduce(shard, nodes, per_gpu_net), tree_allreduce(shard, nodes, per_gpu_net)
+    found = {"ring": ring_allreduce(size, ranks, _flat_link(c))}
+    net, intra = c.net, c.intra
+    if net is None:
+        if c.nvls is not None and c.gpus > 1:
+            found["nvls"] = nvls_allreduce(size, c.nvls)
+        return found
+    if intra is None or c.gpus == 1:
+        found["tree"] = tree_allreduce(size, c.nodes, net)
+        if c.sharp:
+            # In-network reduction: each node sends S up once and reads the result once.
+            found["collnet"] = Cost(4 * net.latency, size / net.bandwidth, "collnet")
+        return found
+    k = tree_factor(c.nodes)
+    depth = int(math.log2(c.nodes))
+    inter = k * size / net.bandwidth
+    # NCCL's tree: a chain through the node's GPUs (each sends S down the chain to reduce and
+    # S back up to broadcast, pipelined), and the double binary tree between nodes.
+    chain_s = 2 * size / intra.bandwidth
+    tree_latency = 2 * ((c.gpus - 1) * intra.latency + depth * net.latency)
+    found["tree"] = Cost(tree_latency, max(chain_s, inter), "tree")
+    if c.nvls is not None:
+        # NVLS-tree: the switch reduces inside the node, the tree runs between nodes.
+        latency = 2 * (c.nvls.latency + depth * net.latency)
+        found["nvls-tree"] = Cost(latency, max(size / c.nvls.bandwidth, inter), "nvls-tree")
+    if c.sharp:
+        inside = (
+            size / c.nvls.bandwidth
+            if c.nvls is not None
+            else 2 * (c.gpus - 1) / c.gpus * size / intra.bandwidth
         )
-        local = ring_allgather(size, gpus, intra)
-        hier = chain(f"hier+{inter.algorithm}", local, inter, local)
-        return fastest(flat_ring, tree, hier)
-    if op in ("allgather", "reducescatter"):
-        flat_ring = ring_allgather(size, ranks, slow)
-        hier = chain(
+        latency = 2 * ((c.gpus - 1) * intra.latency + 2 * net.latency)
+        found["collnet"] = Cost(latency, max(inside, size / net.bandwidth), "collnet")
+    if hier:
+        found["hier"] = _hierarchical_allreduce(size, c, net, intra)
+    return found
+
+
+def _hierarchical_allreduce(size: float, c: Cluster, net: Link, intra: Link) -> Cost:
+    # Reduce-scatter inside the node, all-reduce each GPU's shard between the nodes over its
+    # share of the NICs, all-gather inside the node. Not an NCCL algorithm.
+    per_gpu_net = Link(net.bandwidth / c.gpus, net.latency)
+    shard = size / c.gpus
+    inter = fastest(
+        ring_allreduce(shard, c.nodes, per_gpu_net), tree_allreduce(shard, c.nodes, per_gpu_net)
+    )
+    local = ring_allgather(size, c.gpus, intra)
+    return chain(f"hier+{inter.algorithm}", local, inter, local)
+
+
+def _gather(size: float, c: Cluster, hier: bool) -> dict[str, Cost]:
+    found = {"ring": ring_allgather(size, c.ranks, _flat_link(c))}
+    if hier and c.net is not None and c.intra is not None and c.gpus > 1:
+        per_gpu_net = Link(c.net.bandwidth / c.gpus, c.net.latency)
+        found["hier"] = chain(
             "hier+ring",
-            ring_allgather(shard, nodes, per_gpu_net),
-            ring_allgather(size, gpus, intra),
+            ring_allgather(size / c.gpus, c.nodes, per_gpu_net),
+            ring_allgather(size, c.gpus, c.intra),
         )
-        return fastest(flat_ring, hier)
-    if op == "broadcast":
-        # One chain through every GPU: each hop adds its own latency once to fill the pipe.
-        latency = (nodes - 1) * net.latency + nodes * (gpus - 1) * intra.latency
-        return Cost(latency, size / slow.bandwidth, "pipeline")
-    if op == "alltoall":
-        # Each GPU sends S/p to every other GPU at once: the NVLink share and the NIC share run
-        # in parallel on different wires, so the slower of the two sets the pace.
-        latency = (ranks - gpus) * net.latency + (gpus - 1) * intra.latency
-        inside = (gpus - 1) / ranks * size / intra.bandwidth
-        across = gpus * (ranks - gpus) / ranks * size / net.bandwidth
-        return Cost(latency, max(inside, across), "pairwise")
-    raise ValueError(f"not a collective: {op}")
+    return found
+
+
+def _broadcast(size: float, c: Cluster) -> Cost:
+    net, intra = c.net, c.intra
+    if net is None or intra is None or c.gpus == 1:
+        return pipelined_broadcast(size, c.ranks, _flat_link(c))
+    # One chain through every GPU: each hop adds its own latency once to fill the pipe.
+    latency = (c.nodes - 1) * net.latency + c.nodes * (c.gpus - 1) * intra.latency
+    return Cost(latency, size / _flat_link(c).bandwidth, "ring")
+
+
+def _alltoall(size: float, c: Cluster) -> Cost:
+    net, intra = c.net, c.intra
+    if net is None or intra is None or c.gpus == 1:
+        return pairwise_alltoall(size, c.ranks, _flat_link(c))
+    ranks, gpus = c.ranks, c.gpus
+    # Each GPU sends S/p to every other GPU at once: the NVLink share and the NIC share run
+    # in parallel on different wires, so the slower of the two sets the pace.
+    latency = (ranks - gpus) * net.latency + (gpus - 1) * intra.latency
+    inside = (gpus - 1) / ranks * size / intra.bandwidth
+    across = gpus * (ranks - gpus) / ranks * size / net.bandwidth
+    return Cost(latency, max(inside, across), "pairwise")
+
+
+def bus_factor(op: str, ranks: int) -> float:
+    """Return nccl-tests' busbw / algbw ratio for ``op`` on ``ranks`` ranks (PERFORMANCE.md)."""
+    if ranks < 2 or op in ("transfer", "broadcast"):
+        return 1.0
+    if op == "allreduce":
+        return 2 * (ranks - 1) / ranks
+    return (ranks - 1) / ranks

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.bandwidth._estimate import Estimate, Result, nics_per_node
 from bot.bandwidth._sizes import describe_bytes
 
+if TYPE_CHECKING:
+    from bot.bandwidth._plan import Plan
+
 WIDTH = 100
 QUIZ_MARK = "*"
 QUIZ_NOTE = f"{QUIZ_MARK} answer choices of the interconnect quiz question"
+COLUMNS_NOTE = "algbw = size/time, busbw = algbw x bus factor (nccl-tests), both GB/s"
 
 
 def format_seconds(seconds: float) -> str:
@@ -46,8 +50,12 @@ def sig3(value: float) -> str:
     return f"{value:.{2 - math.floor(math.log10(value))}f}"
 
 
-def headline(estimate: Estimate) -> str:
-    """Return the one-line title: operation, size and where it runs."""
+def headline(estimate: Estimate | Plan) -> str:
+    """Return the one-line title: operation, size and where it runs (or the plan's layout)."""
+    if not isinstance(estimate, Estimate):
+        from bot.bandwidth._plan_render import plan_headline
+
+        return plan_headline(estimate)
     req = estimate.request
     size_text = req.size_text if len(req.size_text) <= 40 else req.size_text[:37] + "..."
     size = describe_bytes(req.bytes)
@@ -56,19 +64,26 @@ def headline(estimate: Estimate) -> str:
     if req.op == "transfer":
         nics = nics_per_node(req)
         return line + (", one link" if nics == 1 else f", {nics} links")
-    gpus = f" x {req.gpus} GPUs" if req.gpus > 1 else ""
-    nics_text = f", {nics_per_node(req)} NICs/node" if req.gpus > 1 or req.nics else ""
     step = f", compute step {format_seconds(req.step)}" if req.step is not None else ""
+    if req.nodes == 1:
+        return f"{line}, 1 node x {req.gpus} GPUs{step}"
+    gpus = f" x {req.gpus} GPUs" if req.gpus > 1 else ""
+    nics = nics_per_node(req)
+    nics_text = f", {nics} NIC{'s' if nics > 1 else ''}/node" if req.gpus > 1 or req.nics else ""
     return f"{line}, {req.nodes} nodes{gpus}{nics_text}{step}"
 
 
-def render_table(estimate: Estimate, width: int = WIDTH) -> str:
+def render_table(estimate: Estimate | Plan, width: int = WIDTH) -> str:
     """Return the aligned text table, fastest first, with the assumptions line under it."""
+    if not isinstance(estimate, Estimate):
+        from bot.bandwidth._plan_render import render_plan_table
+
+        return render_plan_table(estimate, width)
     req = estimate.request
     collective = req.op != "transfer"
     with_step = req.step is not None
-    header = ["", "key", "interconnect", "time", "GB/s", "vs fastest"]
-    right = [False, False, False, True, True, True]
+    header = ["", "key", "interconnect", "time", "algbw", "busbw", "slower"]
+    right = [False, False, False, True, True, True, True]
     if collective:
         header.append("algorithm")
         right.append(False)
@@ -76,16 +91,11 @@ def render_table(estimate: Estimate, width: int = WIDTH) -> str:
         header += ["comm/step", "scaling"]
         right += [True, True]
     rows = [_row(r, collective, with_step) for r in estimate.results]
-    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
-    widths[0] = 1
-    # Everything but the name is fixed; the name gets what is left of the width.
-    others = sum(w for i, w in enumerate(widths) if i != 2) + 2 * (len(widths) - 1)
-    widths[2] = max(len(header[2]), min(widths[2], width - others))
     lines = wrap(headline(estimate), width)
-    lines.append(_line(header, widths, right))
-    lines += [_line(row, widths, right) for row in rows]
+    lines += table_lines(header, rows, right, width)
     if any(r.quiz_choice for r in estimate.results):
         lines.append(QUIZ_NOTE)
+    lines.append(COLUMNS_NOTE)
     lines += wrap(estimate.assumptions, width)
     return "\n".join(line[:width].rstrip() for line in lines)
 
@@ -100,8 +110,11 @@ def to_json(estimate: Estimate) -> dict[str, Any]:
             "name": r.name,
             "seconds": r.seconds,
             "effective_GBps": r.effective_gbps,
+            "algbw_GBps": r.algbw_gbps,
+            "busbw_GBps": r.busbw_gbps,
             "latency_s": r.latency_s,
             "bandwidth_s": r.bandwidth_s,
+            "algorithm": r.algorithm,
         }
         if r.efficiency is not None:
             item["efficiency"] = r.efficiency
@@ -113,6 +126,17 @@ def to_json(estimate: Estimate) -> dict[str, Any]:
         "gpus_per_node": req.gpus,
         "results": results,
     }
+
+
+def table_lines(
+    header: list[str], rows: list[list[str]], right: list[bool], width: int
+) -> list[str]:
+    """Return the header and the rows aligned; column 2 (the name) gets the room that is left."""
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
+    widths[0] = 1
+    others = sum(w for i, w in enumerate(widths) if i != 2) + 2 * (len(widths) - 1)
+    widths[2] = max(len(header[2]), min(widths[2], width - others))
+    return [_line(header, widths, right), *(_line(row, widths, right) for row in rows)]
 
 
 def wrap(text: str, width: int) -> list[str]:
@@ -139,7 +163,8 @@ def _row(r: Result, collective: bool, with_step: bool) -> list[str]:
         r.key,
         r.name,
         format_seconds(r.seconds),
-        sig3(r.effective_gbps),
+        sig3(r.algbw_gbps),
+        sig3(r.busbw_gbps),
         format_slowdown(r.slowdown),
     ]
     if collective:

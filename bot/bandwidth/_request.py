@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from bot.bandwidth._errors import BandwidthError
+from bot.bandwidth._models import ALGORITHMS
 from bot.bandwidth._sizes import MAX_BYTES, parse_size
 
 OPS = ("transfer", "allreduce", "allgather", "reducescatter", "broadcast", "alltoall")
@@ -19,21 +20,28 @@ MAX_STEP_S = 1e6
 
 USAGE = """\
 Usage: /bandwidth SIZE [op] [nodes=N] [gpus=G] [nics=K] [step=S] [over=k1,k2] [intra=KEY]
+                  [algo=ring|tree|nvls|collnet|hier] [sharp]
   SIZE  bytes (140GB, 1.5TiB, 800MB), bits (400Gb) or parameters (70B params bf16,
         7B grads fp32, 13B adam = 16 bytes a parameter)
   op    transfer (default), allreduce, allgather, reducescatter, broadcast, alltoall
-  nodes=N nodes (2), gpus=G GPUs per node (1), nics=K NICs per node (one per GPU),
-  step=S compute seconds per training step (adds scaling efficiency),
-  over=k1,k2 interconnects to compare (over=all for every one)
+  nodes=N nodes (2; nodes=1 compares the links inside one box), gpus=G GPUs per node (1),
+  nics=K NICs per node (one per GPU), step=S compute seconds per training step,
+  over=k1,k2 interconnects to compare (over=all for every one), algo= force an algorithm
+  (default: the one NCCL picks), sharp = let InfiniBand switches reduce (CollNet)
+   or: /bandwidth plan MODEL gpus=N [tp=T] [pp=P] [cp=C] [dp=D] [zero=Z] [seq=S] [batch=B]
+                  [gpu=KEY] [over=k1,k2]   a whole training step per interconnect
 Examples:
   /bandwidth 140GB
   /bandwidth 70B params bf16 allreduce nodes=4 gpus=8
+  /bandwidth 1GB allreduce nodes=1 gpus=8 over=nvlink4,nvlink3,pcie5
   /bandwidth 13B adam allreduce nodes=16 gpus=8 step=0.5
-  /bandwidth 400Gb over=ib-ndr,roce-400,100gbe,1gbe"""
+  /bandwidth plan llama3-70b gpus=128 tp=8 pp=2"""
 
 _OP_ALIASES = {op: op for op in OPS} | dict.fromkeys(("p2p", "sendrecv", "copy"), "transfer")
 _OP_SEPARATORS = str.maketrans("", "", "-_ ")
-_OPTION_KEYS = ("nodes", "gpus", "nics", "step", "over", "intra")
+_OPTION_KEYS = ("nodes", "gpus", "nics", "step", "over", "intra", "algo", "sharp")
+_YES = ("yes", "on", "true", "1")
+_NO = ("no", "off", "false", "0")
 _INT_RE = re.compile(r"[0-9][0-9_,]*\Z", re.ASCII)
 _STEP_RE = re.compile(
     r"(?P<num>[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]{1,3})?)\s*(?P<unit>s|sec|ms|us|µs|min|h)?\Z",
@@ -75,6 +83,8 @@ class BandwidthRequest:
     step: float | None = None
     over: tuple[str, ...] = ()
     intra: str = DEFAULT_INTRA
+    algo: str = "auto"
+    sharp: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "op", normalize_op(self.op))
@@ -102,18 +112,15 @@ class BandwidthRequest:
         if not _KEY_RE.match(intra):
             raise BandwidthError(f"{self.intra!r} is not an interconnect key; try intra=nvlink4.")
         object.__setattr__(self, "intra", intra)
-        if self.op != "transfer":
-            if self.nodes * self.gpus < 2:
-                raise BandwidthError(
-                    f"A collective needs at least two GPUs; try {self.op} nodes=2,"
-                    " or nodes=4 gpus=8."
-                )
-            if self.nodes == 1:
-                raise BandwidthError(
-                    f"With nodes=1 all {self.gpus} GPUs talk over {self.intra} and every network"
-                    " would tie. Use nodes=2 or more, or compare links between GPUs with"
-                    " nodes=8 gpus=1 over=nvlink4,pcie5."
-                )
+        if not isinstance(self.sharp, bool):
+            raise BandwidthError("sharp must be on or off.")
+        algo = str(self.algo).strip().lower() or "auto"
+        object.__setattr__(self, "algo", algo)
+        if self.op != "transfer" and self.nodes * self.gpus < 2:
+            raise BandwidthError(
+                f"A collective needs at least two GPUs; try {self.op} nodes=2, or nodes=1 gpus=8."
+            )
+        _check_algo(self)
 
     @property
     def ranks(self) -> int:
@@ -154,6 +161,10 @@ def _parse_request(text: str) -> BandwidthRequest:
             if key in options:
                 raise BandwidthError(f"{key}= is given twice.")
             options[key] = value
+        elif word.lower() == "sharp":
+            if "sharp" in options:
+                raise BandwidthError("sharp is given twice.")
+            options["sharp"] = "on"
         elif _is_op(word):
             if op is not None:
                 raise BandwidthError(f"Give one operation, not {op} and {word}.")
@@ -176,7 +187,44 @@ def _parse_request(text: str) -> BandwidthRequest:
         step=None if step is None else parse_step(step),
         over=() if over is None else parse_over(over),
         intra=options.get("intra", DEFAULT_INTRA) or DEFAULT_INTRA,
+        algo=options.get("algo", "auto") or "auto",
+        sharp=parse_switch("sharp", options["sharp"]) if "sharp" in options else False,
     )
+
+
+def _check_algo(req: BandwidthRequest) -> None:
+    algo = req.algo
+    if algo not in ALGORITHMS:
+        raise BandwidthError(f"algo= must be one of {', '.join(ALGORITHMS)}; got {algo!r}.")
+    if algo == "auto":
+        return
+    allowed = {
+        "allreduce": ("ring", "tree", "nvls", "collnet", "hier"),
+        "allgather": ("ring", "hier"),
+        "reducescatter": ("ring", "hier"),
+        "broadcast": ("ring",),
+    }.get(req.op, ())
+    if algo not in allowed:
+        what = f"{req.op} runs only as {', '.join(allowed)}" if allowed else f"{req.op} has one way"
+        raise BandwidthError(f"algo={algo} does not apply: {what}.")
+    if algo in ("tree", "collnet") and req.nodes == 1:
+        raise BandwidthError(
+            f"algo={algo} runs between nodes; with nodes=1 use algo=ring or algo=nvls."
+        )
+    if algo == "hier" and (req.nodes == 1 or req.gpus == 1):
+        raise BandwidthError("algo=hier needs several nodes of several GPUs, like nodes=4 gpus=8.")
+    if algo == "nvls" and req.gpus == 1:
+        raise BandwidthError("algo=nvls reduces inside an NVSwitch box: give gpus=8 or so.")
+
+
+def parse_switch(name: str, text: str) -> bool:
+    """Return the on/off value in ``text`` for option ``name`` (``yes``, ``off``, ...)."""
+    word = text.strip().lower()
+    if word in _YES:
+        return True
+    if word in _NO:
+        return False
+    raise BandwidthError(f"{name}= must be on or off; got {text!r}.")
 
 
 def parse_count(name: str, text: str) -> int:

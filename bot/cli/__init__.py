@@ -22,6 +22,7 @@ from bot.errors import ConfigError, UserError
 COMMAND_MODULES = (
     "play",
     "validate",
+    "report",
     "importer",
     "db",
     "slack",
@@ -73,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"quizbot: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except UserError as exc:
-        print(f"quizbot: {exc}", file=sys.stderr)
+        print(f"quizbot: {exc.plain()}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         logging.getLogger("quizbot").info("interrupted")

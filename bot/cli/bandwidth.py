@@ -1,4 +1,4 @@
-"""``quizbot bandwidth SIZE ...``: transfer and collective time estimates per interconnect."""
+"""``quizbot bandwidth SIZE ...`` and ``quizbot bandwidth plan MODEL ...``: times per network."""
 
 from __future__ import annotations
 
@@ -17,108 +17,260 @@ sizes:
 
 operations:
   transfer (default)  one point-to-point link: latency + size / (rate x efficiency)
-  allreduce           faster of ring and tree; hierarchical over NVLink when --gpus > 1
+  allreduce           the algorithm NCCL would pick: ring, tree (2+ nodes), NVLS (NVSwitch),
+                      CollNet with --sharp; --algo forces one (hier: not an NCCL algorithm)
   allgather, reducescatter, broadcast, alltoall
 
 examples:
   quizbot bandwidth 140GB
       how long 140 GB takes over each interconnect of the default comparison
-  quizbot bandwidth 70B params bf16 --op allreduce --nodes 4 --gpus 8
-      synchronise a 70B model's bf16 gradients across 4 nodes of 8 GPUs
-  quizbot bandwidth 13B adam --op allreduce --nodes 16 --gpus 8 --step 0.5
-      add communication/compute and scaling efficiency for a 0.5 s compute step
-  quizbot bandwidth 400Gb --over ib-ndr,roce-400,100gbe,1gbe,wifi6
-      compare only these interconnects
-  quizbot bandwidth 8GiB --op allreduce --nodes 8 --over nvlink4,nvlink3,pcie5
-      8 GPUs in one box, one rank each, compared over NVLink and PCIe
-  quizbot bandwidth 1MB --op alltoall --nodes 32 --gpus 8 --nics 4 --json
-      JSON for scripts, with 4 NICs shared by 8 GPUs per node
+  quizbot bandwidth 70B params bf16 --op allreduce --nodes 16 --gpus 8
+      synchronise a 70B model's bf16 gradients across 16 nodes of 8 GPUs
+  quizbot bandwidth 1GB --op allreduce --nodes 1 --gpus 8 --over nvlink4,nvlink3,pcie5
+      an all-reduce across the 8 GPUs of one box, over each link
+  quizbot bandwidth 16GiB --op allreduce --nodes 2 --gpus 8 --over ib-ndr --algo ring
+      force NCCL's ring (as NCCL_ALGO=Ring would) to see the network's own busbw
+  quizbot bandwidth 13B adam --op allreduce --nodes 16 --gpus 8 --step 0.5 --json
+      JSON for scripts, with communication/compute and scaling efficiency
   quizbot bandwidth 140GB --op allreduce --gpus 8 --chart allreduce.png
       also draw the chart (PNG)
-  quizbot bandwidth 1GB --catalogue my-links.yaml --over my-ib,1gbe
-      add or override interconnects from a file (same as QUIZBOT_INTERCONNECTS)
   quizbot bandwidth --list
       list the catalogue with the source of every number
 
-The chat command takes the same request: /bandwidth 70B params bf16 allreduce nodes=4 gpus=8
+training-step planner:
+  quizbot bandwidth plan llama3-70b --gpus 128 --tp 8 --pp 2
+      a step of Llama 3 70B on 128 H100 per interconnect: time, MFU, idle share
+  quizbot bandwidth plan llama3-405b --gpus 8192 --tp 8 --pp 16 --over roce-400,ib-ndr --json
+  quizbot bandwidth plan 13B --layers 40 --hidden 5120 --gpus 64 --zero 3 --chart step.png
+
+The chat command takes the same words: /bandwidth 70B params bf16 allreduce nodes=4 gpus=8,
+/bandwidth plan llama3-70b gpus=128 tp=8 pp=2
 """
 
-
 HELP_HINT = "Examples: quizbot bandwidth --help"
+# The planner's whole-number options (``--nics`` serves estimates too, so it is not among them).
+PLAN_COUNTS = (
+    "gpus_per_node",
+    "tp",
+    "pp",
+    "cp",
+    "dp",
+    "zero",
+    "seq",
+    "global_batch",
+    "micro_batch",
+    "layers",
+    "hidden",
+    "ffn",
+    "heads",
+    "kv_heads",
+    "vocab",
+    "interleave",
+)
+PLAN_ONLY = (*PLAN_COUNTS, "gpu", "recompute", "efficiency")
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
-    """Add the ``bandwidth`` subcommand."""
+    """Add the ``bandwidth`` subcommand (its ``plan`` form included)."""
     parser = subparsers.add_parser(
         "bandwidth",
-        help="estimate transfer and collective times per interconnect (table, JSON, chart)",
+        help="estimate transfer, collective and training-step times per interconnect",
         description=(
             "Estimate how long moving SIZE takes over each interconnect, point to point or as\n"
-            "a collective such as the ring all-reduce that synchronises gradients. Prints a\n"
-            "table fastest first, the JSON object with --json, and a PNG chart with --chart.\n"
-            "Chat-style words work too: quizbot bandwidth 70B params bf16 allreduce gpus=8"
+            "a collective priced the way NCCL runs it. Prints a table fastest first, the JSON\n"
+            "object with --json, and a PNG chart with --chart. With 'plan MODEL' it prices a\n"
+            "whole training step instead. Chat-style words work too:\n"
+            "quizbot bandwidth 70B params bf16 allreduce gpus=8"
+        ),
+        usage=(
+            "quizbot bandwidth SIZE [--op OP] [--nodes N] [--gpus G] [--nics K] [--step S]\n"
+            "                       [--over K,...] [--json] [--chart FILE.png]\n"
+            "       quizbot bandwidth plan MODEL --gpus N [--gpus-per-node G] [--tp T] [--pp P]\n"
+            "                       [--cp C] [--dp D] [--zero Z] [--seq S] [--global-batch B]\n"
+            "                       [--micro-batch b] [--gpu KEY] [--over K,...] [--json]\n"
+            "                       [--chart FILE.png]"
         ),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "size", nargs="*", metavar="SIZE", help="amount of data, e.g. 140GB or 70B params bf16"
+        "size",
+        nargs="*",
+        metavar="SIZE",
+        help="amount of data, e.g. 140GB or 70B params bf16; or: plan MODEL",
     )
-    parser.add_argument(
-        "--op",
-        metavar="OP",
-        help="transfer (default), allreduce, allgather, reducescatter, broadcast, alltoall",
+    common = parser.add_argument_group("both forms")
+    common.add_argument(
+        "--gpus",
+        metavar="N",
+        help="GPUs per node (estimates, default 1); GPUs in all (plan, required)",
     )
-    parser.add_argument("--nodes", metavar="N", help="nodes taking part (default 2)")
-    parser.add_argument("--gpus", metavar="G", help="GPUs per node (default 1)")
-    parser.add_argument("--nics", metavar="K", help="NICs per node (default: one per GPU)")
-    parser.add_argument(
-        "--step", metavar="S", help="compute seconds per training step, e.g. 0.5 or 350ms"
-    )
-    parser.add_argument(
+    common.add_argument("--nics", metavar="K", help="NICs per node (default: one per GPU)")
+    common.add_argument(
         "--over", metavar="K,...", help="interconnect keys to compare, comma-separated"
     )
-    parser.add_argument(
-        "--intra", metavar="KEY", help="link between GPUs inside a node (default nvlink4)"
-    )
-    parser.add_argument("--json", action="store_true", help="print the JSON object instead")
-    parser.add_argument("--chart", metavar="FILE.png", type=Path, help="also write a PNG chart")
-    parser.add_argument(
+    common.add_argument("--json", action="store_true", help="print the JSON object instead")
+    common.add_argument("--chart", metavar="FILE.png", type=Path, help="also write a PNG chart")
+    common.add_argument(
         "--catalogue",
         metavar="FILE",
         type=Path,
         help="YAML file adding or overriding interconnects (default: $QUIZBOT_INTERCONNECTS)",
     )
-    parser.add_argument(
+    estimate = parser.add_argument_group("estimates (quizbot bandwidth SIZE ...)")
+    estimate.add_argument(
+        "--op",
+        metavar="OP",
+        help="transfer (default), allreduce, allgather, reducescatter, broadcast, alltoall",
+    )
+    estimate.add_argument(
+        "--nodes", metavar="N", help="nodes taking part (default 2; 1 = inside one box)"
+    )
+    estimate.add_argument(
+        "--step", metavar="S", help="compute seconds per training step, e.g. 0.5 or 350ms"
+    )
+    estimate.add_argument(
+        "--intra", metavar="KEY", help="link between GPUs inside a node (default nvlink4)"
+    )
+    estimate.add_argument(
+        "--algo",
+        metavar="ALGO",
+        help="force ring, tree, nvls, collnet or hier (default: the one NCCL would pick)",
+    )
+    estimate.add_argument(
+        "--sharp",
+        action="store_true",
+        default=None,
+        help="let InfiniBand switches reduce in the network (NCCL's CollNet)",
+    )
+    estimate.add_argument(
         "--list", action="store_true", help="list the catalogue and the source of every number"
+    )
+    estimate.add_argument(
+        "--write-docs",
+        metavar="FILE",
+        type=Path,
+        help="rewrite the generated tables of FILE (docs/bandwidth.md) from the data files",
+    )
+    plan = parser.add_argument_group("plan (quizbot bandwidth plan MODEL ...)")
+    plan.add_argument("--gpus-per-node", metavar="G", help="GPUs a node (default 8; 72 on gb200)")
+    for flag, text in (
+        ("--tp", "tensor-parallel size (default: the smallest that fits, up to 8)"),
+        ("--pp", "pipeline-parallel stages (default 1)"),
+        ("--cp", "context-parallel size (default 1)"),
+        ("--dp", "data-parallel size (default: gpus / (tp x pp x cp))"),
+        ("--zero", "ZeRO stage 0, 1 (default), 2 or 3"),
+        ("--seq", "tokens a sequence (default: the model's)"),
+        ("--global-batch", "sequences a step (default: about 4M tokens)"),
+        ("--micro-batch", "sequences a micro-batch (default 1)"),
+        ("--layers", "a model of your own: transformer layers"),
+        ("--hidden", "a model of your own: width"),
+        ("--ffn", "a model of your own: feed-forward width (default 4 x hidden)"),
+        ("--heads", "a model of your own: attention heads (default hidden / 128)"),
+        ("--kv-heads", "a model of your own: key/value heads (default: heads)"),
+        ("--vocab", "a model of your own: vocabulary (default 50,257)"),
+        ("--interleave", "virtual pipeline stages per GPU (default 1)"),
+    ):
+        plan.add_argument(flag, metavar="N", help=text)
+    plan.add_argument("--gpu", metavar="KEY", help="a100, h100 (default), h200, b200, gb200")
+    plan.add_argument(
+        "--recompute", action="store_true", default=None, help="full activation recomputation"
+    )
+    plan.add_argument(
+        "--efficiency", metavar="E", help="share of the dense BF16 peak compute reaches"
     )
     parser.set_defaults(handler=run_bandwidth)
 
 
 def run_bandwidth(args: argparse.Namespace) -> int:
-    """Print the estimate (table or JSON), write the chart if asked, and return 0."""
-    from bot.bandwidth import BandwidthError, estimate, load_catalogue, render_table, to_json
+    """Print the estimate or the plan (table or JSON), write the chart if asked, return 0."""
+    from bot.bandwidth import BandwidthError, load_catalogue, render_table
 
     catalogue = load_catalogue(args.catalogue)
+    if args.write_docs is not None:
+        return _write_docs(args.write_docs, catalogue)
     if args.list:
         print(_listing(catalogue))
         return 0
     if not args.size:
         raise BandwidthError(
-            "Give a size, for example: quizbot bandwidth 140GB --op allreduce --gpus 8"
-            " (see quizbot bandwidth --help)."
+            "Give a size, for example: quizbot bandwidth 140GB --op allreduce --gpus 8,"
+            " or plan a step: quizbot bandwidth plan llama3-70b --gpus 128."
         )
-    request = _request(args)
-    result = estimate(request, catalogue)
+    if args.size[0].lower() == "plan":
+        result, json_of = _plan(args, catalogue)
+    else:
+        result, json_of = _estimate(args, catalogue)
     if args.chart is not None:
         _write_chart(result, args.chart)
     if args.json:
-        print(json.dumps(to_json(result), indent=2))
+        print(json.dumps(json_of(result), indent=2))
     else:
         print(render_table(result))
         if args.chart is not None:
             print(f"chart written to {args.chart}")
     return 0
+
+
+def _given(args: argparse.Namespace, names: tuple[str, ...]) -> list[str]:
+    return [
+        "--" + name.replace("_", "-") for name in names if getattr(args, name, None) is not None
+    ]
+
+
+def _estimate(args: argparse.Namespace, catalogue: Any) -> tuple[Any, Any]:
+    from bot.bandwidth import BandwidthError, estimate, to_json
+
+    wrong = _given(args, PLAN_ONLY)
+    if wrong:
+        raise BandwidthError(
+            f"{', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} for the planner:"
+            " quizbot bandwidth plan MODEL --gpus N ..."
+        )
+    return estimate(_request(args), catalogue), to_json
+
+
+def _plan(args: argparse.Namespace, catalogue: Any) -> tuple[Any, Any]:
+    from bot.bandwidth import BandwidthError, parse_count, parse_over, plan, plan_to_json
+    from bot.bandwidth._plan_request import parse_plan
+
+    wrong = _given(args, ("op", "nodes", "step", "intra", "algo", "sharp"))
+    if wrong:
+        raise BandwidthError(
+            f"{', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} for estimates; a plan"
+            " takes --gpus, --tp, --pp, --cp,"
+            " --dp, --zero, --seq, --global-batch, --micro-batch, --gpu, --over."
+        )
+    words = " ".join(args.size)
+    if args.gpus is not None:
+        words += f" gpus={args.gpus}"
+    try:
+        request = parse_plan(words)
+    except BandwidthError as exc:
+        message = exc.message.replace("gpus=128", "--gpus 128")
+        raise BandwidthError(message, usage=HELP_HINT) from None
+    changes: dict[str, Any] = {}
+    for name in (*PLAN_COUNTS, "nics"):
+        value = getattr(args, name)
+        if value is not None:
+            changes[name] = parse_count(name.replace("_", "-"), value)
+    if args.gpu is not None:
+        changes["gpu"] = args.gpu
+    if args.over is not None:
+        changes["over"] = parse_over(args.over)
+    if args.recompute:
+        changes["recompute"] = True
+    if args.efficiency is not None:
+        try:
+            changes["efficiency"] = float(args.efficiency)
+        except ValueError:
+            raise BandwidthError(
+                f"--efficiency must be a number, got {args.efficiency!r}."
+            ) from None
+    from dataclasses import replace
+
+    request = replace(request, **changes) if changes else request
+    return plan(request, catalogue), plan_to_json
 
 
 def _request(args: argparse.Namespace) -> Any:
@@ -152,6 +304,10 @@ def _request(args: argparse.Namespace) -> Any:
         changes["over"] = parse_over(args.over)
     if args.intra is not None:
         changes["intra"] = args.intra
+    if args.algo is not None:
+        changes["algo"] = args.algo
+    if args.sharp:
+        changes["sharp"] = True
     return replace(request, **changes) if changes else request
 
 
@@ -167,6 +323,19 @@ def _write_chart(result: Any, path: Path) -> None:
         raise BandwidthError(f"Cannot write the chart to {path}: {exc.strerror}.") from None
 
 
+def _write_docs(path: Path, catalogue: Any) -> int:
+    from bot.bandwidth import BandwidthError, load_hardware
+    from bot.bandwidth._docs import update_docs
+
+    try:
+        text = path.read_text(encoding="utf-8")
+        path.write_text(update_docs(text, catalogue, load_hardware()), encoding="utf-8")
+    except OSError as exc:
+        raise BandwidthError(f"Cannot rewrite {path}: {exc.strerror}.") from None
+    print(f"generated tables rewritten in {path}")
+    return 0
+
+
 def _listing(catalogue: Any) -> str:
     lines = [f"{len(catalogue)} interconnects ({catalogue.origin});"]
     lines.append(f"default comparison: {', '.join(catalogue.default_comparison)}")
@@ -174,16 +343,22 @@ def _listing(catalogue: Any) -> str:
         rdma = "RDMA" if ic.rdma else "no RDMA"
         lines.append("")
         lines.append(
-            f"{ic.key}: {ic.name} [{ic.family}, {ic.purpose}, {rdma}]"
-            f"{', shared medium' if ic.shared_medium else ''}"
+            f"{ic.key}: {ic.name} [{ic.family}, {ic.purpose}, {rdma}, NCCL transport"
+            f" {ic.transport}]{', shared medium' if ic.shared_medium else ''}"
         )
+        coll = ic.collective_bytes_per_s / 1e9
         lines.append(
             f"  rate {ic.rate_gbps:g} Gb/s per direction x efficiency {ic.efficiency:g}"
-            f" = {ic.payload_bytes_per_s / 1e9:.3g} GB/s; latency {ic.latency_us:g} us"
+            f" = {ic.payload_bytes_per_s / 1e9:.3g} GB/s; NCCL collectives {coll:.3g} GB/s;"
+            f" latency {ic.latency_us:g} us"
         )
+        if ic.nvls_efficiency is not None:
+            lines.append(f"  NVLS: {ic.nvls_efficiency:g} of the rate per GPU")
+        if ic.sharp:
+            lines.append("  SHARP: switches reduce in the network (--sharp)")
         if ic.encoding:
             lines.append(f"  encoding: {ic.encoding}")
-        for what in ("rate", "efficiency", "latency"):
+        for what in ("rate", "efficiency", "latency", "collective", "transport", "nvls", "sharp"):
             source = ic.source(what)
             if source:
                 lines.append(f"  {what} source: {source}")

@@ -14,15 +14,22 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         description=(
             "Run the quiz bot on Slack. With SLACK_APP_TOKEN set it connects in Socket Mode and "
             "needs no public URL; otherwise it serves HTTP on --port at /slack/events (and "
-            "GET /healthz) and needs SLACK_SIGNING_SECRET. SLACK_BOT_TOKEN is always needed; "
-            "SLACK_API_URL points the Web API client at a proxy or a stand-in."
+            "GET /healthz) and needs SLACK_SIGNING_SECRET. SLACK_BOT_TOKEN is needed for one "
+            "workspace; SLACK_CLIENT_ID and SLACK_CLIENT_SECRET instead install it into many "
+            "(HTTP mode). SLACK_API_URL points the Web API client at a proxy or a stand-in. "
+            "Setting up the app: docs/slack.md."
         ),
     )
     parser.add_argument(
         "--port", type=int, default=3000, help="HTTP mode: port to listen on (default 3000)"
     )
     parser.add_argument(
-        "--host", default="0.0.0.0", help="HTTP mode: address to listen on (default 0.0.0.0)"
+        "--host",
+        default=None,
+        help=(
+            "HTTP mode: address to listen on (default QUIZBOT_HOST, else 127.0.0.1, or 0.0.0.0 "
+            "inside a container). It serves plain HTTP: put a TLS proxy in front"
+        ),
     )
     parser.set_defaults(handler=run_slack)
 
@@ -36,5 +43,6 @@ def run_slack(args: argparse.Namespace) -> int:
 
     settings = load_settings()
     check_credentials(settings)
-    asyncio.run(serve(settings, host=args.host, port=args.port, handle_signals=True))
+    host = args.host or settings.listen_host()
+    asyncio.run(serve(settings, host=host, port=args.port, handle_signals=True))
     return 0

@@ -19,14 +19,55 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "validate",
         help="check question files; print every problem as file:line: message",
         description=(
-            "Check question files against the question format and print every problem as "
-            "file:line: message. A PATH is a file or a folder (searched for *.yaml and *.yml). "
-            "Without PATH, the configured question folders are checked (QUIZBOT_QUESTIONS, "
+            "Check question files against the question format and print every problem as\n"
+            "file:line: message. A PATH is a file or a folder (searched for *.yaml and *.yml).\n"
+            "Without PATH, the configured question folders are checked (QUIZBOT_QUESTIONS,\n"
             "else the bundled questions/). Exit status: 0 when every file is clean, 1 otherwise."
         ),
+        epilog=lint_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="file or folder")
+    parser.add_argument(
+        "--lint",
+        action="store_true",
+        help="also check teaching quality (the rules below); exit 1 past a bank-wide limit",
+    )
     parser.set_defaults(handler=run_validate)
+
+
+def lint_help() -> str:
+    """Return the --lint rules and their thresholds, from the limits the linter uses."""
+    from bot.engine.lint import Limits
+
+    limits = Limits()
+    stem, full = limits.stem_similarity_percent, limits.full_similarity_percent
+    few, new = limits.why_not_min_words, limits.why_not_min_new_words
+    return f"""\
+--lint prints teaching-quality warnings as file:line: warning: ... [rule], then
+one summary line. Rules:
+  length-cue      the keyed choice is strictly the longest (in characters) of a
+                  text-choice question: one where some choice is not a quantity
+                  (a number with a short unit, e.g. "About 450 GB/s", "2:1", "80%")
+  letter-balance  one letter keyed in over {limits.folder_letter_percent}% of a folder's questions
+                  (folders of {limits.folder_min} or more); the bank-wide shares are in the summary
+  give-away-word  a content word of the stem (stop words dropped, lower-cased,
+                  plural stripped) in the keyed choice and in no distractor;
+                  words in over {limits.give_away_common_percent}% of the bank's stems do not count
+  all-none-above  "all of the above", "none of these", "both A and C"...
+  numeric-order   quantities of one kind neither ascending nor descending
+  near-duplicate  two stems sharing {stem}% or more of their words and word pairs,
+                  or two full explanations sharing {full}% or more of their word triples
+                  (Jaccard similarity over content words)
+  why-not         a why_not under {few} words, or adding fewer than {new} words
+                  (content words or numbers) to its choice's own; negations
+                  such as "not" do not count
+  primary-source  no reference to a spec, paper, vendor doc or the project's
+                  own repository (blogs, wikis and forums are secondary)
+Bank-wide limits (exit status 1 when passed, judged on {limits.min_sample} or more questions):
+  length cue over {limits.length_cue_percent}% of the text-choice questions; any letter keyed in
+  over {limits.letter_percent}% of the questions. Warnings alone exit 0.
+See docs/writing-questions.md."""
 
 
 def run_validate(args: argparse.Namespace) -> int:
@@ -51,8 +92,26 @@ def run_validate(args: argparse.Namespace) -> int:
     if not len(bank):
         print("quizbot validate: no question files found", file=sys.stderr)
         return 1
+    if getattr(args, "lint", False):
+        return run_lint(bank, paths)
     print(summary(bank, paths))
     return 0
+
+
+def run_lint(bank: QuestionBank, paths: Sequence[Path]) -> int:
+    """Print the lint's warnings, folder shares and bank-wide errors, the summary last."""
+    from bot.engine.lint import lint
+
+    topics = {q.id: _shown(_topic(Path(q.source), paths)) for q in bank}
+    report = lint(bank.questions, topics)
+    for finding in report.findings:
+        print(finding)
+    for folder in report.folders:
+        print(f"lint: folder {folder.scope}: {_count(folder.total, 'question')}; {folder.text()}")
+    for breach in report.breaches:
+        print(breach)
+    print(report.summary())
+    return 0 if report.ok else 1
 
 
 def summary(bank: QuestionBank, paths: Sequence[Path]) -> str:
@@ -78,6 +137,14 @@ def _topic(source: Path, paths: Sequence[Path]) -> Path:
         if parts:
             return root
     return source.parent
+
+
+def _shown(path: Path) -> str:
+    """Return a path relative to the working directory when it lies below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve())) or "."
+    except (ValueError, OSError):
+        return str(path)
 
 
 def _count(n: int, word: str) -> str:

@@ -1,7 +1,8 @@
 """The quiz engine: rounds, answers, grading, reveals, scores and leaderboards.
 
 It knows no platform and sends nothing: each operation takes plain values and returns a frozen
-result that an adapter renders. Every state change is one store transaction guarded by a database
+result that an adapter renders. The state changes replicas could race on (opening a round,
+answering, closing, claiming a daily slot) are each one store transaction guarded by a database
 constraint, so several replicas can share a store without talking to each other.
 """
 
@@ -14,7 +15,8 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from bot.engine import review
+from bot import messages as M
+from bot.engine import activity, analytics, review
 from bot.engine.model import (
     Answerer,
     AnswerOutcome,
@@ -22,10 +24,12 @@ from bot.engine.model import (
     AnswerStatus,
     ChannelSettings,
     ChoiceTally,
+    DifficultyMode,
     Leaderboard,
     LeaderboardEntry,
     Period,
     Place,
+    PlayerSummary,
     Question,
     QuestionCard,
     QuestionStats,
@@ -36,7 +40,9 @@ from bot.engine.model import (
 )
 from bot.engine.ports import Clock, RoundAlreadyOpen, Store, utc_now
 from bot.engine.review import ReviewItem, ReviewOutcome, ReviewQueue
+from bot.engine.rules import points_for
 from bot.errors import NotFound, UserError
+from bot.text import Code, Text, say
 
 FASTEST_SHOWN = 3
 LEADERBOARD_SIZE = 10
@@ -153,15 +159,13 @@ class QuizEngine:
         """Pick the next question for the channel, open a round and return its card."""
         candidates = self.bank.filter(tag)
         if not candidates:
-            raise UserError(f"No question has the tag `{tag}`.")
+            raise UserError(say(M.NO_SUCH_TAG, tag=Code(tag)) if tag else say(M.EMPTY_BANK))
         existing = await self.store.open_round(place)
         if existing is not None:
-            raise UserError(
-                "A question is already open in this channel; answer it or close it first."
-            )
-        question = pick_question(candidates, await self.store.question_counts(place), self.rng)
+            raise UserError(say(M.ALREADY_OPEN))
+        settings = await self.channel_settings(place)
+        question = await self._pick(place, candidates, settings.difficulty, tag)
         if duration is None:
-            settings = await self.channel_settings(place)
             duration = timedelta(minutes=settings.round_minutes or self.default_minutes)
         now = self._now()
         try:
@@ -174,10 +178,34 @@ class QuizEngine:
                 slot=slot,
             )
         except RoundAlreadyOpen:
-            raise UserError(
-                "A question is already open in this channel; answer it or close it first."
-            ) from None
+            raise UserError(say(M.ALREADY_OPEN)) from None
         return QuestionCard(round=rnd, question=question, answered=0, note=note)
+
+    async def _pick(
+        self,
+        place: Place,
+        candidates: Sequence[Question],
+        mode: DifficultyMode,
+        tag: str | None,
+    ) -> Question:
+        """Pick the channel's next question as its difficulty mode says."""
+        allowed = analytics.filter_mode(candidates, mode)
+        if not allowed:
+            if tag:
+                raise UserError(say(M.NO_LABEL_WITH_TAG, label=mode.value, tag=Code(tag)))
+            raise UserError(say(M.NO_LABEL, label=mode.value))
+        asked = await self.store.question_counts(place)
+        if mode is DifficultyMode.ADAPTIVE and any(asked.get(q.id, 0) for q in allowed):
+            rates = await self.store.answer_rates(place.platform, place.workspace)
+            return analytics.pick_adaptive(allowed, asked, rates, self.rng)
+        return pick_question(allowed, asked, self.rng)
+
+    async def question_report(
+        self, platform: str | None = None, workspace: str | None = None
+    ) -> list[analytics.QuestionReport]:
+        """Return every bank question's answer analytics in a scope (None: everywhere)."""
+        aggregates = await self.store.question_aggregates(platform, workspace)
+        return analytics.reports(self.bank.filter(None), aggregates)
 
     async def _cached_round(self, round_id: int) -> Round | None:
         """Return a round from the cache or the store.
@@ -202,7 +230,7 @@ class QuizEngine:
         """Return the round (NotFound if there is none)."""
         rnd = await self.store.get_round(round_id)
         if rnd is None:
-            raise NotFound("That question no longer exists.")
+            raise NotFound(say(M.ROUND_GONE))
         return rnd
 
     async def open_round(self, place: Place) -> Round | None:
@@ -214,7 +242,7 @@ class QuizEngine:
         try:
             return self.bank.by_id(rnd.question_id)
         except KeyError:
-            raise NotFound("That question is no longer in the bank.") from None
+            raise NotFound(say(M.NOT_IN_BANK)) from None
 
     async def answer(
         self, platform: str, workspace: str, round_id: int, user: str, choice_key: str
@@ -222,13 +250,11 @@ class QuizEngine:
         """Grade and store one user's answer; the first answer counts unless changes are allowed."""
         rnd = await self._cached_round(round_id)
         if rnd is None or (rnd.place.platform, rnd.place.workspace) != (platform, workspace):
-            raise NotFound("That question does not exist here.")
+            raise NotFound(say(M.QUESTION_NOT_HERE))
         question = self.question_of(rnd)
         key = choice_key.strip().upper()
         if key not in question.keys:
-            raise UserError(
-                f"`{choice_key}` is not a choice; pick one of {', '.join(question.keys)}."
-            )
+            raise UserError(not_a_choice(choice_key, question))
         correct = key == question.answer
         now = self._now()
         if rnd.is_closed or (rnd.closes_at is not None and now >= rnd.closes_at):
@@ -238,7 +264,7 @@ class QuizEngine:
             user=user,
             choice=key,
             correct=correct,
-            points=question.difficulty.points if correct else 0,
+            points=points_for(question, correct),
             answered_at=now,
             elapsed_ms=max(0, int((now - rnd.opened_at).total_seconds() * 1000)),
         )
@@ -324,10 +350,10 @@ class QuizEngine:
         """Close the open round in this channel now (UserError if there is none)."""
         rnd = await self.store.open_round(place)
         if rnd is None:
-            raise UserError("There is no open question in this channel.")
+            raise UserError(say(M.NOTHING_OPEN))
         reveal = await self.close(rnd.id)
         if reveal is None:
-            raise UserError("That question has just been closed.")
+            raise UserError(say(M.JUST_CLOSED))
         return reveal
 
     async def close_due(self, platform: str) -> list[Reveal]:
@@ -347,10 +373,34 @@ class QuizEngine:
         return settings
 
     async def set_channel_settings(self, place: Place, settings: ChannelSettings) -> None:
-        """Change the channel's settings."""
+        """Store the channel's settings as given (``round_minutes`` None: the bot's default)."""
         if settings.round_minutes is not None and not 1 <= settings.round_minutes <= 7 * 24 * 60:
-            raise UserError("Round length must be between 1 minute and 7 days.")
+            raise UserError(say(M.ROUND_LENGTH))
         await self.store.set_channel_settings(place, settings)
+
+    async def change_channel_settings(
+        self,
+        place: Place,
+        *,
+        allow_change: bool | None = None,
+        round_minutes: int | None = None,
+        difficulty: DifficultyMode | None = None,
+    ) -> ChannelSettings:
+        """Change only the options given and return the settings now in force.
+
+        An option left out keeps what is stored, so a channel that never set its round length
+        goes on following the bot's default (QUIZBOT_ROUND_MINUTES) when that changes.
+        """
+        stored = await self.store.channel_settings(place)
+        changed = replace(
+            stored,
+            allow_change=stored.allow_change if allow_change is None else allow_change,
+            round_minutes=stored.round_minutes if round_minutes is None else round_minutes,
+            difficulty=stored.difficulty if difficulty is None else difficulty,
+        )
+        if changed != stored:
+            await self.set_channel_settings(place, changed)
+        return await self.channel_settings(place)
 
     async def leaderboard(
         self, platform: str, workspace: str, period: Period, caller: str
@@ -361,6 +411,27 @@ class QuizEngine:
         mine = next((e for e in ranked if e.user == caller), None)
         return Leaderboard(
             period=period, since=since, entries=tuple(ranked[:LEADERBOARD_SIZE]), caller=mine
+        )
+
+    async def player_summary(self, platform: str, workspace: str, user: str) -> PlayerSummary:
+        """Return a player's totals, best channel streaks, reviews and this week's top ten."""
+        rows = await self.store.score_rows(platform, workspace, None, user=user)
+        row = rows[0] if rows else ScoreRow(user, 0, 0, 0, 0)
+        streak = activity.player_streaks(
+            await self.store.streak_rows(platform, workspace, user)
+        ).get(user, activity.PlayerStreak(user, 0, 0))
+        queue = await self.review_queue(platform, workspace, user)
+        return PlayerSummary(
+            user=user,
+            points=row.points,
+            answered=row.answered,
+            correct=row.correct,
+            current_streak=streak.current,
+            best_streak=streak.best,
+            reviews_due=queue.due,
+            reviews_waiting=queue.pending - queue.due,
+            next_review_due=queue.next_due,
+            week=await self.leaderboard(platform, workspace, Period.WEEK, user),
         )
 
     async def stats(self, place: Place, user: str) -> UserStats:
@@ -428,15 +499,15 @@ class QuizEngine:
         try:
             question = self.bank.by_id(question_id)
         except KeyError:
-            raise NotFound("That question is no longer in the bank.") from None
+            raise NotFound(say(M.NOT_IN_BANK)) from None
         choice = key.strip().upper()
         if choice not in question.keys:
-            raise UserError(f"`{key}` is not a choice; pick one of {', '.join(question.keys)}.")
+            raise UserError(not_a_choice(key, question))
         correct = choice == question.answer
         now = self._now()
         item = await self.store.review_item(platform, workspace, user, question_id)
         if item is None:
-            raise NotFound("That question is not in your review list.")
+            raise NotFound(say(M.NOT_IN_REVIEW))
         counted = False
         if review.is_due(item, now):
             new = review.after_review(item, correct=correct, now=now)
@@ -455,6 +526,11 @@ class QuizEngine:
             due_at=None if item.done else item.due_at,
             counted=counted,
         )
+
+
+def not_a_choice(given: str, question: Question) -> Text:
+    """Return the refusal of an answer that names no choice of the question."""
+    return say(M.NOT_A_CHOICE, given=Code(given[:20]), keys=", ".join(question.keys))
 
 
 def _outcome(
@@ -477,7 +553,7 @@ def _outcome(
         correct=correct,
         answer=question.answer_choice,
         short=question.short,
-        points=question.difficulty.points if correct and counted else 0,
+        points=points_for(question, correct) if counted else 0,
         streak=streak,
         previous=question.choice(previous) if previous is not None else None,
     )

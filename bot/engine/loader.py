@@ -18,7 +18,15 @@ from typing import TypeVar
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from bot.engine.model import CHOICE_KEYS, ChartSpec, Choice, Difficulty, Question, Reference
+from bot.engine.model import (
+    CHOICE_KEYS,
+    ChartSpec,
+    Choice,
+    Difficulty,
+    PlanSpec,
+    Question,
+    Reference,
+)
 from bot.errors import ConfigError
 
 ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]*")
@@ -44,7 +52,9 @@ QUESTION_KEYS = (
 REQUIRED_KEYS = ("id", "question", "choices", "answer", "explanation")
 EXPLANATION_KEYS = ("short", "full", "why_not")
 REFERENCE_KEYS = ("title", "url")
-CHART_KEYS = ("size", "op", "nodes", "gpus", "over")
+CHART_KEYS = ("size", "op", "nodes", "gpus", "over", "plan")
+PLAN_KEYS = ("model", "gpus", "tp", "pp", "cp", "zero", "seq", "batch", "gpu")
+_PLAN_INTS = ("gpus", "tp", "pp", "cp", "seq", "batch")
 
 _TAG = "tag:yaml.org,2002:"
 _STR = _TAG + "str"
@@ -57,6 +67,8 @@ _MERGE = _TAG + "merge"
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _URL = re.compile(r"https?://[^\s/]+\S*")
 _HTTPS_URL = re.compile(r"https://[^\s/]+\S*")
+
+_NESTED_KEYS = ("choices", "explanation", "explanation.why_not", "chart")
 
 _Pairs = dict[str, tuple[ScalarNode, Node]]
 _T = TypeVar("_T")
@@ -219,6 +231,23 @@ def _question_files(paths: Sequence[Path]) -> Iterator[tuple[Path, str | None]]:
 
 def _line(node: Node) -> int:
     return int(node.start_mark.line) + 1
+
+
+def _key_lines(node: MappingNode, prefix: str = "") -> dict[str, int]:
+    """Return the line of every key of a question, dotted below ``choices``, ``explanation``..."""
+    found: dict[str, int] = {}
+    for key, value in node.value:
+        if not isinstance(key, ScalarNode):
+            continue
+        name = prefix + str(key.value)
+        found.setdefault(name, _line(key))
+        if isinstance(value, MappingNode) and name in _NESTED_KEYS:
+            for inner, line in _key_lines(value, name + ".").items():
+                found.setdefault(inner, line)
+        elif isinstance(value, SequenceNode) and name == "references":
+            for index, item in enumerate(value.value):
+                found.setdefault(f"{name}.{index}", _line(item))
+    return found
 
 
 def _kind(node: Node) -> str:
@@ -500,6 +529,7 @@ class _FileChecker:
             chart=chart,
             source=self.name,
             line=_line(node),
+            lines=_key_lines(node),
         )
 
     @staticmethod
@@ -760,6 +790,8 @@ class _FileChecker:
         before = len(self.problems)
         pairs = self.pairs(node, " in chart")
         self.unknown_keys(pairs, CHART_KEYS, " in chart")
+        if "plan" in pairs:
+            return self.plan_chart(pairs, before)
         self.missing(pairs, ("size",), key, "chart.")
         size = None
         if "size" in pairs:
@@ -794,6 +826,67 @@ class _FileChecker:
             spec = replace(spec, over=over)
         return spec
 
+    def plan_chart(self, pairs: _Pairs, before: int) -> ChartSpec | None:
+        """Return a chart that shows a training-step plan (``chart: {plan: {...}}``)."""
+        for name in ("size", "op", "nodes", "gpus"):
+            if name in pairs:
+                self.add(
+                    pairs[name][0],
+                    f"chart.{name} does not go with chart.plan; a plan gives its model and gpus",
+                )
+        key, node = pairs["plan"]
+        if not isinstance(node, MappingNode):
+            self.add(
+                node,
+                "chart.plan must be a mapping like {model: llama3-70b, gpus: 128, tp: 8},"
+                f" found {_kind(node)}",
+            )
+            return None
+        fields = self.pairs(node, " in chart.plan")
+        self.unknown_keys(fields, PLAN_KEYS, " in chart.plan")
+        self.missing(fields, ("model", "gpus"), key, "chart.plan.")
+        values: dict[str, int | str] = {}
+        for name, (_, value_node) in fields.items():
+            if name in _PLAN_INTS:
+                number = self.positive_int(value_node, f"chart.plan.{name}")
+                if number is not None:
+                    values[name] = number
+            elif name == "zero":
+                zero = self.zero_stage(value_node)
+                if zero is not None:
+                    values[name] = zero
+            elif name in ("model", "gpu"):
+                word = self.text(value_node, f"chart.plan.{name}")
+                if word is not None:
+                    values[name] = word
+        over = self.chart_over(pairs["over"][1]) if "over" in pairs else ()
+        if len(self.problems) > before or over is None:
+            return None
+        spec = PlanSpec(
+            model=str(values["model"]),
+            gpus=int(values["gpus"]),
+            tp=_int_or_none(values.get("tp")),
+            pp=int(values.get("pp", 1)),
+            cp=int(values.get("cp", 1)),
+            zero=int(values.get("zero", 1)),
+            seq=_int_or_none(values.get("seq")),
+            batch=_int_or_none(values.get("batch")),
+            gpu=None if "gpu" not in values else str(values["gpu"]),
+        )
+        error = _plan_error(spec, over)
+        if error is not None:
+            self.add(node, f"chart.plan does not work: {error}")
+            return None
+        return ChartSpec(over=over, plan=spec)
+
+    def zero_stage(self, node: Node) -> int | None:
+        if isinstance(node, ScalarNode) and node.tag == _INT and node.value in ("0", "1", "2", "3"):
+            return int(node.value)
+        self.add(
+            node, f"chart.plan.zero must be 0, 1, 2 or 3, found '{getattr(node, 'value', '')}'"
+        )
+        return None
+
     def chart_over(self, node: Node) -> tuple[str, ...] | None:
         if not isinstance(node, SequenceNode):
             self.add(
@@ -807,18 +900,29 @@ class _FileChecker:
         return out if len(out) == len(keys) else None
 
 
-def _size_error(size: str) -> str | None:
-    """Return why ``size`` does not parse, when the bandwidth package can tell; else None."""
+def _int_or_none(value: int | str | None) -> int | None:
+    return None if value is None else int(value)
+
+
+def _plan_error(spec: PlanSpec, over: tuple[str, ...]) -> str | None:
+    """Return why the plan cannot be priced, when the bandwidth package can tell; else None."""
     try:
-        module = importlib.import_module("bot.bandwidth")
+        module = importlib.import_module("bot.engine.charts")
     except Exception:
-        # The size grammar lives in bot.bandwidth; without it the check is skipped, not failed.
         return None
-    parse = getattr(module, "parse_size", None)
-    if not callable(parse):
+    check = getattr(module, "plan_problem", None)
+    if not callable(check):
         return None
+    problem = check(spec, over)
+    return None if problem is None else str(problem)
+
+
+def _size_error(size: str) -> str | None:
+    """Return why ``size`` does not parse as a /bandwidth size, or None when it does."""
+    from bot.bandwidth import BandwidthError, parse_size
+
     try:
-        parse(size)
-    except Exception as exc:
-        return str(exc) or type(exc).__name__
+        parse_size(size)
+    except BandwidthError as exc:
+        return exc.message
     return None

@@ -23,6 +23,15 @@ class Difficulty(StrEnum):
         return {"easy": 1, "medium": 2, "hard": 3}[self.value]
 
 
+class DifficultyMode(StrEnum):
+    """How a channel picks its next question."""
+
+    MIXED = "mixed"  # any difficulty, in random order
+    EASY = "easy"  # only questions labelled easy
+    HARD = "hard"  # only questions labelled hard
+    ADAPTIVE = "adaptive"  # the unasked question whose success rate is nearest the target
+
+
 @dataclass(frozen=True, slots=True)
 class Choice:
     """One lettered choice of a question."""
@@ -40,14 +49,30 @@ class Reference:
 
 
 @dataclass(frozen=True, slots=True)
-class ChartSpec:
-    """A ``/bandwidth`` chart attached to a question's reveal."""
+class PlanSpec:
+    """A training step (``/bandwidth plan``) a question's reveal shows per interconnect."""
 
-    size: str
+    model: str
+    gpus: int
+    tp: int | None = None
+    pp: int = 1
+    cp: int = 1
+    zero: int = 1
+    seq: int | None = None
+    batch: int | None = None
+    gpu: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChartSpec:
+    """A ``/bandwidth`` chart attached to a question's reveal: an estimate, or a plan."""
+
+    size: str = ""
     op: str = "allreduce"
     nodes: int = 2
     gpus: int = 1
     over: tuple[str, ...] = ()
+    plan: PlanSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -68,6 +93,17 @@ class Question:
     chart: ChartSpec | None = None
     source: str = ""
     line: int = 0
+    # Where each key sits in the source file: "answer", "choices.B", "explanation.why_not.C",
+    # "references.0"... so that a check can point at the line it is about.
+    lines: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
+
+    def line_of(self, *names: str) -> int:
+        """Return the line of the first of these keys the file has, else the question's line."""
+        for name in names:
+            found = self.lines.get(name)
+            if found is not None:
+                return found
+        return self.line
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -144,6 +180,7 @@ class ChannelSettings:
 
     allow_change: bool = False
     round_minutes: int | None = None  # None: the bot's default (QUIZBOT_ROUND_MINUTES)
+    difficulty: DifficultyMode = DifficultyMode.MIXED
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +290,22 @@ class Leaderboard:
     since: datetime | None
     entries: tuple[LeaderboardEntry, ...]
     caller: LeaderboardEntry | None
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerSummary:
+    """A player's page in chat (Slack's Home tab, Discord's /quiz me): totals, streak, reviews."""
+
+    user: str
+    points: int
+    answered: int
+    correct: int
+    current_streak: int  # the longest current streak of any channel
+    best_streak: int
+    reviews_due: int
+    reviews_waiting: int
+    next_review_due: datetime | None
+    week: Leaderboard
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
+from bot.engine.activity import StreakRow
+from bot.engine.analytics import QuestionAggregate
 from bot.engine.model import (
     AnswerRecord,
     AnswerStatus,
@@ -132,6 +134,22 @@ class Store(Protocol):
         self, platform: str, workspace: str, question_id: str
     ) -> QuestionStats:
         """Return how a question fared in a workspace."""
+        ...
+
+    async def question_aggregates(
+        self, platform: str | None = None, workspace: str | None = None
+    ) -> list[QuestionAggregate]:
+        """Return every asked question's answer aggregates in a scope (None: all of them)."""
+        ...
+
+    async def answer_rates(self, platform: str, workspace: str) -> dict[str, tuple[int, int]]:
+        """Return (answers, right) per question asked in a workspace."""
+        ...
+
+    async def streak_rows(
+        self, platform: str, workspace: str, user: str | None = None
+    ) -> list[StreakRow]:
+        """Return each player's current and best streak per channel of a workspace."""
         ...
 
     async def review_item(

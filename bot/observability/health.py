@@ -107,10 +107,16 @@ async def start_health_server(
     port: int = 8080,
     drain: Drain | None = None,
     connected: Callable[[], bool] | None = None,
+    extra: Callable[[web.Application], None] | None = None,
 ) -> HealthServer:
-    """Serve /healthz, /readyz and /metrics on their own port; port 0 picks a free one."""
+    """Serve /healthz, /readyz and /metrics on their own port; port 0 picks a free one.
+
+    ``extra`` adds more routes to the same server before it starts (the dashboard's pages).
+    """
     app = web.Application()
     mount(app, store, drain=drain, connected=connected)
+    if extra is not None:
+        extra(app)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)

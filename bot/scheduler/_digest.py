@@ -7,9 +7,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from bot import messages as M
 from bot.engine.engine import rank_rows
 from bot.engine.model import LeaderboardEntry, Place, Question, ScoreRow
 from bot.engine.ports import RoundResult
+from bot.text import Mention, Text, Verbatim, join, say
 
 DIGEST_LEADERS = 5
 QUESTION_PREVIEW = 160
@@ -90,25 +92,38 @@ def _preview(text: str) -> str:
     return flat if len(flat) <= QUESTION_PREVIEW else flat[: QUESTION_PREVIEW - 1].rstrip() + "…"
 
 
-def digest_text(digest: Digest) -> str:
-    """Render the digest as plain text; ``<@id>`` mentions read the same on Slack and Discord."""
+def digest_text(digest: Digest) -> Text:
+    """Render the digest: the week's rounds, its leaderboard, its hardest question."""
     zone = ZoneInfo(digest.zone)
     first = _day(digest.since.astimezone(zone))
     last = _day((digest.until - timedelta(seconds=1)).astimezone(zone))
-    asked = f"{digest.rounds} question{'s' if digest.rounds != 1 else ''}"
-    lines = [f"Weekly digest, {first} to {last}: {asked} in this channel.", "", "Leaderboard"]
+    n = digest.rounds
+    head = say(M.DIGEST_HEAD_ONE if n == 1 else M.DIGEST_HEAD_MANY, first=first, last=last, n=n)
+    parts: list[Text] = [head, Text(("",)), say(M.DIGEST_LEADERBOARD)]
     for e in digest.leaders:
-        lines.append(
-            f"{e.rank}. <@{e.user}>: {e.points} point{'s' if e.points != 1 else ''} "
-            f"({e.correct} of {e.answered} right)"
+        line = M.DIGEST_LINE_ONE if e.points == 1 else M.DIGEST_LINE_MANY
+        parts.append(
+            say(
+                line,
+                rank=e.rank,
+                user=Mention(e.user),
+                points=e.points,
+                correct=e.correct,
+                answered=e.answered,
+            )
         )
     if digest.hardest is not None:
         h = digest.hardest
         answer = h.question.answer_choice
-        lines += [
-            "",
-            f"Hardest question of the week ({h.percent_correct:.0f}% right, "
-            f"{h.correct} of {h.answered}): {_preview(h.question.text)}",
-            f"Answer: {answer.key}) {answer.text}",
+        parts += [
+            Text(("",)),
+            say(
+                M.DIGEST_HARDEST,
+                percent=h.percent_correct,
+                correct=h.correct,
+                answered=h.answered,
+                question=Verbatim(_preview(h.question.text)),
+            ),
+            say(M.DIGEST_ANSWER, key=answer.key, text=Verbatim(answer.text)),
         ]
-    return "\n".join(lines)
+    return join(parts)

@@ -1,4 +1,8 @@
-"""Read a schedule from chat: Slack's text form and Discord's separate options, one set of rules."""
+"""Read the parts of a daily schedule: time, zone, days, tag, digest day, closing time.
+
+The chat layer's command grammar reads both forms (Slack's words, Discord's options) with these
+readers and builds the request with ``schedule_request``.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +12,11 @@ from dataclasses import dataclass
 from functools import cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
+from bot import messages as M
 from bot.engine.ports import Days
 from bot.errors import UserError
+from bot.text import Code, say
 
-TEXT_USAGE = (
-    "Usage: `/quiz schedule HH:MM [Area/City] [daily|weekdays] [tag] [digest=DAY] "
-    "[close=DURATION]`, for example "
-    "`/quiz schedule 09:30 Europe/Berlin weekdays networking digest=fri close=2h`. "
-    "`/quiz schedule` shows the schedule; `/quiz schedule off` stops it."
-)
 ZONE_EXAMPLES = ("Europe/Berlin", "America/New_York", "Asia/Kolkata", "Pacific/Auckland", "UTC")
 TIME_EXAMPLES = ("09:30", "13:00", "17:45")
 WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -25,7 +25,6 @@ MAX_CLOSE_MINUTES = 7 * 24 * 60
 _TIME = re.compile(r"^(\d{1,2}):(\d{2})$")
 _TAG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m(?:in)?)?$")
-_OPTION = re.compile(r"^(digest|close)[=:](.*)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +47,7 @@ def parse_time(text: str) -> tuple[int, int]:
         hour, minute = int(match[1]), int(match[2])
         if hour < 24 and minute < 60:
             return hour, minute
-    raise UserError(
-        f"`{text}` is not a time of day. Give it as HH:MM on a 24-hour clock, "
-        f"like {', '.join(TIME_EXAMPLES)}.",
-    )
+    raise UserError(say(M.BAD_TIME, text=Code(text[:40]), examples=", ".join(TIME_EXAMPLES)))
 
 
 @cache
@@ -70,14 +66,11 @@ def parse_zone(text: str) -> str:
     except (ZoneInfoNotFoundError, ValueError):
         pass  # listed but unreadable here: treated as unknown
     close = difflib.get_close_matches(name, sorted(_zones_by_folded_name().values()), n=3)
-    hint = ""
-    if close:
-        names = close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}"
-        hint = f" Did you mean {names}?"
-    raise UserError(
-        f"`{text}` is not a time zone I know.{hint} Use an IANA name (Area/City), "
-        f"such as {', '.join(ZONE_EXAMPLES)}.",
-    )
+    examples = ", ".join(ZONE_EXAMPLES)
+    if not close:
+        raise UserError(say(M.BAD_ZONE, text=Code(text[:60]), examples=examples))
+    names = close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}"
+    raise UserError(say(M.BAD_ZONE_CLOSE, text=Code(text[:60]), names=names, examples=examples))
 
 
 def parse_days(text: str) -> Days:
@@ -85,7 +78,8 @@ def parse_days(text: str) -> Days:
     try:
         return Days(text.strip().lower())
     except ValueError:
-        raise UserError(f"`{text}` is not a choice of days; use `daily` or `weekdays`.") from None
+        days = say(M.BAD_DAYS, text=Code(text[:40]), daily=Code("daily"), weekdays=Code("weekdays"))
+        raise UserError(days) from None
 
 
 def parse_weekday(text: str) -> int:
@@ -94,9 +88,7 @@ def parse_weekday(text: str) -> int:
     for number, name in enumerate(WEEKDAY_NAMES):
         if word in (name, name[:3]):
             return number
-    raise UserError(
-        f"`{text}` is not a day of the week; use mon, tue, wed, thu, fri, sat or sun.",
-    )
+    raise UserError(say(M.BAD_WEEKDAY, text=Code(text[:40])))
 
 
 def parse_duration(text: str) -> int:
@@ -110,10 +102,7 @@ def parse_duration(text: str) -> int:
         if match is not None and (match[1] or match[2]):
             minutes = int(match[1] or 0) * 60 + int(match[2] or 0)
     if minutes is None or not 1 <= minutes <= MAX_CLOSE_MINUTES:
-        raise UserError(
-            f"`{text}` is not a duration between 1 minute and 7 days; "
-            "write it like 45m, 2h or 1h30m.",
-        )
+        raise UserError(say(M.BAD_DURATION, text=Code(text[:40])))
     return minutes
 
 
@@ -121,9 +110,7 @@ def parse_tag(text: str) -> str:
     """Return a tag (lowercase letters, digits and dashes)."""
     tag = text.strip().lower()
     if not _TAG.match(tag):
-        raise UserError(
-            f"`{text}` is not a tag; tags are lowercase letters, digits and dashes.",
-        )
+        raise UserError(say(M.BAD_TAG, text=Code(text[:40])))
     return tag
 
 
@@ -147,37 +134,3 @@ def schedule_request(
         digest_weekday=parse_weekday(digest) if digest else None,
         close_minutes=parse_duration(close) if close else None,
     )
-
-
-def _looks_like_zone(word: str) -> bool:
-    return "/" in word or word.casefold() in ("utc", "gmt")
-
-
-def parse_schedule_text(text: str) -> ScheduleRequest:
-    """Read ``HH:MM [Area/City] [daily|weekdays] [tag] [digest=DAY] [close=DURATION]``."""
-    try:
-        return _parse_words(text.split())
-    except UserError as exc:
-        raise UserError(exc.message, usage=TEXT_USAGE) from None
-
-
-def _parse_words(words: list[str]) -> ScheduleRequest:
-    if not words:
-        raise UserError("Give the time of the daily question as HH:MM.")
-    options: dict[str, str] = {}
-    for word in words[1:]:
-        option = _OPTION.match(word)
-        if option is not None:
-            name = option[1].lower()
-            if not option[2]:
-                raise UserError(f"`{word}` needs a value, like digest=fri or close=2h.")
-        elif _looks_like_zone(word):
-            name = "zone"
-        elif word.lower() in (d.value for d in Days):
-            name = "days"
-        else:
-            name = "tag"
-        if name in options:
-            raise UserError(f"`{word}`: the schedule has its {name} already.")
-        options[name] = option[2] if option is not None else word
-    return schedule_request(words[0], **options)

@@ -1,19 +1,20 @@
-"""Set, show and remove a channel's daily question: the calls both chat adapters make."""
+"""Set, show and remove a channel's daily question: what the chat layer's schedule flows call."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
 
+from bot import messages as M
 from bot.engine import QuizEngine
 from bot.engine.model import Place
 from bot.engine.ports import ClaimKind, Clock, Days, Schedule, ScheduleStore
 from bot.errors import UserError
-from bot.scheduler._parse import WEEKDAY_NAMES, ScheduleRequest, parse_schedule_text
+from bot.scheduler._parse import WEEKDAY_NAMES, ScheduleRequest
 from bot.scheduler._times import Slot, next_digest_slot, next_slot, zone_of
+from bot.text import Code, Text, lines, say
 
-NOT_ADMIN = "Only admins can change the daily question of a channel."
-NONE_HERE = "There is no daily question in this channel. Set one with `/quiz schedule HH:MM`."
+NOT_ADMIN = say(M.SCHEDULE_ADMINS_ONLY, admins="admins")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,35 +39,42 @@ class ScheduleView:
 def minutes_text(minutes: int) -> str:
     """Return ``45 min``, ``2 h`` or ``1 h 30 min``."""
     hours, rest = divmod(minutes, 60)
-    parts = ([f"{hours} h"] if hours else []) + ([f"{rest} min"] if rest else [])
+    parts = ([M.HOURS.format(n=hours)] if hours else []) + (
+        [M.MINUTES.format(n=rest)] if rest else []
+    )
     return " ".join(parts)
 
 
 def _moment(at: datetime) -> str:
-    return f"{at:%a} {at.day} {at:%b %Y} at {at:%H:%M} {at.tzname()}"
+    return M.SCHEDULE_MOMENT.format(
+        day=f"{at:%a} {at.day} {at:%b %Y}", time=f"{at:%H:%M}", zone=at.tzname()
+    )
 
 
-def describe_schedule(view: ScheduleView) -> str:
+def describe_schedule(view: ScheduleView) -> Text:
     """Render a schedule and its next post time, in its zone and in UTC."""
     s = view.schedule
-    days = "every day" if s.days is Days.DAILY else "on weekdays (Monday to Friday)"
-    head = f"Daily question in this channel at {s.hour:02d}:{s.minute:02d} {s.zone}, {days}"
-    head += f", tagged `{s.tag}`." if s.tag else "."
-    closing = (
-        f"Each question closes after {minutes_text(s.close_minutes)}."
-        if s.close_minutes
-        else "Each question stays open until the next one is posted."
+    days = M.DAYS_DAILY if s.days is Days.DAILY else M.DAYS_WEEKDAYS
+    at = f"{s.hour:02d}:{s.minute:02d}"
+    head = (
+        say(M.SCHEDULE_HEAD_TAGGED, time=at, zone=s.zone, days=days, tag=Code(s.tag))
+        if s.tag
+        else say(M.SCHEDULE_HEAD, time=at, zone=s.zone, days=days)
     )
-    lines = [head, closing]
+    closing = (
+        say(M.SCHEDULE_CLOSES_AFTER, duration=minutes_text(s.close_minutes))
+        if s.close_minutes
+        else say(M.SCHEDULE_OPEN_UNTIL_NEXT)
+    )
+    digest = None
     if s.digest_weekday is not None:
-        lines.append(
-            f"Weekly digest (leaderboard and hardest question) on "
-            f"{WEEKDAY_NAMES[s.digest_weekday].capitalize()}s."
-        )
+        digest = say(M.SCHEDULE_DIGEST, day=WEEKDAY_NAMES[s.digest_weekday].capitalize())
     local, utc = view.next_local, view.next_utc
-    same = local.utcoffset() == utc.utcoffset()
-    lines.append(f"Next post: {_moment(local)}" + ("" if same else f" ({_moment(utc)})") + ".")
-    return "\n".join(lines)
+    if local.utcoffset() == utc.utcoffset():
+        upcoming = say(M.SCHEDULE_NEXT, local=_moment(local))
+    else:
+        upcoming = say(M.SCHEDULE_NEXT_BOTH, local=_moment(local), utc=_moment(utc))
+    return lines(head, closing, digest, upcoming)
 
 
 class ScheduleService:
@@ -84,7 +92,7 @@ class ScheduleService:
         if not admin:
             raise UserError(NOT_ADMIN)
         if request.tag is not None and not self.engine.bank.filter(request.tag):
-            raise UserError(f"No question has the tag `{request.tag}`.")
+            raise UserError(say(M.NO_SUCH_TAG, tag=Code(request.tag)))
         schedule = Schedule(
             place=place,
             hour=request.hour,
@@ -119,30 +127,3 @@ class ScheduleService:
             next_post=next_slot(schedule, now, after_key=claimed),
             next_digest=next_digest_slot(schedule, now),
         )
-
-    async def show_text(self, place: Place) -> str:
-        """Return what ``/quiz schedule`` without arguments answers."""
-        view = await self.show(place)
-        return describe_schedule(view) if view is not None else NONE_HERE
-
-    async def set_text(
-        self, place: Place, request: ScheduleRequest, *, user: str, admin: bool
-    ) -> str:
-        """Set the schedule and return the confirmation to show."""
-        view = await self.set(place, request, user=user, admin=admin)
-        return "Scheduled. " + describe_schedule(view)
-
-    async def remove_text(self, place: Place, *, admin: bool) -> str:
-        """Remove the schedule and return the confirmation to show."""
-        if await self.remove(place, admin=admin):
-            return "The daily question in this channel is stopped."
-        return NONE_HERE
-
-    async def command(self, place: Place, text: str, *, user: str, admin: bool) -> str:
-        """Answer Slack's ``/quiz schedule [off | HH:MM ...]``; UserError for bad input."""
-        words = text.split()
-        if not words:
-            return await self.show_text(place)
-        if [w.lower() for w in words] == ["off"]:
-            return await self.remove_text(place, admin=admin)
-        return await self.set_text(place, parse_schedule_text(text), user=user, admin=admin)

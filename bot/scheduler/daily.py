@@ -20,16 +20,15 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from bot import messages as M
 from bot.engine import QuizEngine
 from bot.engine.model import Question, QuestionCard
 from bot.engine.ports import ClaimKind, Clock, Schedule, ScheduleState, ScheduleStore, utc_now
 from bot.errors import ConfigError, UserError
 from bot.scheduler._digest import WEEK, build_digest, digest_text
 from bot.scheduler._parse import (
-    TEXT_USAGE,
     ZONE_EXAMPLES,
     ScheduleRequest,
-    parse_schedule_text,
     schedule_request,
 )
 from bot.scheduler._service import ScheduleService, ScheduleView, describe_schedule
@@ -53,7 +52,6 @@ LOOKBACK = timedelta(days=8)
 
 __all__ = [
     "GRACE",
-    "TEXT_USAGE",
     "ZONE_EXAMPLES",
     "ScheduleRequest",
     "ScheduleService",
@@ -62,7 +60,6 @@ __all__ = [
     "describe_schedule",
     "next_post_time",
     "next_slot",
-    "parse_schedule_text",
     "post_due",
     "run_scheduler",
     "schedule_request",
@@ -111,10 +108,7 @@ def _where(schedule: Schedule) -> str:
 def late_note(schedule: Schedule, slot: Slot) -> str:
     """Return the note on a card posted late after downtime."""
     local = slot.at.astimezone(ZoneInfo(schedule.zone))
-    return (
-        f"Posted late: this daily question was due at {local:%H:%M} {schedule.zone} "
-        "while the bot was offline."
-    )
+    return M.LATE_NOTE.format(time=f"{local:%H:%M}", zone=schedule.zone)
 
 
 class _Tick:

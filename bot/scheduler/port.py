@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from bot.engine.model import Place, QuestionCard, Reveal
+from bot.text import Text
 
 
 class Publisher(Protocol):
@@ -23,6 +24,6 @@ class Publisher(Protocol):
         """Show the answer on the card and the full explanation in its thread."""
         ...
 
-    async def post_text(self, place: Place, text: str) -> None:
-        """Post a plain message in a channel."""
+    async def post_text(self, place: Place, text: Text) -> None:
+        """Post a message in a channel (the platform renders its spans)."""
         ...

@@ -32,6 +32,7 @@ import sqlalchemy as sa
 
 from bot.engine.model import AnswerRecord, AnswerStatus
 from bot.engine.review import ReviewItem
+from bot.engine.rules import second_answer
 from bot.storage._schema import UTCDateTime, answers, channel_settings, review_items, rounds
 
 Outcome = tuple[AnswerStatus, AnswerRecord | None]
@@ -123,7 +124,9 @@ def answer_steps(
         raise RuntimeError(f"answer of {answer.user} to round {answer.round_id} kept racing")
     existing = stored_answer(answer, state[1:6])
     allowed = bool(state[6]) if allow_change is None else allow_change
-    if not allowed or existing.choice == answer.choice:
+    # The engine's rule decides; PostgreSQL's one-statement path (POSTGRES_ANSWER) says the same
+    # in SQL, and the storage suite runs both against the same cases.
+    if second_answer(existing.choice, answer.choice, allow_change=allowed) is AnswerStatus.ALREADY:
         return AnswerStatus.ALREADY, existing
     yield CHANGE, params
     if miss is not None:

@@ -3,9 +3,11 @@
 A replica's connection can drop at any moment (a database failover, a restarted proxy, an idle
 connection cut by a firewall). Each store method is one transaction, so running it again is safe
 when the failed attempt did not commit. When the connection dropped while the commit was under
-way, the attempt may have committed without our hearing of it: the methods that change state
-check for their own earlier write on a retry (see ``SqlStore``), and the unique constraints
-make sure nothing is ever stored twice.
+way, the attempt may have committed without our hearing of it: the methods in ``RECONCILE``
+below recognise their own earlier write on a retry, the upserts (settings, schedules,
+installations) come to the same row when run twice, and the unique constraints make sure nothing
+is ever stored twice. A slot claim and an OAuth state's use are not reconciled: a commit lost in
+flight reads as someone else's claim, so that slot is skipped rather than posted twice.
 """
 
 from __future__ import annotations

@@ -109,6 +109,7 @@ channel_settings = sa.Table(
     sa.Column("channel", sa.String(64), primary_key=True),
     sa.Column("allow_change", sa.Boolean, nullable=False),
     sa.Column("round_minutes", sa.Integer, nullable=True),
+    sa.Column("difficulty", sa.String(16), nullable=True),  # None: mixed
 )
 
 # A channel's daily question. Slot keys are the schedule's local dates.
@@ -209,10 +210,32 @@ request_claims = sa.Table(
     sa.Index("ix_request_claims_expiry", "expires_at"),
 )
 
+# Dashboard links already opened: a link works once, on whichever replica opens it first.
+dashboard_links = sa.Table(
+    "dashboard_links",
+    metadata,
+    sa.Column("nonce", sa.String(64), primary_key=True),
+    sa.Column("expires_at", UTCDateTime, nullable=False),
+)
+
 
 def _create(*tables: sa.Table) -> Callable[[Connection], None]:
     def run(conn: Connection) -> None:
         metadata.create_all(conn, tables=list(tables))
+
+    return run
+
+
+def _add_column(table: sa.Table, name: str) -> Callable[[Connection], None]:
+    """Add a column of ``table`` (as declared above) to a database created before it."""
+
+    def run(conn: Connection) -> None:
+        have = {c["name"] for c in sa.inspect(conn).get_columns(table.name)}
+        if name in have:  # a database created from the current tables already has it
+            return
+        column = table.c[name]
+        kind = column.type.compile(dialect=conn.dialect)
+        conn.execute(sa.text(f"ALTER TABLE {table.name} ADD COLUMN {name} {kind}"))
 
     return run
 
@@ -232,6 +255,8 @@ MIGRATIONS: list[Migration] = [
         _create(slack_installations, slack_oauth_states),
     ),
     (4, "request claims shared by replicas", _create(request_claims)),
+    (5, "channel difficulty mode", _add_column(channel_settings, "difficulty")),
+    (6, "dashboard link claims", _create(dashboard_links)),
 ]
 
 

@@ -20,6 +20,7 @@ from bot.engine.model import (
     AnswerRecord,
     AnswerStatus,
     ChannelSettings,
+    DifficultyMode,
     Place,
     QuestionStats,
     Round,
@@ -28,6 +29,7 @@ from bot.engine.model import (
 from bot.engine.ports import RoundAlreadyOpen, utc_now
 from bot.engine.review import ReviewItem
 from bot.errors import ConfigError
+from bot.storage._analytics import AnalyticsSql
 from bot.storage._answers import (
     CHANGE,
     POSTGRES_ANSWER,
@@ -41,6 +43,7 @@ from bot.storage._answers import (
     run_on_connection,
     run_on_sqlite,
 )
+from bot.storage._dashboard import DashboardSql
 from bot.storage._metrics import with_round_metrics
 from bot.storage._retry import with_retries
 from bot.storage._review import ReviewSql
@@ -179,7 +182,7 @@ def _tune_sqlite(engine: AsyncEngine) -> None:
 
 @with_round_metrics
 @with_retries
-class SqlStore(ScheduleSql, ReviewSql):
+class SqlStore(ScheduleSql, ReviewSql, AnalyticsSql, DashboardSql):
     """The Store and ScheduleStore protocols on SQLAlchemy Core; each method is one transaction."""
 
     def __init__(self, engine: AsyncEngine) -> None:
@@ -536,11 +539,19 @@ class SqlStore(ScheduleSql, ReviewSql):
             row = (await conn.execute(query)).first()
         if row is None:
             return ChannelSettings()
-        return ChannelSettings(allow_change=bool(row.allow_change), round_minutes=row.round_minutes)
+        return ChannelSettings(
+            allow_change=bool(row.allow_change),
+            round_minutes=row.round_minutes,
+            difficulty=DifficultyMode(row.difficulty or DifficultyMode.MIXED),
+        )
 
     async def set_channel_settings(self, place: Place, settings: ChannelSettings) -> None:
         """Store the channel's settings."""
-        values = dict(allow_change=settings.allow_change, round_minutes=settings.round_minutes)
+        values = dict(
+            allow_change=settings.allow_change,
+            round_minutes=settings.round_minutes,
+            difficulty=settings.difficulty.value,
+        )
         await self._upsert_for_place(channel_settings, place, values)
 
     async def _upsert_for_place(

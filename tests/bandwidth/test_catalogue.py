@@ -9,6 +9,7 @@ import pytest
 from bot.bandwidth import (
     ENV_VAR,
     QUIZ_CHOICES,
+    TRANSPORTS,
     BandwidthError,
     BandwidthRequest,
     estimate,
@@ -44,6 +45,49 @@ def test_every_number_has_a_source() -> None:
         if not (ic.source(what) or "").strip()
     ]
     assert missing == []
+
+
+def test_every_transport_and_collective_figure_has_a_source() -> None:
+    missing = []
+    for ic in load_catalogue():
+        assert ic.transport in TRANSPORTS, ic.key
+        wanted = ["transport"]
+        if ic.collective_efficiency is not None:
+            wanted.append("collective")
+        if ic.nvls_efficiency is not None:
+            wanted.append("nvls")
+        if ic.sharp:
+            wanted.append("sharp")
+        missing += [f"{ic.key}.{w}" for w in wanted if not (ic.source(w) or "").strip()]
+    assert missing == []
+
+
+@pytest.mark.parametrize(
+    ("key", "transport", "collective"),
+    [
+        ("1gbe", "socket", 0.88),
+        ("100gbe", "socket", 0.44),
+        ("400gbe", "socket", 0.44),
+        ("roce-400", "rdma", 0.96),
+        ("ib-ndr", "rdma", 0.96),
+        ("nvlink4", "nvlink", 0.8),
+        ("pcie5", "pcie", 0.8),
+    ],
+)
+def test_the_transport_sets_what_nccl_collectives_reach(
+    key: str, transport: str, collective: float
+) -> None:
+    ic = load_catalogue().get(key)
+    assert ic.transport == transport
+    assert ic.collective_bytes_per_s == pytest.approx(ic.rate_gbps * 1e9 / 8 * collective)
+    if transport == "socket":
+        assert ic.collective_bytes_per_s < ic.payload_bytes_per_s  # sockets lose to iperf
+
+
+def test_nvls_and_sharp_are_where_the_hardware_has_them() -> None:
+    catalogue = load_catalogue()
+    assert {ic.key for ic in catalogue if ic.nvls_efficiency} == {"nvlink4", "nvlink5"}
+    assert {ic.key for ic in catalogue if ic.sharp} == {"ib-hdr", "ib-ndr", "ib-xdr"}
 
 
 def test_every_entry_is_plausible_and_drawable() -> None:
@@ -104,6 +148,15 @@ interconnects:
     sources: measured in our lab with ib_write_bw
   - key: 1gbe
     latency_us: 40
+  - key: lab-eth
+    name: Lab Ethernet 200G
+    family: ethernet
+    purpose: scale-out
+    rate_gbps: 200
+    efficiency: 0.94
+    collective_efficiency: 0.5
+    latency_us: 8
+    rdma: false
 default_comparison: [lab-ib, 10gbe]
 """
 
@@ -125,7 +178,11 @@ def test_a_user_file_adds_and_overrides(tmp_path: Path) -> None:
     assert "IEEE 802.3" in (gbe.source("rate") or "")
     # the quiz choices are always added to a user's default comparison
     assert catalogue.default_comparison == ("lab-ib", "10gbe", *QUIZ_CHOICES)
-    assert len(catalogue) == len(load_catalogue()) + 1
+    assert len(catalogue) == len(load_catalogue()) + 2
+    # without a transport, an entry gets the likely one: sockets without RDMA, RDMA with it
+    assert catalogue.get("lab-eth").transport == "socket"
+    assert catalogue.get("lab-ib").transport == "rdma"
+    assert catalogue.get("lab-eth").collective_bytes_per_s == pytest.approx(200e9 / 8 * 0.5)
 
 
 def test_the_environment_variable_names_the_user_file(
@@ -168,6 +225,12 @@ def test_the_environment_variable_names_the_user_file(
             "latency_us must be a number at least 0",
         ),
         ("interconnects:\n  - key: 1gbe\n    rdma: maybe", "rdma must be true or false"),
+        ("interconnects:\n  - key: 1gbe\n    transport: tcp", "transport must be one of rdma"),
+        (
+            "interconnects:\n  - key: 1gbe\n    collective_efficiency: 0",
+            "collective_efficiency must be a number above 0",
+        ),
+        ("interconnects:\n  - key: 1gbe\n    sharp: 2", "sharp must be true or false"),
         ("interconnects:\n  - key: 1gbe\n    purpose: fun", "purpose must be one of"),
         ("interconnects:\n  - key: 1gbe\n    family: Big Family", "family must be a short"),
         (

@@ -72,7 +72,18 @@ def test_json_output() -> None:
     assert seconds == sorted(seconds)
     assert all(
         set(r)
-        == {"key", "name", "seconds", "effective_GBps", "latency_s", "bandwidth_s", "efficiency"}
+        == {
+            "key",
+            "name",
+            "seconds",
+            "effective_GBps",
+            "algbw_GBps",
+            "busbw_GBps",
+            "latency_s",
+            "bandwidth_s",
+            "algorithm",
+            "efficiency",
+        }
         for r in data["results"]
     )
 
@@ -104,6 +115,12 @@ def test_chart_file(tmp_path: Path) -> None:
         (["1GB", "--chart", "out.svg"], "ending in .png"),
         (["1GB", "--chart", "/nonexistent-dir/x.png"], "Cannot write the chart"),
         (["1GB", "--catalogue", "/nonexistent.yaml"], "Cannot read the interconnect file"),
+        (["1GB", "--op", "allreduce", "--nodes", "1", "--gpus", "8", "--over", "1gbe"], "not 1gbe"),
+        (["1GB", "--tp", "8"], "--tp is for the planner"),
+        (["plan", "llama3-70b"], "Say how many GPUs in all, such as --gpus 128"),
+        (["plan", "llama3-70b", "--gpus", "100"], "not a whole number of nodes of 8"),
+        (["plan", "llama3-70b", "--gpus", "128", "--op", "allreduce"], "--op is for estimates"),
+        (["plan", "llama4", "--gpus", "8"], "Unknown model 'llama4'"),
     ],
 )
 def test_bad_input_exits_2_with_a_message_and_no_traceback(args: list[str], says: str) -> None:
@@ -132,6 +149,39 @@ def test_user_catalogue_from_flag_and_environment(tmp_path: Path) -> None:
     bad = run("1GB", "--catalogue", str(links))
     assert bad.returncode == 2
     assert "efficiency must be a number above 0 and at most 1, got 2" in bad.stderr
+
+
+def test_inside_one_box() -> None:
+    done = run("1GB", "--op", "allreduce", "--nodes", "1", "--gpus", "8", "--over", "nvlink4")
+    assert done.returncode == 0, done.stderr
+    assert "1 node x 8 GPUs" in done.stdout and "nvls" in done.stdout
+
+
+def test_plan_table_json_and_chart(tmp_path: Path) -> None:
+    words = ("plan", "llama3-70b", "--gpus", "128", "--tp", "8", "--pp", "2")
+    table = run(*words, "--over", "1gbe,100gbe,roce-400,ib-ndr")
+    assert table.returncode == 0, table.stderr
+    assert table.stdout.startswith("Llama 3 70B (70.6B params) on 128 x H100")
+    assert "idle" in table.stdout and "Memory per GPU" in table.stdout
+    assert all(len(line) <= 100 for line in table.stdout.splitlines())
+    done = run(*words, "--json")
+    data = json.loads(done.stdout)
+    assert set(data) == {"model", "layout", "tokens_per_step", "results"}
+    assert data["layout"] == {"tp": 8, "pp": 2, "cp": 1, "dp": 8, "zero": 1}
+    chart = tmp_path / "step.png"
+    drawn = run(*words, "--chart", str(chart))
+    assert drawn.returncode == 0, drawn.stderr
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    chat_words = run("plan", "llama3-70b", "gpus=128", "tp=8", "pp=2", "--json")
+    assert json.loads(chat_words.stdout)["layout"] == data["layout"]
+
+
+def test_write_docs_regenerates_the_tables(tmp_path: Path) -> None:
+    docs = tmp_path / "bandwidth.md"
+    docs.write_text("x\n<!-- generated: gpus -->\nold\n<!-- end: gpus -->\n", encoding="utf-8")
+    done = run("--write-docs", str(docs))
+    assert done.returncode == 0, done.stderr
+    assert "| `h100` | H100 SXM5 80GB | 989.4 |" in docs.read_text(encoding="utf-8")
 
 
 def test_help_is_full_of_examples() -> None:

@@ -14,7 +14,10 @@ from bot.bandwidth._models import (
     Cluster,
     Cost,
     Link,
+    bus_factor,
+    candidates,
     collective,
+    nvls_allreduce,
     pairwise_alltoall,
     pipelined_broadcast,
     ring_allgather,
@@ -46,15 +49,18 @@ def _same(cost: Cost, latency: float, bandwidth: float, algorithm: str) -> None:
         (ring_allreduce(S, 4, LINK), 6 * US, 12.0, "ring"),
         (ring_allreduce(S, 2, LINK), 2 * US, 8.0, "ring"),
         (ring_allreduce(S, 8, LINK), 14 * US, 14.0, "ring"),
-        # tree all-reduce: 2 floor(log2 p) alpha + 2 S/B; p=4: 4 us + 16 s; p=6: floor 2
+        # tree all-reduce: 2 floor(log2 p) alpha + k S/B, k = 2 beyond two ranks, 1 on two
         (tree_allreduce(S, 4, LINK), 4 * US, 16.0, "tree"),
         (tree_allreduce(S, 6, LINK), 4 * US, 16.0, "tree"),
         (tree_allreduce(S, 1024, LINK), 20 * US, 16.0, "tree"),
+        (tree_allreduce(S, 2, LINK), 2 * US, 8.0, "tree"),
+        # NVLS: the switch reduces, each GPU moves S each way: 2 alpha + S/B
+        (nvls_allreduce(S, LINK), 2 * US, 8.0, "nvls"),
         # all-gather and reduce-scatter: (p-1) alpha + (p-1)/p S/B; p=4: 3 us + 6 s
         (ring_allgather(S, 4, LINK), 3 * US, 6.0, "ring"),
-        # pipelined broadcast: (p-1) alpha + S/B
-        (pipelined_broadcast(S, 4, LINK), 3 * US, 8.0, "pipeline"),
-        (pipelined_broadcast(S, 100, LINK), 99 * US, 8.0, "pipeline"),
+        # broadcast, a pipelined chain (NCCL's ring): (p-1) alpha + S/B
+        (pipelined_broadcast(S, 4, LINK), 3 * US, 8.0, "ring"),
+        (pipelined_broadcast(S, 100, LINK), 99 * US, 8.0, "ring"),
         # all-to-all: (p-1) alpha + (p-1)/p S/B
         (pairwise_alltoall(S, 4, LINK), 3 * US, 6.0, "pairwise"),
     ],
@@ -69,7 +75,7 @@ def test_flat_formulas(cost: Cost, latency: float, bandwidth: float, algorithm: 
         (1e3, 8, "tree"),  # latency-bound: 6 steps beat 14
         (1e3, 64, "tree"),
         (S, 8, "ring"),  # bandwidth-bound: 1.75 S/B beats 2 S/B
-        (1e3, 2, "ring"),  # two ranks: the ring is never slower
+        (1e3, 2, "tree"),  # two ranks: the same bytes, fewer... equal steps, first on a tie
         (S, 3, "ring"),
         (1e3, 3, "tree"),
     ],
@@ -78,51 +84,105 @@ def test_allreduce_picks_the_faster_of_ring_and_tree(
     size: float, ranks: int, algorithm: str
 ) -> None:
     cost = collective("allreduce", size, Cluster(ranks, 1, LINK))
-    assert cost.algorithm == algorithm
     assert cost.seconds == min(
         ring_allreduce(size, ranks, LINK).seconds, tree_allreduce(size, ranks, LINK).seconds
     )
+    if ranks != 2:
+        assert cost.algorithm == algorithm
 
 
 # Two nodes of four GPUs: NVLink-like 100 GB/s and 2 us inside, 8 GB/s per node and 1 us outside.
 INTRA = Link(100e9, 2 * US)
 NET = Link(8e9, 1 * US)
+NVLS = Link(60e9, 2 * US)
 TWO_BY_FOUR = Cluster(nodes=2, gpus=4, net=NET, intra=INTRA)
+FOUR_BY_FOUR = Cluster(nodes=4, gpus=4, net=NET, intra=INTRA)
 
 
 @pytest.mark.parametrize(
-    ("op", "latency", "bandwidth", "algorithm"),
+    ("op", "algo", "latency", "bandwidth", "algorithm"),
     [
-        # flat ring 1.750028 s; tree 2.000014 s; hierarchical: reduce-scatter inside
-        # (3 x 2 us + 3/4 x 8e9/100e9 = 0.06 s), ring all-reduce of the 2e9-byte shard between
-        # the 2 nodes at 2e9 B/s per GPU (2 us + 1 s), all-gather inside (0.06 s) = 1.120014 s
-        ("allreduce", 14 * US, 1.12, "hier+ring"),
-        # flat ring 0.875014 s; hierarchical: 1 us + 1/2 x 2e9/2e9, then 6 us + 0.06 s
-        ("allgather", 7 * US, 0.56, "hier+ring"),
-        ("reducescatter", 7 * US, 0.56, "hier+ring"),
+        # flat ring through 8 GPUs at the slower link: 14 x 2 us, 14/8 x 8e9/8e9 s
+        ("allreduce", "ring", 28 * US, 1.75, "ring"),
+        # 2-node tree: a chain in each node (2 S / 100e9 = 0.16 s), and each node sends S once
+        # over its NICs (1 s): 2 x (3 x 2 us + 1 x 1 us) latency
+        ("allreduce", "tree", 14 * US, 1.0, "tree"),
+        # NCCL's own pick on two nodes is the tree, not the ring
+        ("allreduce", "auto", 14 * US, 1.0, "tree"),
+        # hierarchical (asked for): reduce-scatter inside (6 us + 0.06 s), all-reduce of the
+        # 2e9-byte shard between 2 nodes at 2e9 B/s per GPU (2 us + 1 s), all-gather (0.06 s)
+        ("allreduce", "hier", 14 * US, 1.12, "hier+ring"),
+        # all-gather: NCCL's ring 7 x 2 us + 7/8 s; hierarchical 1 us + 0.5 s, then 6 us + 0.06 s
+        ("allgather", "auto", 14 * US, 0.875, "ring"),
+        ("allgather", "hier", 7 * US, 0.56, "hier+ring"),
+        ("reducescatter", "hier", 7 * US, 0.56, "hier+ring"),
         # one chain through all 8 GPUs: 1 network hop, 2 x 3 NVLink hops; paced by the network
-        ("broadcast", 13 * US, 1.0, "pipeline"),
+        ("broadcast", "auto", 13 * US, 1.0, "ring"),
         # 4 network exchanges and 3 NVLink ones; NVLink share 3/8 x 8e9/100e9 = 0.03 s runs beside
         # the network share 4 x 4/8 x 8e9/8e9 = 2 s
-        ("alltoall", 10 * US, 2.0, "pairwise"),
+        ("alltoall", "auto", 10 * US, 2.0, "pairwise"),
     ],
 )
-def test_hierarchical_formulas(op: str, latency: float, bandwidth: float, algorithm: str) -> None:
-    _same(collective(op, S, TWO_BY_FOUR), latency, bandwidth, algorithm)
+def test_two_level_formulas(
+    op: str, algo: str, latency: float, bandwidth: float, algorithm: str
+) -> None:
+    _same(collective(op, S, TWO_BY_FOUR, algo), latency, bandwidth, algorithm)
 
 
-def test_hierarchical_allreduce_uses_the_flat_ring_when_the_network_keeps_up() -> None:
-    fast_net = Cluster(nodes=2, gpus=4, net=Link(100e9, 1 * US), intra=INTRA)
-    # flat ring: 14 x 2 us + 1.75 x 8e9/100e9 = 0.140028 s; hierarchical: 0.06 + 0.08 + 0.06 s
-    _same(collective("allreduce", S, fast_net), 28 * US, 0.14, "ring")
+def test_beyond_two_nodes_the_tree_moves_twice_the_bytes_and_the_ring_wins_big_buffers() -> None:
+    tree = candidates("allreduce", S, FOUR_BY_FOUR)["tree"]
+    # 2 x (3 x 2 us + log2(4) x 1 us) latency; max(2 S / 100e9, 2 S / 8e9) = 2 s
+    _same(tree, 16 * US, 2.0, "tree")
+    # ring: 30 x 2 us, 30/16 x 1 s
+    _same(collective("allreduce", S, FOUR_BY_FOUR), 60 * US, 1.875, "ring")
 
 
-def test_hierarchical_allreduce_uses_the_tree_for_tiny_buffers() -> None:
-    cluster = Cluster(nodes=16, gpus=8, net=NET, intra=INTRA)
-    cost = collective("allreduce", 8.0, cluster)
-    # NCCL's tree: 2 x (7 NVLink hops x 2 us + log2(16) network hops x 1 us) = 36 us
-    assert cost.algorithm == "tree"
-    assert cost.latency_s == pytest.approx(36 * US)
+def test_the_two_node_tree_can_beat_the_nic_rate() -> None:
+    # busbw = 2(p-1)/p x S / t: the ring sits at the NIC's 8 GB/s, the tree near twice that.
+    ring = collective("allreduce", S, TWO_BY_FOUR, "ring")
+    tree = collective("allreduce", S, TWO_BY_FOUR, "tree")
+    assert bus_factor("allreduce", 8) * S / ring.bandwidth_s == pytest.approx(NET.bandwidth)
+    assert bus_factor("allreduce", 8) * S / tree.bandwidth_s == pytest.approx(1.75 * NET.bandwidth)
+
+
+def test_nvls_inside_one_box_and_nvls_tree_between_boxes() -> None:
+    box = Cluster(1, 8, None, INTRA, NVLS)
+    # ring: 14 x 2 us + 1.75 x 0.08 s = 0.140028 s; NVLS: 4 us + 8e9 / 60e9 s
+    _same(collective("allreduce", S, box, "ring"), 28 * US, 0.14, "ring")
+    _same(collective("allreduce", S, box), 4 * US, S / 60e9, "nvls")
+    two = Cluster(2, 4, Link(200e9, 1 * US), INTRA, NVLS)
+    # NVLS-tree: 2 x (2 us + 1 us); max(S / 60e9, S / 200e9)
+    _same(collective("allreduce", S, two), 6 * US, S / 60e9, "nvls-tree")
+    assert "nvls" not in candidates("allreduce", S, Cluster(1, 8, None, INTRA))
+
+
+def test_collnet_only_with_sharp_and_it_halves_the_network_bytes() -> None:
+    assert "collnet" not in candidates("allreduce", S, FOUR_BY_FOUR)
+    sharp = Cluster(4, 4, NET, INTRA, sharp=True)
+    # inside: reduce-scatter and all-gather, 2 x 3/4 x 0.08 s; between: each node S once, 1 s
+    _same(candidates("allreduce", S, sharp)["collnet"], 16 * US, 1.0, "collnet")
+    assert collective("allreduce", S, sharp).algorithm == "collnet"
+
+
+def test_a_forced_algorithm_that_cannot_run_is_refused() -> None:
+    with pytest.raises(ValueError, match="nvls cannot run"):
+        collective("allreduce", S, TWO_BY_FOUR, "nvls")
+
+
+@pytest.mark.parametrize(
+    ("op", "ranks", "factor"),
+    [
+        ("allreduce", 8, 1.75),
+        ("allreduce", 2, 1.0),
+        ("allgather", 8, 0.875),
+        ("reducescatter", 4, 0.75),
+        ("alltoall", 16, 15 / 16),
+        ("broadcast", 8, 1.0),
+        ("transfer", 2, 1.0),
+    ],
+)
+def test_bus_factors_follow_nccl_tests(op: str, ranks: int, factor: float) -> None:
+    assert bus_factor(op, ranks) == pytest.approx(factor)
 
 
 # ----- from requests: NICs, shared media, compute steps -----
@@ -149,11 +209,15 @@ def test_nics_default_to_one_per_gpu(request_: BandwidthRequest, nics: int) -> N
     assert nics_per_node(request_) == nics
 
 
-def test_the_node_link_is_rate_times_efficiency_times_nics() -> None:
+def test_the_node_link_is_rate_times_collective_efficiency_times_nics() -> None:
     hdr = CATALOGUE.get("ib-hdr")
     link = node_link(BandwidthRequest("1GB", 10**9, "allreduce", gpus=8, nics=4), hdr)
-    assert link.bandwidth == pytest.approx(4 * 200e9 / 8 * 0.97)
+    assert link.bandwidth == pytest.approx(4 * 200e9 / 8 * 0.96)
     assert link.latency == pytest.approx(0.7e-6)
+    tcp = node_link(BandwidthRequest("1GB", 10**9, "allreduce"), CATALOGUE.get("100gbe"))
+    assert tcp.bandwidth == pytest.approx(100e9 / 8 * 0.44)  # NCCL's socket transport
+    one = node_link(BandwidthRequest("1GB", 10**9), CATALOGUE.get("100gbe"))
+    assert one.bandwidth == pytest.approx(100e9 / 8 * 0.941)  # a transfer: TCP's own goodput
 
 
 @pytest.mark.parametrize(("op", "nodes", "share"), [("transfer", 2, 2), ("allreduce", 4, 8)])

@@ -33,6 +33,9 @@ REQUESTS = [
     "400Gb over=ib-ndr,wifi7",
     "2 GiB reducescatter nodes=5 gpus=3 nics=1 intra=pcie3 step=1ms",
     "1,000,000,000,000 params fp64 allgather nodes=2 gpus=2",
+    "1GB allreduce nodes=1 gpus=8 over=nvlink4,nvlink3,pcie5",
+    "16GiB allreduce nodes=2 gpus=8 over=ib-ndr,400gbe algo=hier",
+    "16GiB allreduce nodes=8 gpus=8 over=all sharp step=1",
 ]
 
 
@@ -86,7 +89,7 @@ def test_the_table_is_aligned_fastest_first_with_units_and_slowdowns() -> None:
     table = render_table(result)
     lines = table.splitlines()
     header = next(line for line in lines if "interconnect" in line)
-    for column in ("time", "GB/s", "vs fastest", "algorithm", "comm/step", "scaling"):
+    for column in ("time", "algbw", "busbw", "slower", "algorithm", "comm/step", "scaling"):
         assert column in header
     rows = [line for line in lines if line[3:].split(" ")[0] in {r.key for r in result.results}]
     assert [row[3:].split()[0] for row in rows] == [r.key for r in result.results]
@@ -107,6 +110,20 @@ def test_the_assumptions_are_one_line_naming_the_topology() -> None:
         assert words in result.assumptions
     transfer = estimate(parse_request("1GB"), load_catalogue()).assumptions
     assert "one link" in transfer and "latency + size/(rate x eff)" in transfer
+
+
+def test_a_forced_algorithm_names_the_one_nccl_would_pick() -> None:
+    text = "16GiB allreduce nodes=2 gpus=8 over=ib-ndr algo=hier"
+    result = estimate(parse_request(text), load_catalogue())
+    assert result.fastest.algorithm == "hier+ring"
+    assert result.fastest.nccl_algorithm == "nvls-tree"
+    assert "which NCCL does not run" in result.assumptions
+    assert "NCCL itself would pick nvls-tree" in result.assumptions
+
+
+def test_the_table_explains_algbw_and_busbw() -> None:
+    table = render_table(estimate(parse_request("1GB allreduce nodes=4"), load_catalogue()))
+    assert "algbw = size/time, busbw = algbw x bus factor (nccl-tests)" in table
 
 
 JSON_SCHEMA = {
@@ -131,15 +148,33 @@ JSON_SCHEMA = {
                     "name",
                     "seconds",
                     "effective_GBps",
+                    "algbw_GBps",
+                    "busbw_GBps",
                     "latency_s",
                     "bandwidth_s",
+                    "algorithm",
                 ],
                 "properties": {
                     "key": {"type": "string"},
                     "name": {"type": "string"},
                     "seconds": {"type": "number", "exclusiveMinimum": 0},
                     "effective_GBps": {"type": "number", "exclusiveMinimum": 0},
+                    "algbw_GBps": {"type": "number", "exclusiveMinimum": 0},
+                    "busbw_GBps": {"type": "number", "exclusiveMinimum": 0},
                     "latency_s": {"type": "number", "minimum": 0},
+                    "algorithm": {
+                        "enum": [
+                            "direct",
+                            "ring",
+                            "tree",
+                            "nvls",
+                            "nvls-tree",
+                            "collnet",
+                            "pairwise",
+                            "hier+ring",
+                            "hier+tree",
+                        ]
+                    },
                     "bandwidth_s": {"type": "number", "exclusiveMinimum": 0},
                     "efficiency": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
                 },
@@ -166,7 +201,22 @@ def test_json_follows_the_contract(text: str) -> None:
     for r in data["results"]:
         assert r["seconds"] == pytest.approx(r["latency_s"] + r["bandwidth_s"])
         assert r["effective_GBps"] == pytest.approx(request.bytes / r["seconds"] / 1e9)
+        assert r["algbw_GBps"] == r["effective_GBps"]
+        assert r["busbw_GBps"] == pytest.approx(r["algbw_GBps"] * _bus_factor(request))
         assert ("efficiency" in r) is (request.step is not None)
+
+
+def _bus_factor(request: BandwidthRequest) -> float:
+    # nccl-tests doc/PERFORMANCE.md, written out again here rather than imported.
+    n = request.ranks
+    return {
+        "transfer": 1.0,
+        "broadcast": 1.0,
+        "allreduce": 2 * (n - 1) / n,
+        "allgather": (n - 1) / n,
+        "reducescatter": (n - 1) / n,
+        "alltoall": (n - 1) / n,
+    }[request.op]
 
 
 def _png_size(png: bytes) -> tuple[int, int]:

@@ -6,7 +6,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.bandwidth import OPS, USAGE, BandwidthError, BandwidthRequest, parse_request
+from bot.bandwidth import (
+    OPS,
+    USAGE,
+    BandwidthError,
+    BandwidthRequest,
+    load_catalogue,
+    parse_plan,
+    parse_request,
+    plan,
+)
 
 
 @pytest.mark.parametrize(
@@ -71,7 +80,13 @@ def test_parse_request(text: str, expected: BandwidthRequest) -> None:
         ("5GB over=", "needs interconnect keys"),
         ("5GB over=IB_HDR", "not an interconnect key"),
         ("5GB allreduce nodes=1", "at least two GPUs"),
-        ("5GB allreduce nodes=1 gpus=8", "every network would tie"),
+        ("5GB allreduce algo=fastest", "algo= must be one of auto, ring, tree"),
+        ("5GB alltoall algo=ring", "alltoall has one way"),
+        ("5GB allreduce nodes=1 gpus=8 algo=tree", "algo=tree runs between nodes"),
+        ("5GB allreduce nodes=4 algo=hier", "algo=hier needs several nodes of several GPUs"),
+        ("5GB allreduce nodes=4 algo=nvls", "algo=nvls reduces inside an NVSwitch box"),
+        ("5GB allreduce sharp=maybe", "sharp= must be on or off"),
+        ("5GB allreduce sharp sharp", "sharp is given twice"),
     ],
 )
 def test_bad_requests_are_refused_with_usage(text: str, says: str) -> None:
@@ -85,7 +100,10 @@ def test_usage_has_at_least_three_examples() -> None:
     examples = [line for line in USAGE.splitlines() if line.strip().startswith("/bandwidth ")]
     assert len(examples) >= 3
     for line in examples:
-        parse_request(line.strip())
+        if line.strip().startswith("/bandwidth plan "):
+            plan(parse_plan(line.strip()), load_catalogue())
+        else:
+            parse_request(line.strip())
 
 
 def test_request_built_directly_is_validated_and_normalised() -> None:
@@ -101,6 +119,26 @@ def test_request_built_directly_is_validated_and_normalised() -> None:
         BandwidthRequest("1 GB", 10**9, nodes=True)
     with pytest.raises(BandwidthError):
         BandwidthRequest("1 GB", 10**9, step=float("inf"))
+
+
+@pytest.mark.parametrize(
+    ("text", "algo", "sharp"),
+    [
+        ("5GB allreduce", "auto", False),
+        ("5GB allreduce algo=ring", "ring", False),
+        ("5GB allreduce nodes=4 gpus=8 algo=HIER sharp", "hier", True),
+        ("5GB allreduce sharp=off", "auto", False),
+        ("5GB allreduce sharp=yes", "auto", True),
+    ],
+)
+def test_algo_and_sharp(text: str, algo: str, sharp: bool) -> None:
+    request = parse_request(text)
+    assert (request.algo, request.sharp) == (algo, sharp)
+
+
+def test_one_node_of_several_gpus_is_a_question_about_the_box() -> None:
+    request = parse_request("1GB allreduce nodes=1 gpus=8 over=nvlink4")
+    assert (request.nodes, request.gpus, request.ranks) == (1, 8, 8)
 
 
 def test_a_transfer_ignores_the_node_count() -> None:

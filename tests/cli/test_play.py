@@ -100,7 +100,8 @@ def test_bad_arguments_are_usage_errors(env: dict[str, str], args: list[str]):
 def test_unknown_tag_is_one_clear_line(env: dict[str, str]):
     result = play(env, "", "--tag", "nope")
     assert result.returncode == 0
-    assert "No question has the tag `nope`." in result.stdout
+    # The terminal shows no markup: the tag is quoted, not wrapped in backticks.
+    assert "No question has the tag 'nope'." in result.stdout
 
 
 def test_ctrl_c_exits_cleanly_with_the_score(env: dict[str, str]):

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import configparser
 import fnmatch
+import json
 import re
 import shutil
 import subprocess
 import sys
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -213,6 +215,27 @@ def compose() -> dict[str, Any]:
 
 def test_compose_matches_the_schema(compose):
     jsonschema.validate(compose, COMPOSE_SCHEMA)
+
+
+def test_compose_matches_the_compose_specification(compose):
+    # The Compose Specification's own JSON Schema, as check-jsonschema ships it (vendored from
+    # github.com/compose-spec/compose-spec), not one written to fit this file.
+    spec = json.loads(
+        resources.files("check_jsonschema.builtin_schemas.vendor")
+        .joinpath("compose-spec.json")
+        .read_text()
+    )
+    jsonschema.validators.validator_for(spec)(spec).validate(compose)
+    # ...and it is strict enough to catch a typo in a service key.
+    broken = {
+        **compose,
+        "services": {
+            **compose["services"],
+            "slack": {**compose["services"]["slack"], "enviroment": {}},
+        },
+    }
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validators.validator_for(spec)(spec).validate(broken)
 
 
 def test_compose_has_the_database_the_migration_and_both_bots(compose):

@@ -65,10 +65,25 @@ async def test_selection_never_repeats_until_the_bank_is_used_up(
 
 
 async def test_selection_is_per_channel(sqlite_store: SqlStore, clock: FakeClock):
-    engine = build(sqlite_store, clock, [make_question("only")])
-    await engine.start_round(PLACE)
-    card = await engine.start_round(Place("slack", "T1", "C2"))
-    assert card.question.id == "only"
+    engine = build(sqlite_store, clock)
+    here = []
+    for _ in range(2):
+        card = await engine.start_round(PLACE)
+        here.append(card.question.id)
+        await engine.close(card.round_id)
+    # Another channel has asked nothing yet: it starts at the bank's first question, although
+    # this channel has asked it, and it then goes through the bank on its own count.
+    other = Place("slack", "T1", "C2")
+    there = []
+    for _ in range(3):
+        card = await engine.start_round(other)
+        there.append(card.question.id)
+        await engine.close(card.round_id)
+    assert here[0] == there[0] == "q-easy"
+    assert sorted(there) == ["q-easy", "q-hard", "q-med"]
+    # And this channel's next question is the one it has not had, whatever the other asked.
+    card = await engine.start_round(PLACE)
+    assert card.question.id not in here
 
 
 @pytest.mark.parametrize(

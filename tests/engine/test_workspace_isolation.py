@@ -12,7 +12,7 @@ import pytest
 
 from bot.engine import AnswerStatus, Period, Place, QuizEngine
 from bot.errors import NotFound, UserError
-from bot.scheduler import ScheduleService, parse_schedule_text
+from bot.scheduler import ScheduleService, schedule_request
 from bot.storage import SqlStore
 from tests.conftest import FakeClock, SimpleBank, make_question
 
@@ -64,14 +64,14 @@ async def test_scores_and_stats_count_only_their_own_workspace(engine: QuizEngin
 @pytest.mark.parametrize("other", OTHERS, ids=lambda p: f"{p.platform}-{p.workspace}")
 async def test_schedules_are_kept_per_workspace(engine: QuizEngine, store: SqlStore, other: Place):
     service = ScheduleService(engine, store)
-    await service.set(HOME, parse_schedule_text("09:30 Europe/Berlin"), user="UA", admin=True)
+    await service.set(HOME, schedule_request("09:30", zone="Europe/Berlin"), user="UA", admin=True)
     assert await service.show(other) is None
     # An admin elsewhere removing "their" schedule does not touch HOME's.
     assert await service.remove(other, admin=True) is False
     kept = await service.show(HOME)
     assert kept is not None and (kept.schedule.hour, kept.schedule.minute) == (9, 30)
     # Setting one elsewhere leaves HOME's as it was.
-    await service.set(other, parse_schedule_text("18:00 UTC"), user="UB", admin=True)
+    await service.set(other, schedule_request("18:00", zone="UTC"), user="UB", admin=True)
     kept = await service.show(HOME)
     assert kept is not None and (kept.schedule.hour, kept.schedule.zone) == (9, "Europe/Berlin")
     states = {s.schedule.place for s in await store.schedule_states(other.platform)}

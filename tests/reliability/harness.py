@@ -365,6 +365,31 @@ async def wait_told(
     return await _read(read)
 
 
+async def quiet(
+    session: aiohttp.ClientSession, bot: BotProcess, standin: Any, within: float = 60.0
+) -> None:
+    """Wait until nothing more can arrive: no handler in flight in the bot, no call at the API.
+
+    A double (a second reply, a second reveal) could only come from work still under way; once
+    the bot's handlers are done and the stand-in answers nothing, the record is final.
+    """
+    async with asyncio.timeout(within):
+        while True:
+            async with session.get(f"{bot.base}/metrics") as resp:
+                metrics = await resp.text()
+            busy = next(
+                (
+                    float(line.split()[-1])
+                    for line in metrics.splitlines()
+                    if line.startswith("quizbot_handlers_in_flight ")
+                ),
+                0.0,
+            )
+            if busy == 0 and standin.in_flight == 0:
+                return
+            await asyncio.sleep(0.05)
+
+
 # ---------------------------------------------------------------- accounting
 
 

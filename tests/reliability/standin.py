@@ -124,6 +124,7 @@ class FaultyStandIn(SlackApiStandIn):
         self.injected: list[tuple[str, str]] = []
         self._rng = random.Random(self.faults.seed)
         self._next: dict[str, list[str]] = {}
+        self.in_flight = 0  # requests being answered now (a slow one counts until it is)
 
     def set_faults(self, faults: Faults) -> None:
         """Change the shares from now on."""
@@ -156,6 +157,13 @@ class FaultyStandIn(SlackApiStandIn):
         return None
 
     async def _api(self, request: web.Request) -> web.Response:
+        self.in_flight += 1
+        try:
+            return await self._faulty(request)
+        finally:
+            self.in_flight -= 1
+
+    async def _faulty(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
         kind = self._draw(method)
         if kind is not None:

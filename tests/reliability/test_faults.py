@@ -6,7 +6,6 @@ who clicked is told exactly once, with feedback or a polite apology; every click
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import random
 import time
@@ -16,8 +15,9 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.adapters.slack._publisher import SlackPublisher
 from bot.adapters.slack.app import web_client
+from bot.adapters.slack.handlers import SlackPort
+from bot.chat import Publisher
 from bot.engine import QuizEngine
 from bot.engine.loader import load_bank
 from bot.engine.model import Place
@@ -33,6 +33,7 @@ from tests.reliability.harness import (
     drive,
     open_card,
     plan_users,
+    quiet,
     round_state,
     wait_closed,
     wait_told,
@@ -74,7 +75,8 @@ async def test_a_reveal_outlives_passing_server_errors(
     try:
         engine = QuizEngine(store, load_bank([BANK]), clock=clock, rng=random.Random(0))
         async with aiohttp.ClientSession() as http:
-            publisher = SlackPublisher(web_client(make_settings(tmp_path, faulty), http), engine)
+            client = web_client(make_settings(tmp_path, faulty), http)
+            publisher = Publisher(engine, SlackPort(client))
             card = await engine.start_round(Place("slack", TEAM, CHANNEL), tag="storage")
             ts = await publisher.post_card(card)
             await engine.attach_message(card.round.id, ts)
@@ -112,7 +114,8 @@ async def test_faults_lose_nothing_and_double_nothing(
     began = time.perf_counter()
     results, _ = await drive(sender, round_id, plan, in_flight=50, message_ts=ts)
     latency = Latency.of(results, time.perf_counter() - began)
-    await wait_told(faulty.record, CHANNEL, {u for u, _ in plan}, within=60, settle=4.0)
+    await wait_told(faulty.record, CHANNEL, {u for u, _ in plan}, within=60)
+    await quiet(session, bot, faulty)  # every slow answer is in: a double would be by now
 
     assert (await sender.command("close", respond_to="close")).status == 200
     assert (await wait_closed(bot_db, round_id, within=30)).closed_at is not None
@@ -120,7 +123,7 @@ async def test_faults_lose_nothing_and_double_nothing(
         await faulty.wait_for(
             lambda: any(c.params.get("thread_ts") == ts for c in faulty.calls), within=30
         )
-    await asyncio.sleep(4.0)  # longer than a slow answer: a late double would show up now
+    await quiet(session, bot, faulty)  # nothing in flight: a late double would be in the record
     record = faulty.record()
     acc = await account(
         database_url=bot_db,
@@ -133,7 +136,8 @@ async def test_faults_lose_nothing_and_double_nothing(
     print("faults:", faults, acc.line(), latency.line("quizbot"))
     assert not acc.problems, (acc.problems, bot.log_tail(60))
     assert not await cards_posted_once(bot_db, record, CHANNEL)
-    # The faults did happen, and every ack still beat Slack's deadline.
+    # The faults did happen, and every click was still acknowledged: the app acks only within
+    # its deadline (a later commit leaves the click unacknowledged), so an ack is an ack in time.
     assert faults.get("rate_limited", 0) and faults.get("server_error", 0) and faults.get("slow")
-    assert latency.max < 3.0, latency
+    assert latency.acked == USERS, latency
     assert all(APOLOGY not in str(b) for b in record.responses_to("close")), "close apologised"

@@ -10,7 +10,7 @@ naming the file and a line inside it, nothing on stderr but the summary, and no 
 from __future__ import annotations
 
 import re
-import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.cli import main
+from tests.chat.observe import logging_restored
+
+
+@pytest.fixture(autouse=True)
+def _logging_put_back() -> Iterator[None]:
+    """Undo the logging set-up of ``quizbot`` runs made in this process."""
+    with logging_restored():
+        yield
+
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted((ROOT / "questions").rglob("*.yaml"))
@@ -78,15 +87,16 @@ def check_report(path: Path, data: bytes, status: int, lines: list[str], err: st
     assert err.startswith("quizbot validate: ") and err.count("\n") == 1, err
 
 
+# A file built to make the loader work without end (an alias bomb) must not hang it: the
+# test's own timeout is the bound, a failure rather than a measurement.
+@pytest.mark.timeout(60)
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_question_files_are_reported_not_crashed_on(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
     path = tmp_path / f"{name}.yaml"
     path.write_bytes(HOSTILE[name])
-    began = time.perf_counter()
     status, lines, err = validate(path, capsys)
-    assert time.perf_counter() - began < 20, "validation took too long"
     check_report(path, HOSTILE[name], status, lines, err)
 
 

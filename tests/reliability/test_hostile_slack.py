@@ -18,9 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.adapters.slack._commands import USAGE, parse_quiz
+from bot.adapters.slack import render
 from bot.adapters.slack._replay import ReplayGuard
 from bot.bandwidth import BandwidthError
+from bot.chat._charts import request_of
+from bot.chat.grammar import BANDWIDTH, QUIZ, BadInput, Form, read_text, usage
 from bot.errors import UserError
 from tests.adapters.slack.conftest import (
     CHANNEL,
@@ -241,11 +243,14 @@ async def test_a_replayed_command_cannot_close_a_newer_round(slack: Harness) -> 
 HTTP_EXAMPLES = 120
 
 
+USAGE = render.mrkdwn(usage(QUIZ, Form.TEXT))
+
+
 def refused_quiz(text: str) -> UserError | None:
-    """Return the error the /quiz parser gives the text, or None when it is a command."""
+    """Return the error the /quiz grammar gives the text, or None when it is a command."""
     try:
-        parse_quiz(text)
-    except UserError as exc:
+        read_text(QUIZ, text)
+    except BadInput as exc:
         return exc
     return None
 
@@ -265,7 +270,7 @@ async def test_fuzzed_quiz_text_over_http_gets_usage_and_changes_nothing(
     before = await state(slack)
     reply = await slack.command(text)
     assert reply.status == 200
-    assert error.message in reply.text and USAGE in reply.text
+    assert render.mrkdwn(error.text) in reply.text and USAGE in reply.text
     assert traceback_free(reply.text)
     assert await state(slack) == before
 
@@ -280,7 +285,7 @@ async def test_fuzzed_bandwidth_text_over_http_gets_usage_and_changes_nothing(
     slack: Harness, text: str
 ) -> None:
     try:
-        slack.bot.handlers.charts.estimate(text)
+        slack.bot.chat.charts.estimate(request_of(read_text(BANDWIDTH, text).args))
     except BandwidthError:
         pass
     else:

@@ -14,21 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.adapters.slack import render
-from bot.adapters.slack._charts import ChartMaker
-from bot.adapters.slack._commands import (
-    USAGE,
-    ChannelOptions,
-    CloseRound,
-    NextQuestion,
-    Review,
-    Schedule,
-    ShowHelp,
-    ShowLeaderboard,
-    ShowStats,
-    parse_quiz,
-)
 from bot.bandwidth import BandwidthError, Estimate
-from bot.errors import UserError
+from bot.chat import Charts
+from bot.chat._charts import request_of
+from bot.chat.grammar import BANDWIDTH, QUIZ, BadInput, Call, Form, read_text, usage
+from bot.text import lines
 from tests.reliability.fuzz import bandwidth_text, quiz_text
 
 pytestmark = pytest.mark.slow
@@ -43,19 +33,9 @@ FUZZ = settings(
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-COMMANDS = (
-    NextQuestion,
-    CloseRound,
-    ShowLeaderboard,
-    ShowStats,
-    ShowHelp,
-    ChannelOptions,
-    Schedule,
-    Review,
-)
 # Slack shows at most this much of an ack's text; a usage message must fit.
 ACK_TEXT_MAX = 3000
-CHARTS = ChartMaker.load()
+CHARTS = Charts.load()
 
 
 def clean(text: str) -> bool:
@@ -63,33 +43,38 @@ def clean(text: str) -> bool:
     return not any(mark in text for mark in ("Traceback", 'File "', "Error:", "Exception"))
 
 
+def ack_text(error: BadInput) -> str:
+    """Return what the Slack handler acknowledges a refusal with: the reason and the usage."""
+    return render.mrkdwn(lines(error.text, usage(error.grammar, Form.TEXT, error.verb)))
+
+
 def check_quiz(text: str) -> None:
-    """Parse one text as the /quiz handler does and check what comes back."""
+    """Read one text as the /quiz handler does and check what comes back."""
     try:
-        command: object = parse_quiz(text)
-    except UserError as exc:
+        command: object = read_text(QUIZ, text)
+    except BadInput as exc:
         command = exc
-    if not isinstance(command, UserError):
-        assert isinstance(command, COMMANDS)
+    if not isinstance(command, BadInput):
+        assert isinstance(command, Call) and command.grammar is QUIZ
         return
-    assert command.usage == USAGE
+    assert command.grammar is QUIZ
     assert 0 < len(command.message) <= 200 and clean(command.message)
-    assert len(str(command)) <= ACK_TEXT_MAX
+    assert len(ack_text(command)) <= ACK_TEXT_MAX
 
 
 def check_bandwidth(text: str) -> None:
     """Estimate one text as the /bandwidth handler does and check what comes back."""
     try:
-        result: object = CHARTS.estimate(text)
+        result: object = CHARTS.estimate(request_of(read_text(BANDWIDTH, text).args))
     except BandwidthError as exc:
         result = exc
     if isinstance(result, BandwidthError):
-        assert result.usage and clean(result.message)
-        ack = result.message + "\n" + render.code_block(result.usage)
+        refusal = BadInput(result.text, grammar=BANDWIDTH, verb=BANDWIDTH.verbs[0])
+        assert clean(result.message)
+        ack = ack_text(refusal)
         assert len(ack) <= ACK_TEXT_MAX and clean(ack)
         return
     assert isinstance(result, Estimate) and result.results
-    assert CHARTS.table(result)
 
 
 @FUZZ

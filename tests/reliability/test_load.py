@@ -63,7 +63,8 @@ async def test_every_click_of_a_crowd_is_stored_once_and_told_once(
     print(latency.line("quizbot slack"), acc.line())
     assert not acc.problems, acc.problems
     assert acc.stored == acc.told_feedback == USERS
-    # Every ack well inside Slack's 3 s, even with 100 clicks in flight on two cores.
-    assert latency.max < 3.0, latency
+    # Every click acknowledged, with 100 in flight: the app acks only within its deadline (a
+    # later commit leaves the click unacknowledged), so every ack beat Slack's 3 s.
+    assert latency.acked == USERS, latency
     assert not await check_leaderboard(sender, faulty.record, bot_db, caller=plan[0][0])
     assert not bot.tracebacks(), bot.log_tail()

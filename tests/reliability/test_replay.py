@@ -24,9 +24,9 @@ import sqlalchemy as sa
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
-from bot.adapters.slack._charts import ChartMaker
 from bot.adapters.slack._replay import ReplayGuard
 from bot.adapters.slack.app import assemble, start_http, web_client
+from bot.chat import Charts
 from bot.engine import Place, QuizEngine
 from bot.engine.loader import load_bank
 from bot.storage import RequestClaims, SqlStore, open_store
@@ -113,7 +113,7 @@ async def pair(tmp_path: Path, clock: FakeClock) -> AsyncIterator[Pair]:
                     settings,
                     engine,
                     web_client(settings, session),
-                    charts=ChartMaker.load(),
+                    charts=Charts.load(),
                     refresh_every=0.05,
                 )
                 bots.append(bot)

@@ -6,6 +6,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from bot.engine.model import Place, QuestionCard, Reveal
+from bot.text import Text
 
 
 @dataclass
@@ -27,8 +28,8 @@ class RecordingPublisher:
     async def publish_reveal(self, reveal: Reveal) -> None:
         self.events.append(("reveal", reveal))
 
-    async def post_text(self, place: Place, text: str) -> None:
-        self.events.append(("text", (place, text)))
+    async def post_text(self, place: Place, text: Text) -> None:
+        self.events.append(("text", (place, text.markdown())))
 
     def of(self, kind: str) -> list:
         return [value for k, value in self.events if k == kind]

@@ -9,7 +9,7 @@ import pytest
 from bot.engine import Place, QuizEngine
 from bot.engine.ports import ClaimKind, Days
 from bot.errors import UserError
-from bot.scheduler import ScheduleService, schedule_request
+from bot.scheduler import ScheduleService, describe_schedule, schedule_request
 from bot.storage import SqlStore
 from tests.conftest import FakeClock, SimpleBank, make_question
 
@@ -25,7 +25,6 @@ def service(store: SqlStore) -> ScheduleService:
 
 async def test_show_without_a_schedule(service: ScheduleService):
     assert await service.show(PLACE) is None
-    assert "no daily question in this channel" in await service.show_text(PLACE)
 
 
 async def test_set_show_and_remove(service: ScheduleService, store: SqlStore):
@@ -45,7 +44,7 @@ async def test_set_show_and_remove(service: ScheduleService, store: SqlStore):
     # Friday 10:00 CET: the next weekday post is Monday, after the change to summer time.
     assert view.next_utc == datetime(2026, 3, 30, 7, 30, tzinfo=UTC)
     assert view.next_local.isoformat() == "2026-03-30T09:30:00+02:00"
-    text = await service.show_text(PLACE)
+    text = describe_schedule(view).markdown()
     assert "09:30 Europe/Berlin, on weekdays (Monday to Friday), tagged `net`." in text
     assert "Next post: Mon 30 Mar 2026 at 09:30 CEST (Mon 30 Mar 2026 at 07:30 UTC)." in text
     assert "stays open until the next one" in text
@@ -62,60 +61,35 @@ async def test_show_skips_a_day_already_posted(service: ScheduleService, store: 
     assert (await service.show(PLACE)).next_utc == datetime(2026, 3, 28, 12, 0, tzinfo=UTC)
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("", "There is no daily question"),
-        ("08:15 America/New_York daily mem digest=fri close=2h", "Scheduled. Daily question"),
-        ("off", "There is no daily question"),
-    ],
-)
-async def test_text_command(service: ScheduleService, text: str, expected: str):
-    assert (await service.command(PLACE, text, user="U1", admin=True)).startswith(expected)
-
-
-async def test_text_command_round_trip(service: ScheduleService):
-    reply = await service.command(
-        PLACE, "08:15 America/New_York daily mem digest=fri close=2h", user="U1", admin=True
+async def test_a_full_request_round_trip(service: ScheduleService):
+    request = schedule_request(
+        "08:15", zone="America/New_York", tag="mem", digest="fri", close="2h"
     )
-    assert "Each question closes after 2 h." in reply
-    assert "Weekly digest (leaderboard and hardest question) on Fridays." in reply
-    assert "Next post: Fri 27 Mar 2026 at 08:15 EDT (Fri 27 Mar 2026 at 12:15 UTC)." in reply
-    shown = await service.command(PLACE, "  ", user="U2", admin=False)
-    assert shown == reply.removeprefix("Scheduled. ")
-    assert await service.command(PLACE, "OFF", user="U1", admin=True) == (
-        "The daily question in this channel is stopped."
-    )
+    view = await service.set(PLACE, request, user="U1", admin=True)
+    text = describe_schedule(view).markdown()
+    assert text.startswith("Daily question in this channel at 08:15 America/New_York, every day")
+    assert "Each question closes after 2 h." in text
+    assert "Weekly digest (leaderboard and hardest question) on Fridays." in text
+    assert "Next post: Fri 27 Mar 2026 at 08:15 EDT (Fri 27 Mar 2026 at 12:15 UTC)." in text
+    shown = await service.show(PLACE)
+    assert shown is not None and describe_schedule(shown).markdown() == text
+    assert await service.remove(PLACE, admin=True)
+    assert await service.show(PLACE) is None
 
 
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        ("09:00", "Only admins"),
-        ("off", "Only admins"),
-    ],
-)
-async def test_only_admins_change_it(service: ScheduleService, store: SqlStore, text, message):
-    with pytest.raises(UserError, match=message):
-        await service.command(PLACE, text, user="U9", admin=False)
+async def test_only_admins_change_it(service: ScheduleService, store: SqlStore):
+    with pytest.raises(UserError, match="Only admins"):
+        await service.set(PLACE, schedule_request("09:00"), user="U9", admin=False)
+    with pytest.raises(UserError, match="Only admins"):
+        await service.remove(PLACE, admin=False)
     assert await store.get_schedule(PLACE) is None
 
 
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        ("09:00 nosuchtag", "No question has the tag `nosuchtag`"),
-        ("9h", "is not a time of day"),
-        ("09:00 Europe/Atlantis", "is not a time zone I know"),
-    ],
-)
-async def test_bad_requests_change_nothing(
-    service: ScheduleService, store: SqlStore, text, message
-):
-    await service.command(PLACE, "07:00", user="U1", admin=True)
+async def test_a_tag_without_questions_changes_nothing(service: ScheduleService, store: SqlStore):
+    await service.set(PLACE, schedule_request("07:00"), user="U1", admin=True)
     before = await store.get_schedule(PLACE)
-    with pytest.raises(UserError, match=message):
-        await service.command(PLACE, text, user="U1", admin=True)
+    with pytest.raises(UserError, match="No question has the tag `nosuchtag`"):
+        await service.set(PLACE, schedule_request("09:00", tag="nosuchtag"), user="U1", admin=True)
     assert await store.get_schedule(PLACE) == before
 
 
@@ -126,7 +100,9 @@ async def test_same_offset_shows_one_time(store: SqlStore):
     )
     view = await service.set(PLACE, schedule_request("07:00", zone="UTC"), user="U1", admin=True)
     assert view.next_utc - clock() == timedelta(hours=1)
-    assert await service.show_text(PLACE) == (
+    shown = await service.show(PLACE)
+    assert shown is not None
+    assert describe_schedule(shown).markdown() == (
         "Daily question in this channel at 07:00 UTC, every day.\n"
         "Each question stays open until the next one is posted.\n"
         "Next post: Mon 2 Mar 2026 at 07:00 UTC."

@@ -117,6 +117,7 @@ class DiscordStandIn:
         self.dispatched_at: dict[int, float] = {}
         self._interactions: dict[str, dict[str, Any]] = {}
         self._limits: list[RateLimit] = []
+        self._refusals: list[tuple[str, re.Pattern[str], int, int, list[int]]] = []
         self._sessions: list[_Session] = []
         self._known_sessions: dict[str, _Session] = {}
         self._ids = itertools.count()
@@ -309,6 +310,19 @@ class DiscordStandIn:
             RateLimit(method.upper(), re.compile(path_regex), times, retry_after, is_global, via)
         )
 
+    def refuse(
+        self, method: str, path_regex: str, *, status: int = 403, code: int = 50013, times: int = 1
+    ) -> None:
+        """Answer the next ``times`` matching requests with an error (403 Missing Permissions)."""
+        self._refusals.append((method.upper(), re.compile(path_regex), status, code, [times]))
+
+    def _refused(self, method: str, path: str) -> web.Response | None:
+        for want, pattern, status, code, left in self._refusals:
+            if left[0] > 0 and want == method and pattern.search(path):
+                left[0] -= 1
+                return _json({"message": "Refused by the stand-in", "code": code}, status)
+        return None
+
     def _limited(self, method: str, path: str) -> web.Response | None:
         for lim in self._limits:
             if lim.times > 0 and lim.method == method and lim.pattern.search(path):
@@ -371,7 +385,7 @@ class DiscordStandIn:
         path = "/" + request.match_info["tail"]
         method = request.method
         body, files = await self._read_body(request)
-        limited = self._limited(method, path)
+        limited = self._limited(method, path) or self._refused(method, path)
         if limited is not None:
             response = limited
         else:

@@ -23,6 +23,33 @@ from aiohttp import WSMsgType, web
 
 JsonDict = dict[str, Any]
 
+# The bot scope each Web API method needs (None: no scope), as the "Scopes" section of each
+# method's page at https://docs.slack.dev/reference/methods/<method> gives it.
+BOT_SCOPE: dict[str, str | None] = {
+    "auth.test": None,
+    "chat.postMessage": "chat:write",
+    "chat.update": "chat:write",
+    "chat.postEphemeral": "chat:write",
+    "conversations.join": "channels:join",
+    "users.info": "users:read",
+    "files.getUploadURLExternal": "files:write",
+    "files.completeUploadExternal": "files:write",
+    "reactions.add": "reactions:write",
+    "views.publish": None,
+    # The app-level token's connections:write, not a bot scope.
+    "apps.connections.open": None,
+    # Authenticated by the app's client id and secret.
+    "oauth.v2.access": None,
+}
+# Posting in a public channel the bot is not a member of takes this scope as well.
+POST_PUBLIC = "chat:write.public"
+# The scope each Events API event needs, from https://docs.slack.dev/reference/events/<event>.
+EVENT_SCOPE: dict[str, str | None] = {
+    "reaction_added": "reactions:read",
+    "reaction_removed": "reactions:read",
+    "app_home_opened": None,
+}
+
 
 @dataclass(frozen=True)
 class ApiCall:
@@ -31,6 +58,7 @@ class ApiCall:
     method: str
     params: JsonDict
     token: str | None
+    ok: bool = True  # whether the stand-in answered it with ok: true
 
 
 @dataclass(frozen=True)
@@ -63,11 +91,22 @@ class SlackApiStandIn:
         bot_user_id: str = "U0BOT",
         admins: Iterable[str] = (),
         owners: Iterable[str] = (),
+        outside: Iterable[str] = (),
+        private: Iterable[str] = (),
+        granted: Iterable[str] | None = None,
     ) -> None:
         self.team_id = team_id
         self.bot_user_id = bot_user_id
         self.admins = set(admins)
         self.owners = set(owners)
+        # Channels the bot is not a member of: public ones it may join, private ones it may not.
+        # Every other channel id is one it is in.
+        self.outside = set(outside)
+        self.private = set(private)
+        # The bot token's scopes (None: every scope); a call without its scope gets missing_scope.
+        self.granted = None if granted is None else set(granted)
+        self.scopes_used: set[str] = set()
+        self.refused: list[tuple[str, str]] = []
         self.calls: list[ApiCall] = []
         self.responses: list[ResponseUrlPost] = []
         self.uploads: dict[str, bytes] = {}
@@ -128,6 +167,10 @@ class SlackApiStandIn:
     def fail(self, method: str, error: str, times: int = 1) -> None:
         """Answer the next ``times`` calls of ``method`` with ``{"ok": false, "error": error}``."""
         self._failures[method] = [error] * times
+
+    def is_member(self, channel: str) -> bool:
+        """Return whether the bot is in a channel: Slack sends events only from those."""
+        return channel not in self.outside and channel not in self.private
 
     def of(self, method: str) -> list[ApiCall]:
         """Return the recorded calls of one method, oldest first."""
@@ -204,15 +247,41 @@ class SlackApiStandIn:
                 status=429,
                 headers={"Retry-After": str(limit.retry_after)},
             )
-        self.calls.append(ApiCall(method, params, token))
-        self.counts[method] = self.counts.get(method, 0) + 1
         failures = self._failures.get(method)
         if failures:
             answer = {"ok": False, "error": failures.pop()}
         else:
-            answer = self._answer(method, params, request)
+            refusal = self._refusal(method, params)
+            if refusal is not None:
+                self.refused.append((method, str(refusal["error"])))
+            answer = refusal or self._answer(method, params, request)
+        self.calls.append(ApiCall(method, params, token, ok=bool(answer.get("ok"))))
+        self.counts[method] = self.counts.get(method, 0) + 1
         await self._notify()
         return web.json_response(answer)
+
+    def _refusal(self, method: str, params: JsonDict) -> JsonDict | None:
+        """Return Slack's error for a call the token's scopes or the channel do not allow."""
+        needed = [BOT_SCOPE.get(method)]
+        channel = str(params.get("channel", ""))
+        if method in ("chat.postMessage", "chat.update", "chat.postEphemeral"):
+            if channel in self.private:
+                return {"ok": False, "error": "channel_not_found"}
+            if channel in self.outside and method == "chat.postMessage":
+                needed.append(POST_PUBLIC)
+        for scope in filter(None, needed):
+            if self.granted is not None and scope not in self.granted:
+                if scope == POST_PUBLIC:
+                    return {"ok": False, "error": "not_in_channel"}
+                provided = ",".join(sorted(self.granted))
+                return {
+                    "ok": False,
+                    "error": "missing_scope",
+                    "needed": scope,
+                    "provided": provided,
+                }
+        self.scopes_used.update(filter(None, needed))
+        return None
 
     def _answer(self, method: str, params: JsonDict, request: web.Request) -> JsonDict:
         base = f"http://{request.host}"
@@ -257,6 +326,19 @@ class SlackApiStandIn:
             return {"ok": True, "files": [{"id": f["id"], "title": f.get("title")} for f in listed]}
         if method == "reactions.add":
             return {"ok": True}
+        if method == "views.publish":
+            view = params.get("view")
+            shown = json.loads(view) if isinstance(view, str) else view
+            return {"ok": True, "view": {"id": f"V{next(self._ts):08d}", **(shown or {})}}
+        if method == "conversations.join":
+            channel = str(params.get("channel", ""))
+            if channel in self.private:
+                return {"ok": False, "error": "method_not_supported_for_channel_type"}
+            joined = {"id": channel, "is_channel": True, "is_private": False, "is_member": True}
+            if channel not in self.outside:
+                return {"ok": True, "channel": joined, "warning": "already_in_channel"}
+            self.outside.discard(channel)
+            return {"ok": True, "channel": joined}
         if method == "apps.connections.open":
             return {"ok": True, "url": f"ws://{request.host}/link/?ticket={uuid.uuid4()}"}
         return {"ok": False, "error": "unknown_method"}

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import textwrap
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import TextIO
 
 from bot.adapters.console import render
 from bot.engine import Place, QuizEngine
 from bot.engine.model import Question
-from bot.engine.review import ReviewOutcome, ReviewQueue
 from bot.errors import UserError
 
 PLATFORM = "console"
@@ -107,7 +105,7 @@ async def play_session(
                 table = chart_table(question) if chart_table and question.chart else None
                 out.write(render.reveal_text(reveal, table) + "\n")
     except UserError as exc:
-        out.write(f"\n{exc}\n")
+        out.write(f"\n{exc.plain()}\n")
     finally:
         out.write(render.summary_text(asked, correct, points) + "\n")
         out.flush()
@@ -115,66 +113,6 @@ async def play_session(
 
 
 # ---------------------------------------------------------------- review mode
-
-
-def _fill(text: str, indent: str = "") -> str:
-    return "\n".join(
-        textwrap.fill(p.strip(), render.WIDTH, initial_indent=indent, subsequent_indent=indent)
-        for p in text.strip().split("\n")
-        if p.strip()
-    )
-
-
-def _when(at: datetime) -> str:
-    return f"{at:%a} {at.day} {at:%b %Y}, {at:%H:%M} UTC"
-
-
-def review_question_text(question: Question, number: int) -> str:
-    """Render a question being reviewed, with its lettered choices."""
-    lines = ["", "=" * render.WIDTH, f"Review {number}: a question you missed", ""]
-    lines += [_fill(question.text), ""]
-    lines += [_fill(f"{c.key}) {c.text}", "  ") for c in question.choices]
-    return "\n".join(lines)
-
-
-def review_outcome_text(outcome: ReviewOutcome, question: Question, now: datetime) -> str:
-    """Render the feedback on a review answer, when the question comes back, and why."""
-    if outcome.correct:
-        head = f"Right! {outcome.choice.key}) {outcome.choice.text}"
-    else:
-        head = (
-            f"Not quite: you chose {outcome.choice.key}) {outcome.choice.text}; "
-            f"the answer is {outcome.answer.key}) {outcome.answer.text}."
-        )
-    lines = ["", _fill(head), _fill(outcome.short, "  ")]
-    if outcome.done:
-        lines.append(_fill("Right twice in a row: this question is done.", "  "))
-    elif outcome.due_at is not None:
-        days = max(1, round((outcome.due_at - now) / timedelta(days=1)))
-        when = f"{days} day{'s' if days != 1 else ''} ({_when(outcome.due_at)})"
-        lines.append(_fill(f"It comes back in {when}.", "  "))
-    lines += ["", "Full explanation", "-" * 16, _fill(question.full)]
-    wrong = [c for c in question.choices if c.key in question.why_not]
-    if wrong:
-        lines += ["", "Why not the others"]
-        lines += [_fill(f"{c.key}) {c.text}: {question.why_not[c.key]}", "  ") for c in wrong]
-    return "\n".join(lines)
-
-
-def review_summary_text(asked: int, correct: int, queue: ReviewQueue) -> str:
-    """Render the end of a review session: the score and what is waiting."""
-    lines = [""]
-    if asked:
-        lines.append(f"Reviewed {asked}: {correct} right. Review answers do not change scores.")
-    if queue.due:
-        lines.append(f"{queue.due} more due now: run `quizbot play --review` again.")
-    elif queue.next_due is not None:
-        lines.append(f"Nothing else is due. Next review: {_when(queue.next_due)}.")
-    elif not asked:
-        lines.append("No missed questions to review. Questions you get wrong come back here.")
-    else:
-        lines.append("Nothing left to review.")
-    return "\n".join(_fill(line) if line else line for line in lines)
 
 
 async def review_session(
@@ -188,7 +126,7 @@ async def review_session(
             question = await engine.next_review(PLATFORM, PLACE.workspace, user)
             if question is None:
                 break
-            out.write(review_question_text(question, number) + "\n")
+            out.write(render.review_question_text(question, number) + "\n")
             while True:
                 given = await _read(reader, render.prompt_text(question), out)
                 if given is None or given.lower() in QUIT:
@@ -201,9 +139,9 @@ async def review_session(
             )
             asked += 1
             correct += outcome.correct
-            out.write(review_outcome_text(outcome, question, engine.clock()) + "\n")
+            out.write(render.review_outcome_text(outcome, question, engine.clock()) + "\n")
     finally:
         queue = await engine.review_queue(PLATFORM, PLACE.workspace, user)
-        out.write(review_summary_text(asked, correct, queue) + "\n")
+        out.write(render.review_summary_text(asked, correct, queue) + "\n")
         out.flush()
     return PlaySummary(asked, correct, 0)

@@ -1,32 +1,43 @@
-"""Wire quizbot into discord.py: endpoints, intents, the client, its command tree and timers."""
+"""Wire quizbot into discord.py: endpoints, intents, the client, its command tree, the runner."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-import signal
+from collections.abc import Callable
 from typing import Any
 
 import discord
 import yarl
 from discord import app_commands
 
-from bot.adapters.discord import _daily, handlers, render
-from bot.adapters.discord._publisher import DiscordPublisher
+from bot import messages as M
+from bot.adapters.discord import render
+from bot.adapters.discord.handlers import (
+    DiscordExchange,
+    DiscordPort,
+    command_tree,
+    option_error,
+    place_of,
+)
+from bot.chat import Charts, Chat, Click, Command, Reaction, ReviewClick
+from bot.chat.grammar import Grammar, Verb
+from bot.chat.runner import Loops, run
 from bot.config import Settings
 from bot.engine import QuizEngine
+from bot.engine.model import Place
 from bot.errors import ConfigError
-from bot.observability.drain import Drain
-from bot.observability.health import start_health_server
-from bot.observability.metrics import timed
+from bot.links import LinkMaker
 from bot.observability.redact import install_redaction
-from bot.scheduler import ScheduleService, run_scheduler, run_timers, schedule_store_of
+from bot.text import say
+from bot.web import dashboard_for
 
 log = logging.getLogger(__name__)
 
 # Exactly what the bot does in a channel: read it, post cards and replies with embeds and
-# charts, open a thread on a card and post in it, and read a card back to grade a reaction.
+# charts, open a thread on a card and post in it, and answer the card itself where no thread
+# can be opened (a reply needs the message history).
 PERMISSIONS = discord.Permissions(
     view_channel=True,
     send_messages=True,
@@ -37,6 +48,8 @@ PERMISSIONS = discord.Permissions(
     read_message_history=True,
 )
 SCOPES = ("bot", "applications.commands")
+# Past this many seconds without an answer an interaction is deferred, inside Discord's 3 s.
+ANSWER_DEADLINE = 2.0
 
 
 def configure_endpoints(api_url: str | None, gateway_url: str | None) -> None:
@@ -61,19 +74,18 @@ def invite_url(application_id: int) -> str:
 
 
 class QuizClient(discord.Client):
-    """A discord.py client that runs the quiz: commands, buttons, reactions and round timers."""
+    """A discord.py client whose commands, buttons and reactions go to the chat core."""
 
     def __init__(
         self,
         engine: QuizEngine,
         *,
         admins: frozenset[str] = frozenset(),
+        links: LinkMaker | None = None,
         guild_id: int | None = None,
-        bandwidth: handlers.Bandwidth | None = None,
-        timer_interval: float = 5.0,
-        scheduler_interval: float = 20.0,
+        charts: Charts | None = None,
         refresh_interval: float = 5.0,
-        answer_deadline: float = 2.0,
+        answer_deadline: float = ANSWER_DEADLINE,
         guild_ready_timeout: float = 2.0,
         **options: Any,
     ) -> None:
@@ -83,41 +95,32 @@ class QuizClient(discord.Client):
             allowed_mentions=discord.AllowedMentions.none(),
             **options,  # shard_count and shard_ids, for ShardedQuizClient
         )
-        # Counts the interactions and reactions being handled, so SIGTERM can let them finish.
-        self.drain = Drain()
         self.engine = engine
-        if bandwidth is None:
-            from bot.bandwidth import load_catalogue
-
-            bandwidth = handlers.Bandwidth(load_catalogue())
-        self.publisher = DiscordPublisher(
-            self, engine, chart=bandwidth.for_question, refresh_interval=refresh_interval
-        )
-        tags = sorted({t for q in engine.bank.filter(None) for t in q.tags})
-        self.deps = handlers.Deps(
-            engine=engine,
-            publisher=self.publisher,
-            locator=handlers.RoundLocator(self),
-            schedules=ScheduleService(engine, schedule_store_of(engine)),
+        self.chat = Chat(
+            engine,
+            DiscordPort(self),
             admins=admins,
-            tags=tuple(tags),
-            answer_deadline=answer_deadline,
+            links=links,
+            charts=charts,
+            refresh_every=refresh_interval,
         )
-        self.tree: app_commands.CommandTree[QuizClient] = TrackedTree(self)
-        self.tree.add_command(handlers.QuizCommands(self.deps))
-        self.tree.add_command(handlers.bandwidth_command(bandwidth))
-        self.tree.error(handlers.report_error)
+        self.answer_deadline = answer_deadline
         self.guild_id = guild_id
-        self.timer_interval = timer_interval
-        self.scheduler_interval = scheduler_interval
+        self.tree: app_commands.CommandTree[QuizClient] = app_commands.CommandTree(self)
+        tags = tuple(sorted({t for q in engine.bank.filter(None) for t in q.tags}))
+        for command in command_tree(self._command, tags):
+            self.tree.add_command(command)
+        self.tree.error(self._option_error)
         self.synced: list[app_commands.AppCommand] = []
-        self._stop_timers = asyncio.Event()
-        self._timers: asyncio.Task[None] | None = None
-        self._scheduler: asyncio.Task[None] | None = None
+
+    @property
+    def drain(self) -> Any:
+        """Return the count of handlers in flight."""
+        return self.chat.drain
 
     async def setup_hook(self) -> None:
-        """Register the buttons, sync the commands, start the timers and the daily scheduler."""
-        self.add_dynamic_items(render.ChoiceButton, _daily.ReviewButton)
+        """Register the persistent buttons and sync the commands."""
+        self.add_dynamic_items(render.AnswerButton)
         guild = discord.Object(self.guild_id) if self.guild_id else None
         if guild is not None:
             # Guild commands appear at once; global ones can take a while to reach every server.
@@ -128,89 +131,129 @@ class QuizClient(discord.Client):
             len(self.synced),
             f"to guild {guild.id}" if guild else "globally",
         )
-        # Rounds that fell due while the bot was down close on the timers' first pass.
-        self._timers = asyncio.create_task(
-            run_timers(
-                self.engine, self.publisher, interval=self.timer_interval, stop=self._stop_timers
-            ),
-            name="quiz-timers",
+
+    async def _handle(
+        self, interaction: discord.Interaction[Any], kind: str, event: Callable[[Place, str], Any]
+    ) -> None:
+        """Hand an interaction to the chat core as an event; outside a server, refuse it."""
+        exchange = DiscordExchange(interaction, budget=self.answer_deadline)
+        place, user = place_of(interaction), str(interaction.user.id)
+        if place is None:
+            await self.chat.refuse(exchange, None, user, say(M.SERVER_ONLY), kind=kind)
+            return
+        match event(place, user):
+            case Command() as command:
+                await self.chat.command(command, exchange, kind=kind)
+            case Click() as click:
+                await self.chat.click(click, exchange, kind=kind)
+            case ReviewClick() as review:
+                await self.chat.review_click(review, exchange, kind=kind)
+
+    async def _command(
+        self,
+        interaction: discord.Interaction[Any],
+        grammar: Grammar,
+        verb: Verb,
+        options: dict[str, Any],
+    ) -> None:
+        await self._handle(
+            interaction,
+            "command",
+            lambda place, user: Command(place, user, grammar.name, verb=verb.name, options=options),
         )
-        # Daily questions and digests: every process runs this; slot claims keep posts single.
-        self._scheduler = asyncio.create_task(
-            run_scheduler(
-                self.engine,
-                self.publisher,
-                schedule_store_of(self.engine),
-                clock=self.engine.clock,
-                interval=self.scheduler_interval,
-                stop=self._stop_timers,
-            ),
-            name="quiz-scheduler",
-        )
+
+    async def _option_error(
+        self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
+    ) -> None:
+        text = option_error(error)
+        if text is None:
+            log.error("an application command failed", exc_info=error)
+            return
+        exchange = DiscordExchange(interaction, budget=self.answer_deadline)
+        place, user = place_of(interaction), str(interaction.user.id)
+        await self.chat.refuse(exchange, place, user, text, kind="command")
 
     async def choice_clicked(
         self, interaction: discord.Interaction[Any], round_id: int, key: str
     ) -> None:
-        """Answer a choice button; errors go to the same boundary as commands."""
-        async with self.drain.track():
-            with timed(render.PLATFORM, "button"):
-                try:
-                    await handlers.answer_click(self.deps, interaction, round_id, key)
-                except Exception as exc:
-                    await handlers.report_error(interaction, exc)
+        """Hand a click on a choice to the chat core."""
+        await self._handle(
+            interaction, "button", lambda place, user: Click(place, user, round_id, key)
+        )
 
     async def review_clicked(
         self, interaction: discord.Interaction[Any], question_id: str, key: str
     ) -> None:
-        """Answer a review button; errors go to the same boundary as commands."""
-        async with self.drain.track():
-            with timed(render.PLATFORM, "button"):
-                try:
-                    await _daily.answer_review(self.engine, interaction, question_id, key)
-                except Exception as exc:
-                    await handlers.report_error(interaction, exc)
+        """Hand a click on a review question to the chat core."""
+        await self._handle(
+            interaction, "button", lambda place, user: ReviewClick(place, user, question_id, key)
+        )
+
+    async def start_review_clicked(self, interaction: discord.Interaction[Any]) -> None:
+        """Hand a click on "Start a review" to the chat core, as /quiz review."""
+        await self._handle(
+            interaction,
+            "button",
+            lambda place, user: Command(place, user, "quiz", verb="review", options={}),
+        )
 
     async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
-        """Grade a letter reaction on a card."""
-        try:
-            async with self.drain.track():
-                with timed(render.PLATFORM, "reaction"):
-                    await handlers.answer_reaction(self.deps, self, payload)
-        except Exception:
-            log.exception(
-                "could not grade a reaction",
-                extra={"platform": render.PLATFORM, "user": str(payload.user_id)},
-            )
+        """Hand a letter reaction on one of the bot's messages to the chat core."""
+        me = self.user
+        if payload.guild_id is None or me is None or payload.user_id == me.id:
+            return
+        if payload.member is not None and payload.member.bot:
+            return
+        if payload.message_author_id is not None and payload.message_author_id != me.id:
+            return
+        key = (
+            render.EMOJI_LETTER.get(payload.emoji.name or "") if payload.emoji.id is None else None
+        )
+        if key is None:
+            return
+        place = Place(render.PLATFORM, str(payload.guild_id), str(payload.channel_id))
+        reaction = Reaction(place, str(payload.user_id), str(payload.message_id), key)
+        await self.chat.reaction(reaction, kind="reaction")
 
     async def on_ready(self) -> None:
         """Log where the bot is."""
         log.info("connected to Discord as %s in %d servers", self.user, len(self.guilds))
 
-    async def close(self) -> None:
-        """Stop the timers and pending edits, then disconnect."""
-        self._stop_timers.set()
-        for task in (self._timers, self._scheduler):
-            if task is not None:
-                with contextlib.suppress(asyncio.CancelledError, TimeoutError):
-                    await asyncio.wait_for(task, timeout=10)
-        self._timers = self._scheduler = None
-        await self.publisher.aclose()
-        await super().close()
-
-
-class TrackedTree(app_commands.CommandTree["QuizClient"]):
-    """The command tree, counting and timing each slash command until its handler returns."""
-
-    async def _call(self, interaction: discord.Interaction[Any]) -> None:
-        # discord.py runs every application command through this one method, in its own task.
-        client = self.client
-        async with client.drain.track():
-            with timed(render.PLATFORM, "command"):
-                await super()._call(interaction)
-
 
 class ShardedQuizClient(QuizClient, discord.AutoShardedClient):
     """The quiz client on several gateway shards in one process (DISCORD_SHARD_COUNT)."""
+
+
+class Gateway:
+    """The Discord gateway as the runner's transport."""
+
+    def __init__(self, client: QuizClient, token: str) -> None:
+        self.client = client
+        self.token = token
+        self._connection: asyncio.Task[None] | None = None
+
+    async def open(self) -> None:
+        """Log in (which syncs the commands), then connect to the gateway."""
+        try:
+            await self.client.login(self.token)
+        except discord.LoginFailure:
+            raise ConfigError("DISCORD_TOKEN was refused by Discord") from None
+        self._connection = asyncio.create_task(self.client.connect(), name="discord-gateway")
+
+    async def stop_taking_work(self) -> None:
+        """Stay connected: the handlers in flight still answer through it."""
+
+    async def close(self) -> None:
+        """Disconnect."""
+        await self.client.close()
+        if self._connection is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._connection
+
+    async def wait_closed(self) -> None:
+        """Return when the gateway connection has ended (raise what ended it)."""
+        if self._connection is not None:
+            await asyncio.shield(self._connection)
 
 
 def shard_options(settings: Settings) -> dict[str, Any]:
@@ -233,7 +276,7 @@ async def application_id(settings: Settings) -> int:
     if not settings.discord_token:
         raise ConfigError(
             "DISCORD_APPLICATION_ID is not set (nor DISCORD_TOKEN to look it up); "
-            "see the README's Discord section"
+            "see docs/discord.md"
         )
     configure_endpoints(settings.discord_api_url, settings.discord_gateway_url)
     client = discord.Client(intents=intents())
@@ -248,8 +291,15 @@ async def application_id(settings: Settings) -> int:
         await client.close()
 
 
-async def serve(settings: Settings) -> None:
-    """Run the bot on Discord until SIGINT or SIGTERM."""
+async def serve(
+    settings: Settings,
+    *,
+    stop: asyncio.Event | None = None,
+    handle_signals: bool = True,
+    timer_interval: float = 5.0,
+    scheduler_interval: float = 20.0,
+) -> None:
+    """Run the bot on Discord until SIGINT or SIGTERM (or ``stop``)."""
     settings.require("DISCORD_TOKEN")
     token = settings.discord_token
     assert token is not None
@@ -263,41 +313,31 @@ async def serve(settings: Settings) -> None:
         client = kind(
             rt.engine,
             admins=settings.admin_ids(),
+            links=settings.link_maker(),
             guild_id=settings.discord_guild_id,
             **shards,
         )
+        dashboard = dashboard_for(rt)
+        client.chat.admins_only = settings.listed_admins_only()
         if shards:
             log.info(
                 "running shards %s of %d",
                 shards.get("shard_ids", "all"),
                 settings.discord_shard_count,
             )
-        health = None
-        if settings.health_port is not None:
-            health = await start_health_server(
-                rt.store,
-                port=settings.health_port,
-                drain=client.drain,
-                connected=client.is_ready,  # not ready until the gateway says READY
-            )
-
-        async def shut_down() -> None:
-            # /readyz turns 503 at once; the handlers in flight finish; then the gateway closes.
-            await client.drain.wait(settings.shutdown_timeout)
-            await client.close()
-
-        loop = asyncio.get_running_loop()
-        stopping: list[asyncio.Task[None]] = []
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, lambda: stopping.append(loop.create_task(shut_down())))
-        try:
-            async with client:
-                await client.start(token)
-        except discord.LoginFailure:
-            raise ConfigError("DISCORD_TOKEN was refused by Discord") from None
-        finally:
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(sig)
-            await asyncio.gather(*stopping, return_exceptions=True)
-            if health is not None:
-                await health.close()
+        loops = Loops(
+            client.chat, timer_interval=timer_interval, scheduler_interval=scheduler_interval
+        )
+        await run(
+            client.chat,
+            Gateway(client, token),
+            loops,
+            store=rt.store,
+            shutdown_timeout=settings.shutdown_timeout,
+            health_port=settings.health_port,
+            health_host=settings.listen_host(),
+            connected=client.is_ready,  # not ready until the gateway says READY
+            stop=stop,
+            handle_signals=handle_signals,
+            extra_routes=dashboard.mount if dashboard is not None else None,
+        )

@@ -1,26 +1,27 @@
-"""Render what the engine returns as Discord embeds, persistent buttons and plain text."""
+"""Render the chat layer's content for Discord: markdown text, embeds and persistent buttons."""
 
 from __future__ import annotations
 
+import io
 import re
-from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Protocol, cast
 
 import discord
 
-from bot.adapters import _words as words
-from bot.engine.model import (
-    AnswerOutcome,
-    ChannelSettings,
-    Choice,
-    Difficulty,
-    Leaderboard,
-    Question,
-    QuestionCard,
-    Reveal,
-    UserStats,
+from bot import messages as M
+from bot.chat import (
+    Chart,
+    Content,
+    EstimateView,
+    Explanation,
+    Feedback,
+    Panel,
+    ReviewAsk,
+    words,
 )
+from bot.engine.model import Difficulty, Question, QuestionCard, Reveal
+from bot.text import Icon, Style, Text, When, clip, render, say
 
 PLATFORM = "discord"
 
@@ -28,19 +29,29 @@ PLATFORM = "discord"
 CUSTOM_ID_MAX = 100
 LABEL_MAX = 80
 CONTENT_MAX = 2000
+EMBED_TITLE_MAX = 256
 EMBED_DESCRIPTION_MAX = 4096
 EMBED_FIELD_MAX = 1024
 EMBED_TOTAL_MAX = 6000
 THREAD_NAME_MAX = 100
 
-CUSTOM_ID_TEMPLATE = r"quiz:(?P<round_id>[0-9]{1,20}):(?P<key>[A-E])"
-CUSTOM_ID_RE = re.compile(CUSTOM_ID_TEMPLATE)
+# A card's choice is ``quiz:{round}:{letter}``, a review's ``review:{question}:{letter}``, and the
+# button under /quiz me ``quiz:start-review``; question ids are the bank's `[a-z0-9][a-z0-9-]*`, so
+# every custom_id stays within 100.
+BUTTON_TEMPLATE = (
+    r"(?:quiz:(?P<round_id>[0-9]{1,20})|review:(?P<question_id>[a-z0-9][a-z0-9-]{0,88}))"
+    r":(?P<key>[A-E])|(?P<start>quiz:start-review)"
+)
+START_REVIEW_ID = "quiz:start-review"
+BUTTON_RE = re.compile(BUTTON_TEMPLATE)
+CUSTOM_ID_RE = re.compile(r"quiz:(?P<round_id>[0-9]{1,20}):(?P<key>[A-E])")
 
 # The regional-indicator letters people react with to answer.
 LETTER_EMOJI = {"A": "🇦", "B": "🇧", "C": "🇨", "D": "🇩", "E": "🇪"}
 EMOJI_LETTER = {emoji: key for key, emoji in LETTER_EMOJI.items()}
 
 BAR_WIDTH = 12
+SECONDARY = discord.ButtonStyle.secondary
 COLOURS = {
     Difficulty.EASY: discord.Colour.green(),
     Difficulty.MEDIUM: discord.Colour.blurple(),
@@ -48,57 +59,68 @@ COLOURS = {
 }
 
 
+def label(key: str, text: str) -> str:
+    """Return a button's label, ``A. InfiniBand``, clipped to Discord's 80 characters."""
+    return clip(f"{key}. {text}", LABEL_MAX)
+
+
+def timestamp(when: datetime, how: When) -> str:
+    """Return Discord timestamp tokens that each reader sees in their own time zone."""
+    if how is When.SOON:
+        return f"{discord.utils.format_dt(when, 'R')} ({discord.utils.format_dt(when, 't')})"
+    return discord.utils.format_dt(when, "R" if how is When.RELATIVE else "f")
+
+
+def _escape(text: str) -> str:
+    return discord.utils.escape_markdown(text)
+
+
+STYLE = Style(
+    literal=lambda t: t,
+    verbatim=_escape,
+    code=lambda t: "`" + t.replace("`", "'") + "`",
+    strong=lambda t: f"**{_escape(t)}**",
+    mention=lambda user: f"<@{user}>",
+    moment=timestamp,
+    link=lambda title, url: f"[{_escape(title)}]({url})",
+    label=lambda key, t, strong: f"**{_escape(label(key, t))}**" if strong else label(key, t),
+    pre=lambda t: "```\n" + clip(t.rstrip(), CONTENT_MAX - 8) + "\n```",
+    icons={
+        Icon.RIGHT: "✅",
+        Icon.WRONG: "❌",
+        Icon.STREAK: "🔥",
+        Icon.OTHER: "▫️",
+        Icon.ANSWER_EMOJI: " ".join(LETTER_EMOJI.values()),
+    },
+)
+
+
+def markdown(text: Text, limit: int = CONTENT_MAX) -> str:
+    """Return neutral text as Discord markdown, within a message's length."""
+    return clip(render(text, STYLE), limit)
+
+
 def custom_id(round_id: int, key: str) -> str:
     """Return the fixed ``custom_id`` of a choice button: ``quiz:{round_id}:{key}``."""
-    value = f"quiz:{round_id}:{key}"
-    if len(value) > CUSTOM_ID_MAX or not CUSTOM_ID_RE.fullmatch(value):
+    return _checked(f"quiz:{round_id}:{key}")
+
+
+def review_custom_id(question_id: str, key: str) -> str:
+    """Return the fixed ``custom_id`` of a review button: ``review:{question_id}:{key}``."""
+    return _checked(f"review:{question_id}:{key}")
+
+
+def _checked(value: str) -> str:
+    if len(value) > CUSTOM_ID_MAX or not BUTTON_RE.fullmatch(value):
         raise ValueError(f"bad custom_id {value!r}")
     return value
-
-
-def parse_custom_id(value: str) -> tuple[int, str] | None:
-    """Return (round id, choice key) from a choice button's ``custom_id``, or None."""
-    match = CUSTOM_ID_RE.fullmatch(value)
-    if match is None:
-        return None
-    return int(match["round_id"]), match["key"]
-
-
-def choice_label(choice: Choice) -> str:
-    """Return a button's label, ``A. InfiniBand``, clipped to Discord's 80 characters."""
-    return clip(f"{choice.key}. {choice.text}", LABEL_MAX)
-
-
-def clip(text: str, limit: int) -> str:
-    """Return text cut to at most ``limit`` characters, marking a cut with an ellipsis."""
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def timestamp(when: datetime, style: str = "f") -> str:
-    """Return a Discord timestamp token that each reader sees in their own time zone."""
-    return discord.utils.format_dt(when, cast(Any, style))
-
-
-def mention(user: str) -> str:
-    """Return a user mention (embeds show it without pinging)."""
-    return f"<@{user}>"
-
-
-MARKUP = words.Markup(
-    bold=lambda text: f"**{text}**",
-    escape=discord.utils.escape_markdown,
-    mention=mention,
-    right="✅",
-    wrong="❌",
-    streak="🔥",
-)
 
 
 # ---------------------------------------------------------------- buttons
 
 
-class ChoiceHandler(Protocol):
-    """The client side of a choice button: what a click is handed to."""
+class Clicks(Protocol):
+    """The client side of the buttons: what a click is handed to."""
 
     async def choice_clicked(
         self, interaction: discord.Interaction[Any], round_id: int, key: str
@@ -106,26 +128,34 @@ class ChoiceHandler(Protocol):
         """Answer a click on a choice button."""
         ...
 
+    async def review_clicked(
+        self, interaction: discord.Interaction[Any], question_id: str, key: str
+    ) -> None:
+        """Answer a click on a review button."""
+        ...
 
-class ChoiceButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=CUSTOM_ID_TEMPLATE):
-    """A choice button that works from its ``custom_id`` alone, across restarts."""
+    async def start_review_clicked(self, interaction: discord.Interaction[Any]) -> None:
+        """Answer a click on "Start a review"."""
+        ...
+
+
+class AnswerButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=BUTTON_TEMPLATE):
+    """A choice of a card or a review, working from its ``custom_id`` alone, across restarts."""
 
     def __init__(
         self,
-        round_id: int,
-        key: str,
+        value: str,
         *,
         label: str,
         style: discord.ButtonStyle = discord.ButtonStyle.primary,
         disabled: bool = False,
     ) -> None:
         super().__init__(
-            discord.ui.Button(
-                label=label, style=style, disabled=disabled, custom_id=custom_id(round_id, key)
-            )
+            discord.ui.Button(label=label, style=style, disabled=disabled, custom_id=value)
         )
-        self.round_id = round_id
-        self.key = key
+        match = BUTTON_RE.fullmatch(_checked(value))
+        assert match is not None
+        self.match = match
 
     @classmethod
     async def from_custom_id(
@@ -134,163 +164,137 @@ class ChoiceButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=CUST
         item: discord.ui.Item[Any],
         match: re.Match[str],
         /,
-    ) -> ChoiceButton:
+    ) -> AnswerButton:
         """Rebuild the button from a click, with nothing kept in memory."""
-        label = getattr(item, "label", None) or match["key"]
-        return cls(int(match["round_id"]), match["key"], label=label)
+        return cls(match[0], label=match["key"] or M.START_REVIEW)
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         """Hand the click to the client."""
-        handler = cast(ChoiceHandler, interaction.client)
-        await handler.choice_clicked(interaction, self.round_id, self.key)
+        clicks, m = cast(Clicks, interaction.client), self.match
+        if m["start"] is not None:
+            await clicks.start_review_clicked(interaction)
+        elif m["round_id"] is not None:
+            await clicks.choice_clicked(interaction, int(m["round_id"]), m["key"])
+        else:
+            await clicks.review_clicked(interaction, m["question_id"], m["key"])
+
+
+def start_review_view() -> discord.ui.View:
+    """Return the "Start a review" button under /quiz me (it runs /quiz review)."""
+    view = discord.ui.View(timeout=None)
+    view.add_item(
+        AnswerButton(START_REVIEW_ID, label=M.START_REVIEW, style=discord.ButtonStyle.success)
+    )
+    return view
 
 
 def card_view(card: QuestionCard) -> discord.ui.View:
     """Return the card's buttons: one per choice, each with a fixed parseable ``custom_id``."""
     view = discord.ui.View(timeout=None)
-    for choice in card.question.choices:
-        view.add_item(ChoiceButton(card.round_id, choice.key, label=choice_label(choice)))
+    for c in card.question.choices:
+        view.add_item(AnswerButton(custom_id(card.round_id, c.key), label=label(c.key, c.text)))
     return view
 
 
 def reveal_view(reveal: Reveal) -> discord.ui.View:
     """Return the closed card's buttons: all disabled, the right one green and ticked."""
     view = discord.ui.View(timeout=None)
-    for tally in reveal.tallies:
-        label = choice_label(tally.choice)
+    for t in reveal.tallies:
+        name = label(t.choice.key, t.choice.text)
         view.add_item(
-            ChoiceButton(
-                reveal.round.id,
-                tally.choice.key,
-                label=clip("✓ " + label, LABEL_MAX) if tally.correct else label,
-                style=discord.ButtonStyle.success
-                if tally.correct
-                else discord.ButtonStyle.secondary,
+            AnswerButton(
+                custom_id(reveal.round.id, t.choice.key),
+                label=clip("✓ " + name, LABEL_MAX) if t.correct else name,
+                style=discord.ButtonStyle.success if t.correct else discord.ButtonStyle.secondary,
                 disabled=True,
             )
         )
     return view
 
 
-# ---------------------------------------------------------------- the card
-
-
-def _choices_text(question: Question) -> str:
-    return "\n".join(
-        f"**{c.key}.** {discord.utils.escape_markdown(c.text)}" for c in question.choices
-    )
-
-
-def _facts(question: Question, embed: discord.Embed) -> None:
-    if question.tags:
-        embed.add_field(name="Tags", value=", ".join(f"`{t}`" for t in question.tags))
-    embed.add_field(name="Difficulty", value=question.difficulty.value)
-
-
-def card_embed(card: QuestionCard, *, answered: int | None = None) -> discord.Embed:
-    """Render a round's card: question, lettered choices, tags, difficulty, closing time, count."""
-    q = card.question
-    count = card.answered if answered is None else answered
-    text = discord.utils.escape_markdown(q.text)
-    choices = _choices_text(q)
-    description = clip(text, EMBED_DESCRIPTION_MAX - len(choices) - 2) + "\n\n" + choices
-    embed = discord.Embed(
-        title="Quiz question", description=description, colour=COLOURS[q.difficulty]
-    )
-    _facts(q, embed)
-    closes_at = card.round.closes_at
-    if closes_at is not None:
-        embed.add_field(
-            name="Closes", value=f"{timestamp(closes_at, 'R')} ({timestamp(closes_at, 't')})"
+def review_view(question: Question) -> discord.ui.View:
+    """Return one review button per choice."""
+    view = discord.ui.View(timeout=None)
+    for c in question.choices:
+        view.add_item(
+            AnswerButton(review_custom_id(question.id, c.key), label=label(c.key, c.text))
         )
-    embed.add_field(name="Answered", value=answered_text(count))
+    return view
+
+
+# ---------------------------------------------------------------- embeds
+
+
+def _with_choices(question: Question, rows: str | None = None) -> str:
+    listed = rows or "\n".join(f"**{c.key}.** {_escape(c.text)}" for c in question.choices)
+    text = _escape(question.text)
+    return clip(text, EMBED_DESCRIPTION_MAX - len(listed) - 2) + "\n\n" + listed
+
+
+def card_embed(card: QuestionCard) -> discord.Embed:
+    """Render a round's card: question, lettered choices, its facts, how to answer."""
+    q = card.question
+    embed = discord.Embed(
+        title=clip(markdown(words.card_title(card)), EMBED_TITLE_MAX),
+        description=_with_choices(q),
+        colour=COLOURS[q.difficulty],
+    )
+    for fact in words.card_facts(card):
+        embed.add_field(name=fact.name, value=markdown(fact.value, EMBED_FIELD_MAX))
     if q.image and q.image.startswith("https://"):
         embed.set_image(url=q.image)
-    footer = "Click a button, or react with 🇦 🇧 🇨 … (answers by reaction are confirmed by DM)."
-    if card.note:
-        footer = f"{card.note} · {footer}"
-    embed.set_footer(text=clip(footer, 2048))
+    embed.set_footer(text=clip(words.how_to_answer().plain(), 2048))
     return embed
-
-
-def answered_text(count: int) -> str:
-    """Return ``N answered``."""
-    return f"{count} answered"
-
-
-# ---------------------------------------------------------------- answers
-
-
-def answer_feedback(outcome: AnswerOutcome) -> str:
-    """Return the private reply to someone who answered."""
-    return clip(words.answer_feedback(outcome, MARKUP, choice_label), CONTENT_MAX)
-
-
-# ---------------------------------------------------------------- the reveal
-
-
-def bar(fraction: float, width: int = BAR_WIDTH) -> str:
-    """Return a text bar of ``width`` cells filled in proportion to ``fraction``."""
-    return words.bar(fraction, width)
-
-
-def results_line(reveal: Reveal) -> str:
-    """Return the summary: how many answered, % correct."""
-    if not reveal.answered:
-        return "Nobody answered this one."
-    people = "person" if reveal.answered == 1 else "people"
-    return (
-        f"{reveal.answered} {people} answered; {reveal.correct} right "
-        f"({reveal.percent_correct:.0f}%)."
-    )
 
 
 def reveal_embed(reveal: Reveal) -> discord.Embed:
     """Render the closed card: the right choice marked, the distribution and the results."""
-    q = reveal.question
-    rows = []
-    for t in reveal.tallies:
-        mark = "✅" if t.correct else "▫️"
-        rows.append(
-            f"{mark} **{t.choice.key}.** {discord.utils.escape_markdown(t.choice.text)}\n"
-            f"`{bar(t.fraction)}` {t.count} ({t.fraction * 100:.0f}%)"
-        )
-    distribution = "\n".join(rows)
-    text = discord.utils.escape_markdown(q.text)
-    description = clip(text, EMBED_DESCRIPTION_MAX - len(distribution) - 2) + "\n\n" + distribution
-    embed = discord.Embed(
-        title="Quiz question · closed", description=description, colour=discord.Colour.green()
+    rows = "\n".join(
+        f"{STYLE.icons[Icon.RIGHT if t.correct else Icon.OTHER]} **{t.choice.key}.** "
+        f"{_escape(t.choice.text)}\n`{words.bar(t.fraction, BAR_WIDTH)}` "
+        + markdown(words.tally(t.count, t.fraction))
+        for t in reveal.tallies
     )
-    answer = q.answer_choice
-    embed.add_field(name="Answer", value=clip(f"**{answer.key}.** {answer.text}", EMBED_FIELD_MAX))
-    embed.add_field(name="Results", value=results_line(reveal))
+    embed = discord.Embed(
+        title=M.CARD_TITLE_CLOSED,
+        description=_with_choices(reveal.question, rows),
+        colour=discord.Colour.green(),
+    )
+    answer = reveal.question.answer_choice
+    embed.add_field(
+        name=M.ANSWER_FIELD,
+        value=clip(f"**{answer.key}.** {_escape(answer.text)}", EMBED_FIELD_MAX),
+    )
+    embed.add_field(name=M.RESULTS_FIELD, value=markdown(words.results(reveal), EMBED_FIELD_MAX))
     if reveal.fastest:
-        fastest = ", ".join(f"{mention(a.user)} ({a.seconds:.1f} s)" for a in reveal.fastest)
-        embed.add_field(name="Fastest correct", value=clip(fastest, EMBED_FIELD_MAX), inline=False)
-    embed.set_footer(text="The full explanation is in the thread.")
+        embed.add_field(
+            name=M.FASTEST_FIELD,
+            value=markdown(words.fastest_names(reveal), EMBED_FIELD_MAX),
+            inline=False,
+        )
+    embed.set_footer(text=M.IN_THE_THREAD)
     return embed
 
 
 def thread_name(reveal: Reveal) -> str:
     """Return the name of the thread opened on the card at reveal."""
-    return clip(f"Answer: {reveal.question.text}", THREAD_NAME_MAX)
+    return clip(words.thread_name(reveal).plain(), THREAD_NAME_MAX)
 
 
-def explanation_embed(reveal: Reveal) -> discord.Embed:
+def explanation_embed(item: Explanation) -> discord.Embed:
     """Render the thread post: full explanation, why each wrong choice is wrong, references."""
-    q = reveal.question
-    answer = q.answer_choice
+    q = item.reveal.question
     fields: list[tuple[str, str]] = []
-    for choice in q.choices:
-        why = q.why_not.get(choice.key)
-        if choice.key != q.answer and why:
+    for c in q.choices:
+        why = q.why_not.get(c.key)
+        if c.key != q.answer and why:
             fields.append(
-                (clip(f"Why not {choice.key}. {choice.text}", 256), clip(why, EMBED_FIELD_MAX))
+                (clip(markdown(words.why_not(c)), EMBED_TITLE_MAX), clip(why, EMBED_FIELD_MAX))
             )
     if q.references:
-        refs = "\n".join(f"[{r.title}]({r.url})" for r in q.references)
-        fields.append(("References", clip(refs, EMBED_FIELD_MAX)))
-    title = clip(f"The answer is {answer.key}. {answer.text}", 256)
+        refs = "\n".join(STYLE.link(r.title, r.url) for r in q.references)
+        fields.append((M.REFERENCES, clip(refs, EMBED_FIELD_MAX)))
+    title = clip(markdown(words.answer_is(q)), EMBED_TITLE_MAX)
     used = len(title) + sum(len(n) + len(v) for n, v in fields)
     room = max(200, min(EMBED_DESCRIPTION_MAX, EMBED_TOTAL_MAX - used))
     embed = discord.Embed(
@@ -301,84 +305,62 @@ def explanation_embed(reveal: Reveal) -> discord.Embed:
     return embed
 
 
-# ---------------------------------------------------------------- scores and settings
-
-
-def leaderboard_embed(board: Leaderboard) -> discord.Embed:
-    """Render the top of the leaderboard and the caller's own rank."""
-    titles = {"week": "this week", "month": "this month", "all": "all time"}
-    lines = [
-        f"**{e.rank}.** {mention(e.user)} · {e.points} pts · {e.correct}/{e.answered} right"
-        for e in board.entries
-    ]
+def panel_embed(panel: Panel) -> discord.Embed:
+    """Render a titled list (a leaderboard) as an embed."""
     embed = discord.Embed(
-        title=f"Leaderboard · {titles[board.period.value]}",
-        description="\n".join(lines) if lines else "No answers yet in this period.",
+        title=clip(markdown(panel.title), EMBED_TITLE_MAX),
+        description=markdown(panel.body, EMBED_DESCRIPTION_MAX),
         colour=discord.Colour.gold(),
     )
-    if board.caller is None:
-        embed.add_field(name="You", value="You have not answered in this period yet.")
-    elif board.caller.rank > len(board.entries):
-        c = board.caller
-        embed.add_field(
-            name="You", value=f"**{c.rank}.** {c.points} pts · {c.correct}/{c.answered} right"
-        )
+    if panel.note is not None:
+        embed.set_footer(text=clip(panel.note.plain(), 2048))
     return embed
 
 
-def stats_text(stats: UserStats) -> str:
-    """Return one user's totals and streaks."""
-    return words.stats_text(stats, MARKUP)
-
-
-def settings_text(settings: ChannelSettings) -> str:
-    """Return a channel's options as a sentence."""
-    changes = "may change their answer" if settings.allow_change else "cannot change their answer"
-    return (
-        f"In this channel rounds last {settings.round_minutes} minutes and people {changes} "
-        "until the round closes."
+def review_embed(ask: ReviewAsk) -> discord.Embed:
+    """Render a missed question for its private re-ask."""
+    embed = discord.Embed(
+        title=markdown(ask.title, EMBED_TITLE_MAX),
+        description=_with_choices(ask.question),
+        colour=discord.Colour.blurple(),
     )
+    embed.set_footer(text=clip(ask.footer.plain(), 2048))
+    return embed
 
 
-HELP = """\
-**/quiz next** `[tag]`: post the next question in this channel
-**/quiz close**: close the open question here now and show the answer
-**/quiz leaderboard** `[period]`: top 10 of this server (week, month or all) and your rank
-**/quiz stats** `[user]`: answered, right, points and streaks
-**/quiz settings** `[changes] [minutes]`: answer changes and round length here (Manage Server)
-**/quiz schedule**, **/quiz unschedule**: daily posts in this channel (Manage Server)
-**/quiz review**: re-ask a question you missed
-**/bandwidth** `size [op] [nodes] [gpus] [nics] [step] [over]`: transfer-time estimates
-Answer with the buttons, or react with 🇦 🇧 🇨 🇩 🇪 on the question (confirmed by DM)."""
+def chart_file(chart: Chart) -> discord.File:
+    """Return a chart as an attachment."""
+    return discord.File(io.BytesIO(chart.png), filename=chart.filename, description=chart.title)
 
 
-BANDWIDTH_USAGE = """\
-Usage: /bandwidth size:140GB [op:allreduce] [nodes:4] [gpus:8] [nics:8] [step:0.5] [over:ib-hdr]
-  size   bytes (140GB, 1.5TiB, 800MB), bits (400Gb) or parameters (70B params bf16, 13B adam)
-  op     transfer (default), allreduce, allgather, reducescatter, broadcast, alltoall
-  nodes  nodes (2); gpus: GPUs per node (1); nics: network cards per node (one per GPU)
-  step   compute seconds per training step (adds scaling efficiency)
-  over   interconnect keys to compare, comma-separated, or all"""
+def message(content: Content) -> dict[str, Any]:
+    """Return the arguments that send a piece of content as a message."""
+    match content:
+        case Text():
+            return {"content": markdown(content)}
+        case Feedback(text=text):
+            return {"content": markdown(text)}
+        case Panel(start_review=True):
+            return {"embed": panel_embed(content), "view": start_review_view()}
+        case Panel():
+            return {"embed": panel_embed(content)}
+        case QuestionCard():
+            return {"embed": card_embed(content), "view": card_view(content)}
+        case Reveal():
+            return {"embed": reveal_embed(content), "view": reveal_view(content)}
+        case ReviewAsk():
+            return {"embed": review_embed(content), "view": review_view(content.question)}
+        case EstimateView():
+            return _estimate(content)
+    raise TypeError(f"cannot render {type(content).__name__}")
 
 
-def fits_code_block(text: str, limit: int = CONTENT_MAX) -> bool:
-    """Return whether text fits a code block of at most ``limit`` characters."""
-    return len(text) + 8 <= limit
-
-
-def code_block(text: str, limit: int = CONTENT_MAX) -> str:
-    """Return text as a code block of at most ``limit`` characters (clipped if need be)."""
-    return "```\n" + clip(text, limit - 8) + "\n```"
-
-
-def apology(error_id: str) -> str:
-    """Return the message for an unexpected failure, with the id to quote."""
-    return (
-        "Sorry, something went wrong on our side. "
-        f"If it keeps happening, tell an admin the error id `{error_id}`."
-    )
-
-
-def lines(items: Iterable[str]) -> str:
-    """Join non-empty items with line breaks."""
-    return "\n".join(i for i in items if i)
+def _estimate(view: EstimateView) -> dict[str, Any]:
+    files = [chart_file(view.chart)]
+    if len(view.table) + 8 <= CONTENT_MAX:
+        text = "```\n" + view.table.rstrip() + "\n```"
+    else:
+        # A long comparison (over:all) does not fit one message: attach the table too.
+        text = markdown(say(M.ESTIMATE_TABLE_ATTACHED, headline=clip(view.headline, 1900)))
+        files.append(discord.File(io.BytesIO(view.table.encode()), filename="bandwidth.txt"))
+    return {"content": text, "files": files}

@@ -3,7 +3,12 @@
 With SLACK_CLIENT_ID and SLACK_CLIENT_SECRET set, /slack/install sends an admin to Slack and
 /slack/oauth_redirect stores the workspace's bot token. Bolt then authorises each request with
 its workspace's token; what the bot posts on its own (timers, daily questions) looks the token up
-by the round's workspace. Tokens are never logged: only team ids are.
+by the round's workspace (see ``SlackPort.workspace``). Tokens are never logged: only team ids
+are.
+
+With token rotation turned on in the app's settings, Slack's tokens expire after 12 hours and
+come with a refresh token. Both ways to a token renew it when it has less than
+``ROTATE_MINUTES`` left, and store the new pair: Bolt for a request, ``bot_token`` for the rest.
 """
 
 from __future__ import annotations
@@ -18,17 +23,17 @@ from datetime import timedelta
 from typing import Any
 
 from slack_bolt.async_app import AsyncBoltContext
+from slack_bolt.authorization.async_authorize import AsyncInstallationStoreAuthorize
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_bolt.response import BoltResponse
 from slack_sdk.oauth.installation_store import Bot, Installation
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
+from slack_sdk.oauth.token_rotation.async_rotator import AsyncTokenRotator
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
-from bot.adapters.slack._publisher import PLATFORM, SlackPublisher
 from bot.config import Settings
-from bot.engine.model import Place, QuestionCard, Reveal
 from bot.engine.ports import Clock, utc_now
 from bot.storage import InstallationSql
 
@@ -37,11 +42,13 @@ log = logging.getLogger(__name__)
 INSTALL_PATH = "/slack/install"
 REDIRECT_PATH = "/slack/oauth_redirect"
 STATE_LIFETIME = timedelta(minutes=10)
+# Renew a rotating token this long before it expires (Bolt's default, two hours).
+ROTATE_MINUTES = 120
 # The bot scopes of deploy/slack-manifest.yaml: what the handlers and the publisher call.
 BOT_SCOPES = (
     "commands",
     "chat:write",
-    "chat:write.public",
+    "channels:join",
     "reactions:read",
     "users:read",
     "files:write",
@@ -84,17 +91,28 @@ def _document(installation: Installation) -> dict[str, Any]:
     return {name: getattr(installation, name, None) for name in _FIELDS}
 
 
-class SqlInstallationStore(AsyncInstallationStore):
-    """slack_sdk's installation store on quizbot's database (every replica sees every install)."""
+class _OnDatabase:
+    """A slack_sdk store kept in quizbot's database, on its clock."""
 
-    def __init__(self, sql: InstallationSql, *, clock: Clock = utc_now) -> None:
+    def __init__(
+        self,
+        sql: InstallationSql,
+        *,
+        clock: Clock = utc_now,
+        rotator: AsyncTokenRotator | None = None,
+    ) -> None:
         self.sql = sql
         self.clock = clock
+        self.rotator = rotator
 
     @property
     def logger(self) -> logging.Logger:
         """Return the logger slack_sdk expects (it never receives a token)."""
         return log
+
+
+class SqlInstallationStore(_OnDatabase, AsyncInstallationStore):
+    """slack_sdk's installation store on quizbot's database (every replica sees every install)."""
 
     async def async_save(self, installation: Installation) -> None:
         """Store an installation (the workspace's latest, and its installer's)."""
@@ -157,22 +175,26 @@ class SqlInstallationStore(AsyncInstallationStore):
         await self.sql.delete_installations(enterprise_id, team_id)
 
     async def bot_token(self, workspace: str) -> str | None:
-        """Return the bot token of a workspace, or None if the app is not installed there."""
-        bot = await self.async_find_bot(enterprise_id=None, team_id=workspace)
-        return bot.bot_token if bot is not None else None
+        """Return the bot token of a workspace (renewed if it rotates and expires soon).
+
+        None if the app is not installed there.
+        """
+        installation = await self.async_find_installation(enterprise_id=None, team_id=workspace)
+        if installation is None or installation.bot_token is None:
+            return None
+        if self.rotator is not None and installation.bot_refresh_token is not None:
+            renewed = await self.rotator.perform_token_rotation(
+                installation=installation, minutes_before_expiration=ROTATE_MINUTES
+            )
+            if renewed is not None:
+                await self.async_save(renewed)
+                log.info("renewed the bot token of workspace %s", workspace)
+                return renewed.bot_token
+        return installation.bot_token
 
 
-class SqlStateStore(AsyncOAuthStateStore):
+class SqlStateStore(_OnDatabase, AsyncOAuthStateStore):
     """One-time OAuth state values in the database: issued by one replica, used on any."""
-
-    def __init__(self, sql: InstallationSql, *, clock: Clock = utc_now) -> None:
-        self.sql = sql
-        self.clock = clock
-
-    @property
-    def logger(self) -> logging.Logger:
-        """Return the logger slack_sdk expects."""
-        return log
 
     async def async_issue(self, *args: Any, **kwargs: Any) -> str:
         """Issue a new state value."""
@@ -185,11 +207,26 @@ class SqlStateStore(AsyncOAuthStateStore):
         return await self.sql.consume_state(state, self.clock())
 
 
+def token_rotator(settings: Settings, client: AsyncWebClient) -> AsyncTokenRotator:
+    """Return what renews rotating tokens, calling Slack through the bot's own client."""
+    return AsyncTokenRotator(
+        client_id=settings.slack_client_id or "",
+        client_secret=settings.slack_client_secret or "",
+        client=client,
+    )
+
+
 def oauth_settings(
-    settings: Settings, installations: SqlInstallationStore, states: SqlStateStore
+    settings: Settings,
+    installations: SqlInstallationStore,
+    states: SqlStateStore,
+    client: AsyncWebClient | None = None,
 ) -> AsyncOAuthSettings:
-    """Return Bolt's OAuth settings on the database stores."""
-    return AsyncOAuthSettings(
+    """Return Bolt's OAuth settings on the database stores.
+
+    Given the client, Bolt renews rotating tokens through it (and so through SLACK_API_URL).
+    """
+    oauth = AsyncOAuthSettings(
         client_id=settings.slack_client_id,
         client_secret=settings.slack_client_secret,
         scopes=list(BOT_SCOPES),
@@ -199,7 +236,18 @@ def oauth_settings(
         installation_store=installations,
         state_store=states,
         state_expiration_seconds=int(STATE_LIFETIME.total_seconds()),
+        token_rotation_expiration_minutes=ROTATE_MINUTES,
     )
+    if client is not None:
+        oauth.authorize = AsyncInstallationStoreAuthorize(
+            logger=log,
+            client_id=oauth.client_id,
+            client_secret=oauth.client_secret,
+            token_rotation_expiration_minutes=ROTATE_MINUTES,
+            installation_store=installations,
+            client=client,
+        )
+    return oauth
 
 
 class TokenClient(AsyncWebClient):
@@ -238,28 +286,3 @@ async def bind_workspace(
     """Bolt middleware: the request's workspace token becomes the current one."""
     CURRENT_TOKEN.set(context.bot_token)
     return await next()
-
-
-class InstallationPublisher:
-    """The publisher for posts nobody asked for (timers, schedules): each with its own token."""
-
-    platform = PLATFORM
-
-    def __init__(self, inner: SlackPublisher, installations: SqlInstallationStore) -> None:
-        self.inner = inner
-        self.installations = installations
-
-    async def post_card(self, card: QuestionCard) -> str:
-        """Post a card with the token of the card's workspace."""
-        with serving(await self.installations.bot_token(card.round.place.workspace)):
-            return await self.inner.post_card(card)
-
-    async def publish_reveal(self, reveal: Reveal) -> None:
-        """Reveal with the token of the round's workspace."""
-        with serving(await self.installations.bot_token(reveal.round.place.workspace)):
-            await self.inner.publish_reveal(reveal)
-
-    async def post_text(self, place: Place, text: str) -> None:
-        """Post text with the token of the place's workspace."""
-        with serving(await self.installations.bot_token(place.workspace)):
-            await self.inner.post_text(place, text)

@@ -1,10 +1,9 @@
-"""Wire the Slack bot: Web API client, Bolt app, HTTP or Socket Mode, and the round timers."""
+"""Wire the Slack bot: Web API client, Bolt app, HTTP or Socket Mode, on the chat layer's runner."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -13,6 +12,7 @@ from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
@@ -20,27 +20,28 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapters.slack._charts import ChartMaker
+from bot.adapters.slack._home import HomeTab
 from bot.adapters.slack._metrics import ApiErrorCounter
 from bot.adapters.slack._oauth import (
-    InstallationPublisher,
     SqlInstallationStore,
     SqlStateStore,
     TokenClient,
     bind_workspace,
     oauth_settings,
+    token_rotator,
 )
-from bot.adapters.slack._publisher import SlackPublisher
 from bot.adapters.slack._replay import ReplayGuard, replay_guard
-from bot.adapters.slack.handlers import Handlers
+from bot.adapters.slack.handlers import Listeners, SlackPort
+from bot.chat import Charts, Chat, Publisher
+from bot.chat.runner import Closing, Loops, run
 from bot.config import Settings
 from bot.engine import QuizEngine
 from bot.errors import ConfigError
 from bot.observability.drain import Drain
-from bot.observability.health import Pingable, mount, start_health_server
+from bot.observability.health import Pingable, mount
 from bot.observability.redact import install_redaction
-from bot.scheduler import Publisher, run_scheduler, run_timers, schedule_store_of
 from bot.storage import InstallationSql
+from bot.web import dashboard_for
 
 log = logging.getLogger(__name__)
 
@@ -49,19 +50,35 @@ HEALTH_PATH = "/healthz"
 RATE_LIMIT_RETRIES = 3
 
 
+class _TokenInClient(logging.Filter):
+    """Drop Bolt's warning that SLACK_BOT_TOKEN goes unused: the client it is given holds it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != warning_client_prioritized_and_token_skipped()
+
+
+TOKEN_IN_CLIENT = _TokenInClient()
+
+
 @dataclass(frozen=True)
 class SlackBot:
     """The assembled pieces of a running Slack bot."""
 
     app: AsyncApp
     client: AsyncWebClient
-    publisher: SlackPublisher
-    handlers: Handlers
+    chat: Chat
+    handlers: Listeners
     guard: ReplayGuard | None = None
+
+    @property
+    def publisher(self) -> Publisher:
+        """Return the publisher that posts cards and reveals."""
+        return self.chat.publisher
 
 
 def check_credentials(settings: Settings) -> bool:
     """Raise ConfigError naming a missing variable; return True for Socket Mode."""
+    settings.listed_admins_only()
     if settings.slack_oauth():
         # Each workspace's token comes from its installation; installing needs HTTP mode.
         if settings.slack_app_token:
@@ -105,12 +122,24 @@ def assemble(
     engine: QuizEngine,
     client: AsyncWebClient,
     *,
-    charts: ChartMaker,
+    charts: Charts,
     refresh_every: float = 3.0,
     oauth: AsyncOAuthSettings | None = None,
+    installations: SqlInstallationStore | None = None,
 ) -> SlackBot:
-    """Build the Bolt app with every listener on top of an engine and a client."""
-    publisher = SlackPublisher(client, engine, charts=charts, refresh_every=refresh_every)
+    """Build the Bolt app with every listener on the chat core, an engine and a client."""
+    port = SlackPort(client, installations)
+    chat = Chat(
+        engine,
+        port,
+        links=settings.link_maker(),
+        admins=settings.admin_ids(),
+        admins_only=settings.listed_admins_only(),
+        charts=charts,
+        refresh_every=refresh_every,
+        answer_slots=settings.db_pool_size + settings.db_max_overflow,
+    )
+    logging.getLogger("slack_bolt.AsyncApp").addFilter(TOKEN_IN_CLIENT)
     app = AsyncApp(
         name="quizbot",
         client=client,
@@ -124,13 +153,18 @@ def assemble(
         app.middleware(guard.middleware)
     if oauth is not None:
         app.middleware(bind_workspace)
-    handlers = Handlers(engine, publisher, settings, charts)
-    handlers.register(app)
-    return SlackBot(app=app, client=client, publisher=publisher, handlers=handlers, guard=guard)
+    listeners = Listeners(chat, port)
+    listeners.register(app)
+    HomeTab(chat, port).register(app)
+    return SlackBot(app=app, client=client, chat=chat, handlers=listeners, guard=guard)
 
 
 def web_app(
-    app: AsyncApp, *, store: Pingable | None = None, drain: Drain | None = None
+    app: AsyncApp,
+    *,
+    store: Pingable | None = None,
+    drain: Drain | None = None,
+    extra: Callable[[web.Application], None] | None = None,
 ) -> web.Application:
     """Return the aiohttp application: Bolt at /slack/events, a health check at /healthz.
 
@@ -178,6 +212,8 @@ def web_app(
         mount(application, store, drain=drain)
     else:
         application.router.add_get(HEALTH_PATH, healthz)
+    if extra is not None:
+        extra(application)  # the dashboard's pages
     return application
 
 
@@ -188,9 +224,10 @@ async def start_http(
     *,
     store: Pingable | None = None,
     drain: Drain | None = None,
+    extra: Callable[[web.Application], None] | None = None,
 ) -> tuple[web.AppRunner, int]:
     """Serve the app over HTTP; return the runner (to clean up) and the port bound."""
-    runner = web.AppRunner(web_app(app, store=store, drain=drain), access_log=None)
+    runner = web.AppRunner(web_app(app, store=store, drain=drain, extra=extra), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
@@ -202,7 +239,7 @@ async def start_http(
 async def serve(
     settings: Settings,
     *,
-    host: str = "0.0.0.0",
+    host: str = "127.0.0.1",
     port: int = 3000,
     stop: asyncio.Event | None = None,
     timer_interval: float = 5.0,
@@ -222,99 +259,106 @@ async def serve(
             settings.slack_app_token,
         ]
     )
-    stop = stop or asyncio.Event()
-    if handle_signals:
-        _stop_on_signals(stop)
-    charts = ChartMaker.load()
+    charts = Charts.load()
     async with open_runtime(settings) as rt, aiohttp.ClientSession() as session:
-        oauth = None
-        background: Publisher | None = None
+        oauth = installations = None
+        client = web_client(settings, session)
         if settings.slack_oauth():
             sql = InstallationSql(rt.store)
-            installations = SqlInstallationStore(sql)
-            oauth = oauth_settings(settings, installations, SqlStateStore(sql))
+            installations = SqlInstallationStore(sql, rotator=token_rotator(settings, client))
+            oauth = oauth_settings(settings, installations, SqlStateStore(sql), client)
         bot = assemble(
-            settings, rt.engine, web_client(settings, session), charts=charts, oauth=oauth
+            settings,
+            rt.engine,
+            client,
+            charts=charts,
+            oauth=oauth,
+            installations=installations,
         )
-        if oauth is not None:
-            background = InstallationPublisher(bot.publisher, installations)
-        drain = bot.handlers.drain
-        health = None
-        if settings.health_port is not None:
-            health = await start_health_server(
-                rt.store, host=host, port=settings.health_port, drain=drain
-            )
-        timers = asyncio.create_task(
-            run_timers(rt.engine, background or bot.publisher, interval=timer_interval, stop=stop)
+        dashboard = dashboard_for(rt)
+        pages = dashboard.mount if dashboard is not None else None
+        transport: SocketMode | HttpMode
+        if socket_mode:
+            transport = SocketMode(bot, settings.slack_app_token or "", on_ready)
+        else:
+            transport = HttpMode(bot, host, port, on_ready, store=rt.store, extra=pages)
+        loops = Loops(
+            bot.chat, timer_interval=timer_interval, scheduler_interval=scheduler_interval
         )
-        # Daily questions and digests: every process runs this; slot claims keep posts single.
-        scheduler = asyncio.create_task(
-            run_scheduler(
-                rt.engine,
-                background or bot.publisher,
-                schedule_store_of(rt.engine),
-                clock=rt.engine.clock,
-                interval=scheduler_interval,
-                stop=stop,
-            )
+        await run(
+            bot.chat,
+            transport,
+            loops,
+            store=rt.store,
+            shutdown_timeout=settings.shutdown_timeout,
+            health_port=settings.health_port,
+            health_host=host,
+            stop=stop,
+            handle_signals=handle_signals,
+            # In HTTP mode the pages are served beside /slack/events; else on the health port.
+            extra_routes=pages if socket_mode else None,
         )
-        try:
-            if socket_mode:
-                await _socket_mode(bot, settings.slack_app_token or "", stop, on_ready)
-            else:
-                await _http_mode(bot, host, port, stop, on_ready, store=rt.store)
-        finally:
-            stop.set()
-            # Requests already taken were answered before the listener closed; what their
-            # handlers still do after the ack (feedback, card updates) finishes now.
-            await drain.wait(settings.shutdown_timeout)
-            if bot.guard is not None:
-                await bot.guard.settle()
-            await timers
-            await scheduler
-            await bot.publisher.aclose()
-            if health is not None:
-                await health.close()
 
 
-async def _http_mode(
-    bot: SlackBot,
-    host: str,
-    port: int,
-    stop: asyncio.Event,
-    on_ready: Callable[[str], None] | None,
-    *,
-    store: Pingable,
-) -> None:
-    drain = bot.handlers.drain
-    runner, bound = await start_http(bot.app, host, port, store=store, drain=drain)
-    where = f"http://{host}:{bound}{EVENTS_PATH}"
-    log.info("quizbot slack: HTTP mode, listening on %s", where)
-    if on_ready is not None:
-        on_ready(where)
-    try:
-        await stop.wait()
-    finally:
-        # /readyz turns 503 first, so a load balancer stops sending before the port closes.
-        drain.begin()
-        await runner.cleanup()
+class HttpMode(Closing):
+    """Bolt behind aiohttp: /slack/events, the OAuth pages, and the probes."""
+
+    def __init__(
+        self,
+        bot: SlackBot,
+        host: str,
+        port: int,
+        on_ready: Callable[[str], None] | None,
+        *,
+        store: Pingable,
+        extra: Callable[[web.Application], None] | None = None,
+    ) -> None:
+        super().__init__()
+        self.bot, self.host, self.port, self.on_ready, self.store = bot, host, port, on_ready, store
+        self.extra = extra
+        self._runner: web.AppRunner | None = None
+
+    async def open(self) -> None:
+        """Listen on the port."""
+        drain = self.bot.chat.drain
+        self._runner, bound = await start_http(
+            self.bot.app, self.host, self.port, store=self.store, drain=drain, extra=self.extra
+        )
+        where = f"http://{self.host}:{bound}{EVENTS_PATH}"
+        # Slack only posts to https:// URLs: a TLS proxy in front forwards to this.
+        log.info("quizbot slack: HTTP mode, listening on %s (plain HTTP, for a TLS proxy)", where)
+        if self.on_ready is not None:
+            self.on_ready(where)
+
+    async def stop_taking_work(self) -> None:
+        """Close the port (the probes have said "not ready" since the drain began)."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self.bot.guard is not None:
+            # Requests refused for a late replay check give their claims back before the end.
+            await self.bot.guard.settle()
+        await self.close()
 
 
-async def _socket_mode(
-    bot: SlackBot, app_token: str, stop: asyncio.Event, on_ready: Callable[[str], None] | None
-) -> None:
-    handler = AsyncSocketModeHandler(bot.app, app_token, web_client=bot.client)
-    try:
-        await handler.connect_async()  # type: ignore[no-untyped-call]
+class SocketMode(Closing):
+    """Bolt over Slack's Socket Mode WebSocket."""
+
+    def __init__(
+        self, bot: SlackBot, app_token: str, on_ready: Callable[[str], None] | None
+    ) -> None:
+        super().__init__()
+        self.handler = AsyncSocketModeHandler(bot.app, app_token, web_client=bot.client)
+        self.on_ready = on_ready
+
+    async def open(self) -> None:
+        """Connect."""
+        await self.handler.connect_async()  # type: ignore[no-untyped-call]
         log.info("quizbot slack: connected in Socket Mode")
-        if on_ready is not None:
-            on_ready("socket-mode")
-        await stop.wait()
-    finally:
-        await handler.close_async()  # type: ignore[no-untyped-call]
+        if self.on_ready is not None:
+            self.on_ready("socket-mode")
 
-
-def _stop_on_signals(stop: asyncio.Event) -> None:
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    async def close(self) -> None:
+        """Disconnect."""
+        await super().close()
+        await self.handler.close_async()  # type: ignore[no-untyped-call]

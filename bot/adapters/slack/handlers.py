@@ -1,330 +1,411 @@
-"""Bolt listeners: parse the Slack request, call the engine or /bandwidth, render, send.
+"""Bolt listeners: Slack payloads in as chat events, the chat core's answers out to Slack.
 
-Each listener acknowledges first (Slack allows 3 seconds), so a slow database or API call never
-costs the user an error. Failures go to one error boundary, ``on_error``.
+A slash command is acknowledged at once and answered through its ``response_url``; a click on a
+choice is acknowledged only once its answer is committed (so a click Slack showed as taken is
+never lost), and its feedback comes as an ephemeral message. Everything a listener does after
+that is the chat core's; the core never raises, so no listener raises after its ack.
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import logging
 import re
-import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
+import aiohttp
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext, AsyncRespond
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapters.slack import _daily, render
-from bot.adapters.slack._charts import ChartMaker
-from bot.adapters.slack._commands import (
-    USAGE,
-    ChannelOptions,
-    CloseRound,
-    NextQuestion,
-    QuizCommand,
-    Review,
-    Schedule,
-    ShowHelp,
-    ShowLeaderboard,
-    ShowStats,
-    emoji_choice,
-    parse_quiz,
+from bot import messages as M
+from bot.adapters.slack import render
+from bot.adapters.slack._channels import Channels
+from bot.adapters.slack._oauth import CURRENT_TOKEN, SqlInstallationStore, serving
+from bot.chat import (
+    Action,
+    Chat,
+    Click,
+    Command,
+    Content,
+    EstimateView,
+    Feedback,
+    Gone,
+    MessageUser,
+    NotAMember,
+    Panel,
+    PostCard,
+    PostText,
+    Reaction,
+    ReplyInThread,
+    ReviewAsk,
+    ReviewClick,
+    UpdateCard,
 )
-from bot.adapters.slack._publisher import PLATFORM, SlackPublisher
-from bot.config import Settings
-from bot.engine import QuizEngine
-from bot.engine.model import AnswerOutcome, AnswerStatus, ChannelSettings, Place
-from bot.engine.ports import Days
-from bot.errors import UserError
-from bot.observability.drain import Drain
-from bot.observability.metrics import count_answer, timed
-from bot.scheduler import ScheduleRequest, ScheduleService, schedule_store_of
+from bot.chat.grammar import GRAMMARS
+from bot.engine.model import Place, QuestionCard, Reveal
+from bot.text import Text, say
 
 log = logging.getLogger(__name__)
 
+PLATFORM = "slack"
 Body = dict[str, Any]
+# What the app listens to; deploy/slack-manifest.yaml declares exactly these.
+COMMANDS = tuple(f"/{grammar.name}" for grammar in GRAMMARS)
+EVENTS = ("reaction_added",)
 ANSWER_ACTION = re.compile(re.escape(render.ANSWER_ACTION_PREFIX) + "[A-E]")
-COUNTED = (AnswerStatus.ACCEPTED, AnswerStatus.CHANGED)
+REVIEW_ACTION = re.compile(re.escape(render.REVIEW_ACTION_PREFIX) + "[A-E]")
 NOT_A_MEMBER = ("not_in_channel", "channel_not_found")
-# A click is acknowledged once its answer is committed, so an acked click is never lost. Slack
-# wants the ack within 3 s, and the request's way in comes on top: a commit slower than this
-# leaves the click unacknowledged (Slack tells the user it failed; the feedback still follows).
+GONE = ("message_not_found", "cant_update_message")
+# A click is acknowledged once its answer is committed. Slack wants the ack within 3 s, and
+# the request's way in comes on top: a commit slower than this leaves the click unacknowledged
+# (Slack tells the user it failed; the feedback still follows).
 ANSWER_DEADLINE = 2.5
-NOT_A_BUTTON = "That button is not from a quiz question."
-INVITE_ME = "I can't post in this channel yet: add me with `/invite @quizbot`, then try again."
+
+# Slack ships :a: and :b: but no :c:, :d: or :e:, so the digits are the main way to answer with a
+# reaction; a workspace may upload its own :c: :d: :e: (or :letter-c: ...) and those count too.
+EMOJI_CHOICES: dict[str, str] = {
+    **{
+        name: key
+        for name, key in zip(("one", "two", "three", "four", "five"), "ABCDE", strict=True)
+    },
+    **{key.lower(): key for key in "ABCDE"},
+    **{f"letter-{key.lower()}": key for key in "ABCDE"},
+}
 
 
-class Handlers:
-    """The listeners of the Slack app, sharing the engine, the publisher and the settings."""
+def emoji_choice(reaction: str) -> str | None:
+    """Return the choice letter an emoji reaction stands for, or None."""
+    return EMOJI_CHOICES.get(reaction.split("::", 1)[0])  # a skin tone: ``name::skin-tone-2``
+
+
+# ---------------------------------------------------------------- sending
+
+
+class SlackPort:
+    """Send the chat core's actions with the Web API (each workspace's token, with OAuth)."""
+
+    platform = PLATFORM
+    admins = M.ADMINS_SLACK
+    add_me = M.ADD_ME_SLACK
+
+    def __init__(
+        self, client: AsyncWebClient, installations: SqlInstallationStore | None = None
+    ) -> None:
+        self.client = client
+        self.installations = installations
+        self.channels = Channels(client)
+
+    @contextlib.asynccontextmanager
+    async def workspace(self, workspace: str) -> AsyncIterator[None]:
+        """Use the workspace's own token when nothing being served has set one (OAuth)."""
+        if self.installations is None or CURRENT_TOKEN.get() is not None:
+            yield
+            return
+        with serving(await self.installations.bot_token(workspace)):
+            yield
+
+    async def send(self, action: Action) -> str | None:
+        """Carry out an action in its channel."""
+        async with self.workspace(action.place.workspace):
+            with _translated():
+                channel = action.place.channel
+                match action:
+                    case PostCard(card=card):
+                        return await self.post(channel, card, workspace=action.place.workspace)
+                    case UpdateCard(ref=ref, card=card):
+                        arrive = isinstance(card, Reveal) or await self.channels.reactions_arrive(
+                            action.place.workspace, channel
+                        )
+                        await self.client.chat_update(
+                            channel=channel, ts=ref, **_card(card, reactions=arrive).as_kwargs()
+                        )
+                    case ReplyInThread(ref=ref, explanation=item):
+                        message = render.explanation(item)
+                        await self.client.chat_postMessage(
+                            channel=channel, thread_ts=ref, **message.as_kwargs()
+                        )
+                        if item.chart is not None:
+                            await self._upload(channel, item.chart, thread=ref)
+                    case PostText(text=text):
+                        await self.client.chat_postMessage(
+                            channel=channel, text=render.mrkdwn(text)
+                        )
+                    case MessageUser(user=user, text=text):
+                        await self.client.chat_postEphemeral(
+                            channel=channel, user=user, text=render.mrkdwn(text)
+                        )
+        return None
+
+    async def post(self, channel: str, content: Content, *, workspace: str = "") -> str | None:
+        """Post content for the whole channel; return the message ts of a card.
+
+        Before a question card the bot joins the channel if it can, so reactions reach it.
+        """
+        if isinstance(content, EstimateView):
+            table = render.code_block(content.table)
+            await self.client.chat_postMessage(channel=channel, text=table)
+            await self._upload(channel, content.chart)
+            return None
+        if isinstance(content, QuestionCard | Reveal):
+            arrive = isinstance(content, Reveal) or await self.channels.reactions_arrive(
+                workspace, channel
+            )
+            try:
+                response = await self.client.chat_postMessage(
+                    channel=channel, **_card(content, reactions=arrive).as_kwargs()
+                )
+            except SlackApiError:
+                self.channels.forget(workspace, channel)
+                raise
+            return str(response["ts"])
+        await self.client.chat_postMessage(channel=channel, text=_text(content))
+        return None
+
+    async def _upload(self, channel: str, chart: Any, thread: str | None = None) -> None:
+        try:
+            await self.client.files_upload_v2(
+                channel=channel,
+                thread_ts=thread,
+                content=chart.png,
+                filename=chart.filename,
+                title=chart.title,
+            )
+        except Exception:
+            # The answer and explanation are out; a missing chart must not undo that.
+            log.exception("could not upload a chart to %s", channel)
+
+    def transient(self, error: Exception) -> bool:
+        """Return whether a failed call may succeed if made again (5xx, lost connection)."""
+        if isinstance(error, SlackApiError):
+            return int(getattr(error.response, "status_code", 0) or 0) >= 500
+        return isinstance(error, aiohttp.ClientError | TimeoutError)
+
+
+@contextlib.contextmanager
+def _translated() -> Iterator[None]:
+    """Turn the Slack errors a flow tells apart into the chat layer's neutral ones."""
+    try:
+        yield
+    except SlackApiError as exc:
+        data = getattr(exc.response, "data", None)
+        code = str(data.get("error")) if isinstance(data, dict) else ""
+        if code in NOT_A_MEMBER:
+            raise NotAMember(code) from exc
+        if code in GONE:
+            raise Gone(code) from exc
+        raise
+
+
+def _card(card: QuestionCard | Reveal, *, reactions: bool = True) -> render.Message:
+    if isinstance(card, QuestionCard):
+        return render.question_card(card, reactions=reactions)
+    return render.reveal_card(card)
+
+
+def _text(content: Content) -> str:
+    if isinstance(content, Panel):
+        return render.panel(content)
+    if isinstance(content, Feedback):
+        return render.mrkdwn(content.text)
+    if isinstance(content, Text):
+        return render.mrkdwn(content)
+    raise TypeError(f"not text: {type(content).__name__}")
+
+
+class SlackExchange:
+    """One Slack request being answered: its ack, then the response_url or the Web API."""
 
     def __init__(
         self,
-        engine: QuizEngine,
-        publisher: SlackPublisher,
-        settings: Settings,
-        charts: ChartMaker,
+        port: SlackPort,
+        ack: AsyncAck,
+        body: Body,
+        *,
+        budget: float = 0.0,
+        ack_when_late: bool = True,
     ) -> None:
-        self.engine = engine
-        self.publisher = publisher
-        self.settings = settings
-        self.charts = charts
-        self.schedules = ScheduleService(engine, schedule_store_of(engine))
-        # More answers at once than the store has connections would only queue in its pool,
-        # where a long burst meets the pool's timeout; here they wait their turn instead.
-        self._answering = asyncio.Semaphore(settings.db_pool_size + settings.db_max_overflow)
+        self.port = port
+        self._ack = ack
+        self.body = body
+        self.budget = budget
+        self.ack_when_late = ack_when_late
+        self.acked = False
+        self.late = False
+        self.channel = _where(body).get("channel", "")
+        self.user = _where(body).get("user", "")
+
+    async def defer(self, *, private: bool) -> None:
+        """Ack now; or, for a click whose answer is not committed yet, never."""
+        if self.acked or self.late:
+            return
+        if self.ack_when_late:
+            await self._ack()
+            self.acked = True
+        else:
+            self.late = True
+            log.warning(
+                "an answer took over %.1f s to commit; its click goes unacknowledged",
+                self.budget,
+                extra=_where(self.body),
+            )
+
+    async def reply(self, content: Content, *, private: bool) -> str | None:
+        """Answer: in the ack if it is still to come and may carry text, else afterwards."""
+        if not self.acked and not self.late:
+            if "command" in self.body and isinstance(content, Text | Panel):
+                await self._ack(text=_text(content))
+                self.acked = True
+                return None
+            await self._ack()
+            self.acked = True
+        with _translated():
+            return await self._after_ack(content, private)
+
+    async def _after_ack(self, content: Content, private: bool) -> str | None:
+        client = self.port.client
+        if not private:
+            workspace = _where(self.body).get("workspace", "")
+            return await self.port.post(self.channel, content, workspace=workspace)
+        if isinstance(content, ReviewAsk):
+            message = render.review_question(content)
+            await client.chat_postEphemeral(
+                channel=self.channel, user=self.user, **message.as_kwargs()
+            )
+        elif isinstance(content, Feedback) and not content.replaces:
+            await client.chat_postEphemeral(
+                channel=self.channel, user=self.user, text=_text(content)
+            )
+        else:
+            replaces = isinstance(content, Feedback) and content.replaces
+            await self._respond(_text(content), replace_original=replaces)
+        return None
+
+    async def _respond(self, text: str, *, replace_original: bool) -> None:
+        url = self.body.get("response_url")
+        if url:
+            respond = AsyncRespond(response_url=url)
+            await respond(text=text, response_type="ephemeral", replace_original=replace_original)
+        elif self.channel and self.user:
+            await self.port.client.chat_postEphemeral(
+                channel=self.channel, user=self.user, text=text
+            )
+
+    async def is_admin(self) -> bool:
+        """Ask Slack whether the person is a workspace admin or owner."""
+        try:
+            info = (await self.port.client.users_info(user=self.user))["user"]
+        except SlackApiError as exc:
+            data = getattr(exc.response, "data", None)
+            if not isinstance(data, dict) or data.get("error") != "missing_scope":
+                raise
+            # An install without users:read: only QUIZBOT_ADMINS can be admins there.
+            log.warning(
+                "users.info needs the users:read scope; without it only QUIZBOT_ADMINS are "
+                "admins (set QUIZBOT_ADMINS_ONLY=true to stop asking)",
+                extra=_where(self.body),
+            )
+            return False
+        return bool(info.get("is_admin") or info.get("is_owner") or info.get("is_primary_owner"))
+
+
+# ---------------------------------------------------------------- listening
+
+
+class Listeners:
+    """The listeners of the Slack app: each turns a payload into a chat event."""
+
+    def __init__(self, chat: Chat, port: SlackPort) -> None:
+        self.chat = chat
+        self.port = port
         self.answer_deadline = ANSWER_DEADLINE
-        # Counts the work still running after each ack, so SIGTERM can let it finish.
-        self.drain = Drain()
 
     def register(self, app: AsyncApp) -> None:
         """Attach every listener and the error boundary to the app."""
-        app.command("/quiz")(self.quiz)
-        app.command("/bandwidth")(self.bandwidth)
+        for name in COMMANDS:
+            app.command(name)(self._listener(name.removeprefix("/")))
         app.action(ANSWER_ACTION)(self.answer_click)
-        app.action(_daily.REVIEW_ACTION)(self.review_click)
-        app.event("reaction_added")(self.reaction_added)
+        app.action(REVIEW_ACTION)(self.review_click)
+        for event in EVENTS:
+            app.event(event)(getattr(self, event))
         app.error(self.on_error)
 
-    # ---------------------------------------------------------------- commands
-
-    async def quiz(
-        self, ack: AsyncAck, command: Body, respond: AsyncRespond, client: AsyncWebClient
-    ) -> None:
-        """Answer ``/quiz ...``."""
-        try:
-            parsed = parse_quiz(command.get("text", ""))
-        except UserError as exc:
-            await ack(text=str(exc))
-            return
-        if isinstance(parsed, ShowHelp):
-            await ack(text=USAGE)
-            return
-        await ack()
-        async with self.boundary(command, client):
-            place = Place(PLATFORM, command["team_id"], command["channel_id"])
-            reply = await self._run(parsed, place, command["user_id"])
-            if reply:
-                await respond(text=reply, response_type="ephemeral")
-
-    async def _run(self, cmd: QuizCommand, place: Place, user: str) -> str | None:
-        match cmd:
-            case NextQuestion(tag=tag):
-                card = await self.engine.start_round(place, tag=tag)
-                try:
-                    ts = await self.publisher.post_card(card)
-                except Exception as exc:
-                    # The card never reached the channel: free the channel for the next try.
-                    await self.engine.withdraw(card.round_id)
-                    if _slack_error(exc) in NOT_A_MEMBER:
-                        raise UserError(INVITE_ME) from exc
-                    raise
-                await self.engine.attach_message(card.round_id, ts)
-                return None
-            case CloseRound():
-                await self.publisher.publish_reveal(await self.engine.close_in_channel(place))
-                return None
-            case ShowLeaderboard(period=period):
-                board = await self.engine.leaderboard(PLATFORM, place.workspace, period, user)
-                return render.leaderboard(board)
-            case ShowStats(user=who):
-                return render.stats(await self.engine.stats(place, who or user))
-            case ChannelOptions():
-                return await self._settings(cmd, place, user)
-            case Schedule():
-                return await self._schedule(cmd, place, user)
-            case Review():
-                return await _daily.send_review(self.engine, self.publisher.client, place, user)
-        raise AssertionError(f"unhandled command {cmd!r}")
-
-    async def _schedule(self, cmd: Schedule, place: Place, user: str) -> str:
-        if cmd.at is None and not cmd.off:
-            return await self.schedules.show_text(place)
-        admin = await self._is_admin(user)
-        if cmd.at is None:
-            return await self.schedules.remove_text(place, admin=admin)
-        request = ScheduleRequest(
-            hour=cmd.at.hour,
-            minute=cmd.at.minute,
-            zone=cmd.zone,
-            days=Days.WEEKDAYS if cmd.weekdays_only else Days.DAILY,
-            tag=cmd.tag,
-            digest_weekday=cmd.digest,
-            close_minutes=cmd.close_minutes,
-        )
-        return await self.schedules.set_text(place, request, user=user, admin=admin)
-
-    async def _settings(self, cmd: ChannelOptions, place: Place, user: str) -> str:
-        current = await self.engine.channel_settings(place)
-        if not cmd.changes_something:
-            return render.channel_settings(current)
-        if not await self._is_admin(user):
-            raise UserError("Only workspace admins can change this channel's quiz settings.")
-        new = ChannelSettings(
-            allow_change=current.allow_change if cmd.allow_change is None else cmd.allow_change,
-            round_minutes=cmd.round_minutes or current.round_minutes,
-        )
-        await self.engine.set_channel_settings(place, new)
-        return "Saved. " + render.channel_settings(new)
-
-    async def _is_admin(self, user: str) -> bool:
-        if user in self.settings.admin_ids():
-            return True
-        info = (await self.publisher.client.users_info(user=user))["user"]
-        return bool(info.get("is_admin") or info.get("is_owner") or info.get("is_primary_owner"))
-
-    async def bandwidth(self, ack: AsyncAck, command: Body, client: AsyncWebClient) -> None:
-        """Answer ``/bandwidth ...``: the table in the channel, then the chart uploaded."""
-        try:
-            result = self.charts.estimate(command.get("text", ""))
-        except UserError as exc:
-            usage = f"\n{render.code_block(exc.usage)}" if exc.usage else ""
-            await ack(text=exc.message + usage)
-            return
-        await ack()
-        async with self.boundary(command, client):
-            channel = command["channel_id"]
-            table = render.code_block(self.charts.table(result))
-            await client.chat_postMessage(channel=channel, text=table)
-            chart = await self.charts.chart(result)
-            await client.files_upload_v2(
-                channel=channel, content=chart.png, filename=chart.filename, title=chart.title
+    def _listener(self, name: str) -> Any:
+        async def command(ack: AsyncAck, command: Body) -> None:
+            text = str(command.get("text", ""))
+            await self._hand(
+                SlackExchange(self.port, ack, command),
+                command,
+                M.INCOMPLETE_REQUEST,
+                self.chat.command,
+                lambda place, user: Command(place, user, name, text=text),
+                kind="command",
             )
 
-    # ---------------------------------------------------------------- answers
+        return command
 
-    async def answer_click(
-        self, ack: AsyncAck, body: Body, action: Body, client: AsyncWebClient
+    async def _hand(
+        self,
+        exchange: SlackExchange,
+        body: Body,
+        refusal: str,
+        handle: Callable[..., Awaitable[None]],
+        make: Callable[[Place, str], object | None],
+        *,
+        kind: str = "block_actions",
     ) -> None:
-        """Record a button answer, acknowledge the click, then tell the clicker privately.
-
-        The ack follows the answer's commit, so a click Slack showed as taken survives this
-        process dying right after. A commit slower than ``answer_deadline`` leaves the click
-        unacknowledged: better Slack's "did not respond" than a taken click that could be lost.
-        """
-        answering = asyncio.ensure_future(self._record(body, action))
-        await asyncio.wait({answering}, timeout=self.answer_deadline)
-        if answering.done():
-            await ack()
-        else:
-            log.warning(
-                "an answer took over %.1f s to commit; its click goes unacknowledged",
-                self.answer_deadline,
-                extra=_where(body),
-            )
-        async with self.boundary(body, client):
-            round_id, outcome = await answering
-            user, channel = body["user"]["id"], body["channel"]["id"]
-            count_answer(PLATFORM, outcome.status.value)
-            text = render.answer_feedback(outcome)
-            await client.chat_postEphemeral(channel=channel, user=user, text=text)
-            if outcome.status in COUNTED:
-                self.publisher.note_answer(round_id)
-
-    async def _record(self, body: Body, action: Body) -> tuple[int, AnswerOutcome]:
-        round_id, key = _parse_answer(action.get("value", ""))
-        try:
-            team, user = str(body["team"]["id"]), str(body["user"]["id"])
-            str(body["channel"]["id"])  # the feedback goes there: no channel, no answer
-        except (KeyError, TypeError):
-            raise UserError(NOT_A_BUTTON) from None
-        async with self._answering:
-            outcome = await self.engine.answer(PLATFORM, team, round_id, user, key)
-        return round_id, outcome
-
-    async def review_click(
-        self, ack: AsyncAck, body: Body, action: Body, respond: AsyncRespond, client: AsyncWebClient
-    ) -> None:
-        """Grade a private review answer and replace the question with the feedback."""
-        await ack()
-        async with self.boundary(body, client):
-            user, workspace = body["user"]["id"], body["team"]["id"]
-            await _daily.answer_review(
-                self.engine, workspace, user, action.get("value", ""), respond
-            )
-
-    async def reaction_added(
-        self, event: Body, body: Body, context: AsyncBoltContext, client: AsyncWebClient
-    ) -> None:
-        """Count an emoji reaction on an open card as that user's answer."""
-        key, item, user = emoji_choice(event["reaction"]), event.get("item", {}), event["user"]
-        if key is None or item.get("type") != "message" or user == context.bot_user_id:
-            return
-        async with self.boundary(body, client):
-            place = Place(PLATFORM, body["team_id"], item["channel"])
-            rnd = await self.engine.open_round(place)
-            if rnd is None or rnd.message_ref != item["ts"]:
-                return
-            async with self._answering:
-                outcome = await self.engine.answer(PLATFORM, place.workspace, rnd.id, user, key)
-            count_answer(PLATFORM, outcome.status.value)
-            if outcome.status is AnswerStatus.ALREADY and outcome.choice.key == key:
-                return  # a redelivered event, or the same answer again: already told
-            text = render.answer_feedback(outcome)
-            await client.chat_postEphemeral(channel=place.channel, user=user, text=text)
-            if outcome.status in COUNTED:
-                self.publisher.note_answer(rnd.id)
-
-    # ---------------------------------------------------------------- the error boundary
-
-    @asynccontextmanager
-    async def boundary(self, body: Body, client: AsyncWebClient) -> AsyncIterator[None]:
-        """Send whatever the block raises to ``on_error`` instead of back into Bolt.
-
-        Bolt forgets an ack when its listener raises within the 10 ms it polls for the ack, and
-        then answers Slack 404; so listeners never raise after acking.
-        """
-        kind = "command" if "command" in body else str(body.get("type", "event"))
-        async with self.drain.track():
-            with timed(PLATFORM, kind):
-                try:
-                    yield
-                except Exception as exc:
-                    await self.on_error(exc, body, client)
-
-    async def on_error(self, error: Exception, body: Body, client: AsyncWebClient) -> None:
-        """Tell the user what went wrong: their mistake as is, ours as an apology with an id."""
+        """Hand the chat core the event a payload makes, or refuse a payload that makes none."""
         where = _where(body)
-        if isinstance(error, UserError):
-            text = str(error)
-            log.info("refused: %s", error.message, extra=where)
+        event = None
+        if len(where) == 4:
+            event = make(Place(PLATFORM, where["workspace"], where["channel"]), where["user"])
+        if event is None:
+            await self.chat.refuse(exchange, None, where.get("user", ""), say(refusal), kind=kind)
         else:
-            error_id = uuid.uuid4().hex[:8]
-            log.error(
-                "error %s handling %s",
-                error_id,
-                body.get("type") or "command",
-                exc_info=error,
-                extra={**where, "error_id": error_id},
-            )
-            text = render.apology(error_id)
-        try:
-            if body.get("response_url"):
-                respond = AsyncRespond(response_url=body["response_url"])
-                await respond(text=text, response_type="ephemeral", replace_original=False)
-            elif where.get("channel") and where.get("user"):
-                await client.chat_postEphemeral(
-                    channel=where["channel"], user=where["user"], text=text
-                )
-        except Exception:
-            log.exception("could not tell the user about an error", extra=where)
+            await handle(event, exchange, kind=kind)
 
+    async def answer_click(self, ack: AsyncAck, body: Body, action: Body) -> None:
+        """Hand a click on a choice to the chat core; the ack waits for the commit."""
+        round_id, _, key = str(action.get("value", "")).partition(":")
+        # isdigit() alone lets through digits int() refuses, such as superscripts.
+        ok = round_id.isascii() and round_id.isdigit() and bool(key)
+        await self._hand(
+            SlackExchange(self.port, ack, body, budget=self.answer_deadline, ack_when_late=False),
+            body,
+            M.NOT_A_BUTTON,
+            self.chat.click,
+            lambda place, user: Click(place, user, int(round_id), key) if ok else None,
+        )
 
-def _slack_error(exc: Exception) -> str | None:
-    if isinstance(exc, SlackApiError):
-        return str(exc.response.get("error"))
-    return None
+    async def review_click(self, ack: AsyncAck, body: Body, action: Body) -> None:
+        """Hand a click on a private review question to the chat core."""
+        question_id, _, key = str(action.get("value", "")).rpartition(":")
+        ok = bool(question_id) and len(key) == 1 and key in "ABCDE"
+        await self._hand(
+            SlackExchange(self.port, ack, body),
+            body,
+            M.NOT_A_REVIEW_BUTTON,
+            self.chat.review_click,
+            lambda place, user: ReviewClick(place, user, question_id, key) if ok else None,
+        )
 
+    async def reaction_added(self, event: Body, body: Body, context: AsyncBoltContext) -> None:
+        """Hand an emoji reaction on a message to the chat core, if it stands for a choice."""
+        key, item, user = (
+            emoji_choice(event.get("reaction", "")),
+            event.get("item", {}),
+            event.get("user"),
+        )
+        if key is None or item.get("type") != "message" or not user or user == context.bot_user_id:
+            return
+        place = Place(PLATFORM, str(body.get("team_id")), str(item.get("channel")))
+        reaction = Reaction(place, str(user), str(item.get("ts")), key)
+        await self.chat.reaction(reaction, kind="event_callback")
 
-def _parse_answer(value: str) -> tuple[int, str]:
-    round_part, _, key = value.partition(":")
-    # isdigit() alone lets through digits int() refuses, such as superscripts.
-    if not (round_part.isascii() and round_part.isdigit()) or not key:
-        raise UserError(NOT_A_BUTTON)
-    return int(round_part), key
+    async def on_error(self, error: Exception, body: Body) -> None:
+        """Log what escaped a listener (the chat core catches what its flows raise)."""
+        log.error("a Slack listener failed", exc_info=error, extra=_where(body))
 
 
 def _where(body: Body) -> dict[str, str]:

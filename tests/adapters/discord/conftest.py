@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from bot.adapters.discord.app import QuizClient, configure_endpoints
+from bot.adapters.discord.app import Gateway, QuizClient, configure_endpoints
+from bot.chat.runner import Loops, run
 from bot.engine import QuizEngine
 from bot.engine.loader import load_bank
 from bot.storage import open_store
@@ -74,15 +75,24 @@ async def engine(db_url: str, clock: FakeClock) -> AsyncIterator[QuizEngine]:
 async def running(
     engine: QuizEngine, api: DiscordStandIn, **options: Any
 ) -> AsyncIterator[QuizClient]:
-    """Start the bot's client on the stand-in; close it (bounded) on the way out."""
-    settings: dict[str, Any] = {
-        "guild_ready_timeout": 0.01,
-        "timer_interval": 0.1,
-        "refresh_interval": 30.0,
-    }
+    """Run the bot on the stand-in through the chat runner; stop it (bounded) on the way out."""
+    settings: dict[str, Any] = {"guild_ready_timeout": 0.01, "refresh_interval": 30.0}
     settings.update(options)
+    timer_interval = settings.pop("timer_interval", 0.1)
+    scheduler_interval = settings.pop("scheduler_interval", 20.0)
     client = QuizClient(engine, **settings)
-    runner = asyncio.create_task(client.start(api.token))
+    loops = Loops(client.chat, timer_interval=timer_interval, scheduler_interval=scheduler_interval)
+    stop = asyncio.Event()
+    runner = asyncio.create_task(
+        run(
+            client.chat,
+            Gateway(client, api.token),
+            loops,
+            store=engine.store,  # type: ignore[arg-type]
+            shutdown_timeout=5,
+            stop=stop,
+        )
+    )
     ready = asyncio.create_task(client.wait_until_ready())
     try:
         done, _ = await asyncio.wait(
@@ -94,7 +104,7 @@ async def running(
         yield client
     finally:
         ready.cancel()
-        await asyncio.wait_for(client.close(), timeout=10)
+        stop.set()
         await asyncio.wait_for(runner, timeout=10)
 
 
@@ -151,3 +161,10 @@ async def eventually(check: Callable[[], Awaitable[bool]], *, within: float = 5.
 def buttons(message: dict[str, Any]) -> list[dict[str, Any]]:
     """Return every button of a message, row after row."""
     return [b for row in message["components"] for b in row["components"]]
+
+
+def revealed(call: Call, message_id: int) -> bool:
+    """Return whether a request is the edit that turns the card into its results."""
+    if call.method != "PATCH" or not call.path.endswith(f"/messages/{message_id}"):
+        return False
+    return call.body["embeds"][0]["title"] == "Quiz question · closed"

@@ -16,8 +16,22 @@ async def test_bandwidth_is_synced_with_typed_options(bot: QuizClient, api: Disc
     [sync] = api.find("PUT", rf"^/applications/{api.application_id}/commands$")
     bandwidth = next(c for c in sync.body if c["name"] == "bandwidth")
     options = {o["name"]: o for o in bandwidth["options"]}
-    assert list(options) == ["size", "op", "nodes", "gpus", "nics", "step", "over"]
-    assert options["size"]["required"] and options["size"]["type"] == 3
+    assert list(options) == [
+        "size",
+        "op",
+        "nodes",
+        "gpus",
+        "nics",
+        "step",
+        "over",
+        "intra",
+        "algo",
+        "sharp",
+        "plan",
+    ]
+    # A size or a plan: neither alone is required (the flow asks for one of them).
+    assert options["size"]["type"] == 3 and options["plan"]["type"] == 3
+    assert options["sharp"]["type"] == 5
     assert [c["value"] for c in options["op"]["choices"]] == [
         "transfer",
         "allreduce",
@@ -28,7 +42,7 @@ async def test_bandwidth_is_synced_with_typed_options(bot: QuizClient, api: Disc
     ]
     assert (options["nodes"]["type"], options["nodes"]["min_value"]) == (4, 1)
     assert options["step"]["type"] == 10
-    assert not any(o.get("required") for name, o in options.items() if name != "size")
+    assert not any(o.get("required") for o in options.values())
 
 
 async def test_bandwidth_answers_with_a_table_and_a_chart(
@@ -42,8 +56,8 @@ async def test_bandwidth_answers_with_a_table_and_a_chart(
     assert text.startswith("```\nallreduce of 140 GB")
     assert "InfiniBand" in text and "Wi-Fi 6" in text and text.endswith("```")
     [chart] = follow.files
-    assert chart.filename == "bandwidth.png" and chart.data.startswith(PNG)
-    assert follow.body["attachments"][0]["filename"] == "bandwidth.png"
+    assert chart.filename.startswith("bandwidth-allreduce-of-140-gb") and chart.data.startswith(PNG)
+    assert follow.body["attachments"][0]["filename"] == chart.filename
 
 
 async def test_a_long_comparison_attaches_the_table(bot: QuizClient, api: DiscordStandIn) -> None:
@@ -52,7 +66,8 @@ async def test_a_long_comparison_attaches_the_table(bot: QuizClient, api: Discor
     follow = await api.followup(payload, within=30)
     assert follow.body["content"].endswith("(table attached)")
     names = [f.filename for f in follow.files]
-    assert names == ["bandwidth.png", "bandwidth.txt"]
+    assert names[0].startswith("bandwidth-") and names[0].endswith(".png")
+    assert names[1] == "bandwidth.txt"
     table = follow.files[1].data.decode()
     assert "ib-ndr" in table and "omnipath" in table
 
@@ -60,7 +75,7 @@ async def test_a_long_comparison_attaches_the_table(bot: QuizClient, api: Discor
 async def test_bad_bandwidth_input_gets_private_usage(bot: QuizClient, api: DiscordStandIn) -> None:
     call = await api.interact(api.command("bandwidth", options={"size": "lots of data"}))
     assert call.body["type"] == 4 and is_ephemeral(call)
-    assert "Usage: /bandwidth size:140GB" in content_of(call)
+    assert "Usage: /bandwidth [size:140GB]" in content_of(call)
     unknown = await api.interact(api.command("bandwidth", options={"size": "1GB", "over": "x9"}))
     assert "x9" in content_of(unknown) and is_ephemeral(unknown)
 
@@ -76,4 +91,4 @@ async def test_the_reveal_attaches_the_questions_chart_in_the_thread(
     [chart] = post.files
     assert chart.data.startswith(PNG)
     assert post.body["embeds"][0]["title"] == "The answer is A. InfiniBand"
-    assert json.dumps(post.body["attachments"]).count("bandwidth.png") == 1
+    assert json.dumps(post.body["attachments"]).count(chart.filename) == 1

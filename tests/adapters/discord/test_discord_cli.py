@@ -7,13 +7,23 @@ import os
 import signal
 import sys
 import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from bot.cli import main
-from tests.adapters.discord.conftest import BANK, buttons, content_of, is_ephemeral
+from tests.adapters.discord.conftest import BANK, buttons, content_of, is_ephemeral, revealed
+from tests.chat.observe import logging_restored
 from tests.standins.discord_api import DiscordStandIn
+
+
+@pytest.fixture(autouse=True)
+def _logging_put_back() -> Iterator[None]:
+    """Undo the logging set-up of ``quizbot`` runs made in this process."""
+    with logging_restored():
+        yield
+
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -143,9 +153,7 @@ async def test_quizbot_discord_plays_a_round_end_to_end(
         assert is_ephemeral(wrong) and "Not this time" in content_of(wrong)
 
         await api.interact(api.command("quiz", "close"), within=30)
-        edit = await api.wait_for(
-            lambda c: c.method == "PATCH" and c.path.endswith(f"/messages/{mid}"), within=30
-        )
+        edit = await api.wait_for(lambda c: revealed(c, mid), within=30)
         fields = {f["name"]: f["value"] for f in edit.body["embeds"][0]["fields"]}
         assert fields["Results"] == "2 people answered; 1 right (50%)."
         post = await api.wait_for(

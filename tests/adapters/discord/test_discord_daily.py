@@ -18,6 +18,7 @@ from tests.adapters.discord.conftest import (
     eventually,
     is_ephemeral,
     post_card,
+    revealed,
     running,
 )
 from tests.standins.discord_api import DiscordStandIn
@@ -64,7 +65,7 @@ async def test_an_admin_sets_shows_and_stops_the_schedule(
 @pytest.mark.parametrize(
     ("options", "permissions", "message"),
     [
-        ({"time": "09:30"}, 0, "Only admins can change the daily question"),
+        ({"time": "09:30"}, 0, "with the Manage Server permission can change the daily question"),
         ({"time": "25:00"}, MANAGE_GUILD, "`25:00` is not a time of day"),
         ({"time": "09:30", "tz": "Europe/Berlinn"}, MANAGE_GUILD, "Did you mean Europe/Berlin, "),
         ({"time": "09:30", "tz": "Nowhere/Town"}, MANAGE_GUILD, "America/New_York, Asia/Kolkata"),
@@ -129,9 +130,7 @@ async def test_the_scheduler_posts_each_daily_question_once(
             return len(cards()) == 2
 
         await eventually(two)
-        edit = await api.wait_for(
-            lambda c: c.method == "PATCH" and c.path.endswith(f"/messages/{card['id']}")
-        )
+        edit = await api.wait_for(lambda c: revealed(c, int(card["id"])))
         assert edit.body["embeds"][0]["title"] == "Quiz question · closed"
         assert (await engine.get_round(rnd.id)).is_closed
 
@@ -192,3 +191,29 @@ async def test_a_review_click_from_another_server_is_refused(
     other = await api.interact(api.click(int(message["id"]), custom_id, user=8202))
     assert "not in your review list" in content_of(other)
     assert (await engine.review_queue("discord", str(api.guild_id), "8201")).due == 1
+
+
+async def test_quiz_me_offers_a_review_button_that_starts_one(
+    bot: QuizClient, api: DiscordStandIn, engine: QuizEngine, clock: FakeClock
+) -> None:
+    card, round_id = await post_card(api, engine, tag="networking")
+    await api.interact(api.click(int(card["id"]), f"quiz:{round_id}:B", user=8102))
+    early = api.command("quiz", "me", user=8102)
+    assert is_ephemeral(await api.interact(early))
+    shown = api.response_message(early)
+    assert shown["embeds"][0]["title"] == "Your quiz"
+    assert "0 of 1 right" in shown["embeds"][0]["description"]
+    assert buttons(shown) == []  # nothing is due yet
+
+    clock.advance(days=1)
+    payload = api.command("quiz", "me", user=8102)
+    await api.interact(payload)
+    message = api.response_message(payload)
+    assert "Reviews due: 1" in message["embeds"][0]["description"]
+    [start] = buttons(message)
+    assert (start["custom_id"], start["label"]) == ("quiz:start-review", "Start a review")
+    click = api.click(int(message["id"]), start["custom_id"], user=8102)
+    assert is_ephemeral(await api.interact(click))
+    asked = api.response_message(click)
+    assert asked["embeds"][0]["title"] == "Review: a question you missed"
+    assert buttons(asked)[0]["custom_id"] == "review:discord-test-interconnect:A"

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.adapters.discord import render
+from bot.chat import Explanation, words
 from bot.engine.model import (
     Answerer,
     AnswerOutcome,
@@ -49,12 +50,13 @@ def a_round(round_id: int = 7) -> Round:
 def test_custom_ids_round_trip_within_100_characters(round_id: int, key: str) -> None:
     value = render.custom_id(round_id, key)
     assert len(value) <= render.CUSTOM_ID_MAX
-    assert render.parse_custom_id(value) == (round_id, key)
+    match = render.CUSTOM_ID_RE.fullmatch(value)
+    assert match is not None and (int(match["round_id"]), match["key"]) == (round_id, key)
 
 
 @pytest.mark.parametrize("value", ["quiz:1:F", "quiz::A", "quiz:1:A:x", "other:1:A", "quiz:1:a"])
 def test_foreign_custom_ids_are_not_parsed(value: str) -> None:
-    assert render.parse_custom_id(value) is None
+    assert render.CUSTOM_ID_RE.fullmatch(value) is None
 
 
 @pytest.mark.parametrize(
@@ -66,7 +68,7 @@ def test_foreign_custom_ids_are_not_parsed(value: str) -> None:
     ],
 )
 def test_labels_fit_discords_80_characters(text: str, label: str) -> None:
-    assert render.choice_label(Choice("A", text)) == label
+    assert render.label("A", text) == label
     assert len(label) <= render.LABEL_MAX
 
 
@@ -133,7 +135,7 @@ def outcome(status: AnswerStatus, correct: bool, **extra: object) -> AnswerOutco
     ],
 )
 def test_answer_feedback(result: AnswerOutcome, expected: list[str], absent: list[str]) -> None:
-    text = render.answer_feedback(result)
+    text = render.markdown(words.feedback(result).text)
     for part in expected:
         assert part in text
     for part in absent:
@@ -152,7 +154,7 @@ def test_the_reveal_embed_marks_the_answer_and_shows_results() -> None:
     assert "▫️ **B.** 1 Gbps Ethernet\n`███░░░░░░░░░` 1 (25%)" in embed["description"]
     fields = {f["name"]: f["value"] for f in embed["fields"]}
     assert fields["Results"] == "4 people answered; 3 right (75%)."
-    assert fields["Fastest correct"] == "<@11> (1.2 s), <@12> (3.0 s)"
+    assert fields["Fastest right"] == "<@11> (1.2 s), <@12> (3.0 s)"
     view = render.reveal_view(reveal)
     buttons = [i.item for i in view.children]  # type: ignore[attr-defined]
     assert [(b.disabled, b.style.value, b.label) for b in buttons] == [
@@ -167,7 +169,7 @@ def test_nobody_answered() -> None:
     reveal = Reveal(a_round(), q, 0, 0, tallies, ())
     fields = {f["name"]: f["value"] for f in render.reveal_embed(reveal).to_dict()["fields"]}
     assert fields["Results"] == "Nobody answered this one."
-    assert "Fastest correct" not in fields
+    assert "Fastest right" not in fields
 
 
 def test_a_huge_explanation_still_fits_one_embed() -> None:
@@ -177,7 +179,7 @@ def test_a_huge_explanation_still_fits_one_embed() -> None:
         references=tuple(Reference(f"ref {i}", f"https://example.org/{i}") for i in range(60)),
     )
     reveal = Reveal(a_round(), q, 0, 0, (), ())
-    embed = render.explanation_embed(reveal)
+    embed = render.explanation_embed(Explanation(reveal))
     assert len(embed) <= render.EMBED_TOTAL_MAX
     assert len(embed.description or "") <= render.EMBED_DESCRIPTION_MAX
     assert all(len(f.value or "") <= render.EMBED_FIELD_MAX for f in embed.fields)

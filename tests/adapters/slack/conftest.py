@@ -17,12 +17,13 @@ import aiohttp
 import pytest
 from slack_sdk.signature import SignatureVerifier
 
-from bot.adapters.slack._charts import ChartMaker
 from bot.adapters.slack.app import SlackBot, assemble, start_http, web_client
+from bot.chat import Charts
 from bot.config import Settings
 from bot.engine import QuizEngine
 from bot.engine.loader import load_bank
 from bot.storage import open_store
+from tests.chat.observe import Handled
 from tests.conftest import FakeClock
 from tests.standins.slack_api import SlackApiStandIn
 
@@ -173,6 +174,7 @@ class Harness(Sender):
     bot: SlackBot = field(kw_only=True)
     engine: QuizEngine = field(kw_only=True)
     clock: FakeClock = field(kw_only=True)
+    handled: Handled = field(kw_only=True)
 
     async def open_card(self, tag: str = "storage", channel: str = CHANNEL) -> tuple[int, str]:
         """Post a question and return its round id and message ts, once the ts is stored."""
@@ -277,9 +279,9 @@ async def engine(tmp_path: Path, clock: FakeClock) -> AsyncIterator[QuizEngine]:
 
 
 @pytest.fixture(scope="session")
-def charts() -> ChartMaker:
+def charts() -> Charts:
     """The /bandwidth catalogue and renderer (loaded once)."""
-    return ChartMaker.load()
+    return Charts.load()
 
 
 @pytest.fixture
@@ -288,7 +290,7 @@ async def slack(
     standin: SlackApiStandIn,
     engine: QuizEngine,
     clock: FakeClock,
-    charts: ChartMaker,
+    charts: Charts,
 ) -> AsyncIterator[Harness]:
     """The Bolt app served by aiohttp on 127.0.0.1, port 0."""
     settings = make_settings(tmp_path, standin, QUIZBOT_ADMINS="UCONFIGURED")
@@ -300,6 +302,7 @@ async def slack(
             yield Harness(
                 bot=bot,
                 engine=engine,
+                handled=Handled(bot.chat),
                 standin=standin,
                 session=session,
                 url=f"http://127.0.0.1:{port}/slack/events",

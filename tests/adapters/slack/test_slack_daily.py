@@ -6,16 +6,14 @@ import asyncio
 import json
 import random
 import urllib.parse
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from bot.adapters.slack._commands import Schedule, parse_quiz
 from bot.engine import Period, QuizEngine
 from bot.engine.loader import load_bank
 from bot.engine.model import Place
-from bot.errors import UserError
 from bot.scheduler import ScheduleService, run_scheduler, schedule_request, schedule_store_of
 from bot.storage import open_store
 from tests.adapters.slack.conftest import ADMIN, BANK, CHANNEL, TEAM, Harness, make_settings
@@ -36,44 +34,6 @@ async def reply_to(slack: Harness, text: str, user: str) -> str:
     answer = slack.standin.responses_to(user)[before]
     assert answer["response_type"] == "ephemeral"
     return str(answer["text"])
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        (
-            "schedule 09:30 europe/berlin weekdays storage digest=fri close=2h",
-            Schedule(
-                at=time(9, 30),
-                zone="Europe/Berlin",
-                weekdays_only=True,
-                tag="storage",
-                digest=4,
-                close_minutes=120,
-            ),
-        ),
-        ("schedule 07:00 close=1h30m", Schedule(at=time(7, 0), close_minutes=90)),
-        ("schedule 07:00 digest=sunday", Schedule(at=time(7, 0), digest=6)),
-    ],
-)
-def test_schedule_options_parse(text: str, expected: Schedule) -> None:
-    assert parse_quiz(text) == expected
-
-
-@pytest.mark.parametrize(
-    ("text", "says"),
-    [
-        ("schedule 09:30 Europe/Pariss", "Did you mean Europe/Paris"),
-        ("schedule 09:30 Nowhere/Town", "Europe/Berlin, America/New_York, Asia/Kolkata"),
-        ("schedule 25:00", "like `09:30`, `13:00` or `17:45`"),
-        ("schedule 09:30 digest=someday", "not a day of the week"),
-        ("schedule 09:30 close=forever", "is not a duration"),
-    ],
-)
-def test_bad_schedules_list_valid_examples(text: str, says: str) -> None:
-    with pytest.raises(UserError, match=says) as caught:
-        parse_quiz(text)
-    assert caught.value.usage is not None and "/quiz schedule HH:MM" in caught.value.usage
 
 
 async def test_an_admin_sets_shows_and_stops_the_daily_question(slack: Harness) -> None:
@@ -98,7 +58,7 @@ async def test_an_admin_sets_shows_and_stops_the_daily_question(slack: Harness) 
 @pytest.mark.parametrize("text", ["schedule 09:30", "schedule off"])
 async def test_only_admins_change_the_schedule(slack: Harness, text: str) -> None:
     answer = await reply_to(slack, text, user="U5")
-    assert answer == "Only admins can change the daily question of a channel."
+    assert answer == "Only workspace admins can change the daily question of a channel."
     assert await schedule_store_of(slack.engine).get_schedule(PLACE) is None
     assert slack.standin.of("chat.postMessage") == []
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.adapters.slack import render
+from bot.chat import Explanation, words
 from bot.engine.model import (
     Answerer,
     AnswerOutcome,
@@ -92,7 +93,7 @@ def test_the_card_has_a_button_per_choice_and_escapes_text() -> None:
     ]
     assert [e["value"] for e in actions["elements"]] == ["7:A", "7:B"]
     text = context["elements"][0]["text"]
-    assert text.startswith("#networking #rdma · easy, 1 point · closes <!date^")
+    assert text.startswith("`networking`, `rdma` · easy, 1 point · closes <!date^")
     assert "|2026-03-02 09:10 UTC>" in text
     assert text.endswith(" · 3 answered")
     assert message.text == "Quiz: Which link has &lt;1 µs latency &amp; RDMA?"
@@ -110,7 +111,7 @@ def test_a_choice_too_long_for_a_button_is_clipped_and_shown_in_full() -> None:
 
 def test_a_long_explanation_is_split_into_sections_within_slack_limits() -> None:
     full = "\n".join(f"Paragraph {n}: " + "word " * 120 for n in range(30))
-    message = render.reveal_thread(reveal(question(full=full), {"A": 1}))
+    message = render.explanation(Explanation(reveal(question(full=full), {"A": 1})))
     assert len(message.blocks) > 2
     assert all(len(b["text"]["text"]) <= 3000 for b in message.blocks)
     assert len({b["block_id"] for b in message.blocks}) == len(message.blocks)
@@ -130,7 +131,7 @@ def test_the_reveal_marks_the_answer_and_shows_results_not_who_chose_what() -> N
         "`██░░░░░░░░`  25% (1)  :white_small_square: B · 1 Gbps Ethernet",
     ]
     context = message.blocks[3]["elements"][0]["text"]
-    assert context.startswith("4 people answered · 75% correct · fastest right: <@U1> (2.0 s)")
+    assert context.startswith("4 people answered; 3 right (75%). · Fastest right: <@U1> (2.0 s)")
 
 
 def test_nobody_answered() -> None:
@@ -140,8 +141,10 @@ def test_nobody_answered() -> None:
 
 
 def test_the_thread_explains_the_answer_the_wrong_choices_and_links_references() -> None:
-    text = json.dumps(render.reveal_thread(reveal(question(), {"A": 1})).blocks, ensure_ascii=False)
-    assert "*The answer is A · InfiniBand.*" in text
+    text = json.dumps(
+        render.explanation(Explanation(reveal(question(), {"A": 1}))).blocks, ensure_ascii=False
+    )
+    assert "*The answer is A · InfiniBand*" in text
     assert "• *B · 1 Gbps Ethernet*: Far too slow." in text
     assert "<https://example.org/ib|IBTA &lt;spec&gt;>" in text
 
@@ -178,7 +181,7 @@ def test_answer_feedback(
         short=q.short,
         **extra,
     )
-    text = render.answer_feedback(outcome)
+    text = render.mrkdwn(words.feedback(outcome).text)
     assert says in text
     if status in (AnswerStatus.ACCEPTED, AnswerStatus.CHANGED):
         assert "RDMA &amp; kernel bypass." in text
@@ -191,13 +194,13 @@ def test_a_streak_of_one_is_not_mentioned() -> None:
     outcome = AnswerOutcome(
         AnswerStatus.ACCEPTED, 7, "U1", q.choice("A"), True, q.answer_choice, q.short, 1, 1
     )
-    assert ":fire:" not in render.answer_feedback(outcome)
+    assert ":fire:" not in render.mrkdwn(words.feedback(outcome).text)
 
 
 def test_the_leaderboard_adds_the_callers_rank_when_outside_the_top() -> None:
     entries = tuple(LeaderboardEntry(n, f"U{n}", 30 - n, 10, 12) for n in range(1, 11))
     board = Leaderboard(Period.MONTH, None, entries, LeaderboardEntry(14, "U14", 3, 1, 5))
-    lines = render.leaderboard(board).splitlines()
+    lines = render.panel(words.leaderboard(board)).splitlines()
     assert lines[0] == "*Leaderboard, this month*"
     assert lines[1] == "1. <@U1>: 29 pts, 10/12 right"
     assert len(lines) == 12
@@ -205,21 +208,21 @@ def test_the_leaderboard_adds_the_callers_rank_when_outside_the_top() -> None:
 
 
 def test_an_empty_leaderboard() -> None:
-    text = render.leaderboard(Leaderboard(Period.ALL, None, (), None))
+    text = render.panel(words.leaderboard(Leaderboard(Period.ALL, None, (), None)))
     assert "Nobody has scored" in text
     assert "You have not answered" in text
 
 
 def test_stats_and_settings_read_as_sentences() -> None:
-    assert render.stats(UserStats("U2", 4, 3, 6, 2, 5)) == (
+    assert render.mrkdwn(words.stats(UserStats("U2", 4, 3, 6, 2, 5))) == (
         "<@U2>: 4 answered, 3 right (75%), 6 points; daily streak 2 (best 5)."
     )
-    assert "open 15 minutes" in render.channel_settings(ChannelSettings(True, 15))
-    assert "are allowed" in render.channel_settings(ChannelSettings(True, 15))
+    assert "open 15 minutes" in words.settings(ChannelSettings(True, 15)).plain()
+    assert "are allowed" in words.settings(ChannelSettings(True, 15)).plain()
 
 
 @pytest.mark.parametrize(
     ("fraction", "bar"), [(0, "░" * 10), (0.04, "░" * 10), (0.06, "█" + "░" * 9), (1, "█" * 10)]
 )
 def test_bars(fraction: float, bar: str) -> None:
-    assert render.bar(fraction) == bar
+    assert words.bar(fraction, render.BAR_WIDTH) == bar

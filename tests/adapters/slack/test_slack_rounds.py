@@ -11,7 +11,7 @@ from datetime import timedelta
 import pytest
 
 from bot.engine.model import Place
-from bot.scheduler import run_timers
+from bot.scheduler import close_due_rounds, run_timers
 from tests.adapters.slack.conftest import CHANNEL, TEAM, Harness, reaction
 
 PLACE = Place("slack", TEAM, CHANNEL)
@@ -45,7 +45,7 @@ async def test_quiz_next_posts_a_card_with_one_button_per_choice(slack: Harness)
     assert [b["action_id"] for b in buttons] == ["quiz_answer_A", "quiz_answer_B", "quiz_answer_C"]
     assert [b["value"] for b in buttons] == [f"{round_id}:A", f"{round_id}:B", f"{round_id}:C"]
     context = _blocks_of("context", blocks)[0]["elements"][0]["text"]
-    assert "#storage" in context
+    assert "`storage`" in context
     assert "hard, 3 points" in context
     assert "closes <!date^" in context
     assert context.endswith("0 answered")
@@ -58,12 +58,11 @@ async def test_quiz_next_posts_a_card_with_one_button_per_choice(slack: Harness)
 async def test_clicks_from_several_users_count_once_each(slack: Harness) -> None:
     round_id, ts = await slack.open_card()
     clicks = [("U1", "A"), ("U2", "B"), ("U3", "A"), ("U4", "C")]
-    started = time.monotonic()
     replies = await asyncio.gather(
         *(slack.click(round_id, key, user=user, message_ts=ts) for user, key in clicks)
     )
+    # 200 is the ack, given only once the answer is committed and only within the deadline.
     assert [r.status for r in replies] == [200] * 4
-    assert time.monotonic() - started < 3
     ephemerals = await slack.standin.wait_calls("chat.postEphemeral", 4)
     told = {c.params["user"]: c.params["text"] for c in ephemerals}
     assert set(told) == {"U1", "U2", "U3", "U4"}
@@ -137,7 +136,7 @@ async def test_quiz_close_reveals_on_the_card_and_explains_in_the_thread(slack: 
     assert "`█████░░░░░`  50% (1)  :white_check_mark: *A · A parallel file system" in text
     assert "`█████░░░░░`  50% (1)  :white_small_square: B · One NFS share" in text
     assert "`░░░░░░░░░░`   0% (0)" in text
-    assert "2 people answered · 50% correct · fastest right: <@U1> (4.0 s)" in text
+    assert "2 people answered; 1 right (50%). · Fastest right: <@U1> (4.0 s)" in text
 
     thread = slack.standin.of("chat.postMessage")[1].params
     assert thread["thread_ts"] == ts
@@ -165,7 +164,8 @@ async def test_the_timer_closes_a_round_when_its_time_is_up(slack: Harness) -> N
         run_timers(slack.engine, slack.bot.publisher, interval=0.02, stop=stop)
     )
     try:
-        await asyncio.sleep(0.1)
+        # Not due yet: a pass of the timers closes nothing.
+        assert await close_due_rounds(slack.engine, slack.bot.publisher) == 0
         assert not (await slack.engine.get_round(round_id)).is_closed
         slack.clock.advance(minutes=11)
         await slack.standin.wait_for(lambda: len(slack.standin.of("chat.postMessage")) == 2)
@@ -177,7 +177,7 @@ async def test_the_timer_closes_a_round_when_its_time_is_up(slack: Harness) -> N
     assert thread["thread_ts"] == ts
     final = slack.standin.of("chat.update")[-1].params
     assert not _blocks_of("actions", final["blocks"])
-    assert "1 person answered · 0% correct" in _all_text(final["blocks"])
+    assert "1 person answered; 0 right (0%)." in _all_text(final["blocks"])
 
 
 async def test_emoji_reactions_count_as_answers_and_redeliveries_do_not(slack: Harness) -> None:
@@ -190,11 +190,15 @@ async def test_emoji_reactions_count_as_answers_and_redeliveries_do_not(slack: H
         (reaction("U7", "thumbsup", ts), "Ev3", None),  # not an answer
         (reaction("U8", "two", "1600000000.000001"), "Ev4", None),  # not the card
     ]
+    before = slack.handled.count
     for event, event_id, retry in sent:
         reply = await slack.event(event, event_id=event_id, retry=retry)
         assert reply.status == 200
-    await slack.standin.wait_calls("chat.postEphemeral", 2)
-    await asyncio.sleep(0.2)  # let any (wrong) late handler finish before counting
+    # Slack's two redeliveries of Ev1 are acknowledged by the replay guard (same event_id) and
+    # never reach the chat core; of the rest, three stand for a choice (thumbsup is dropped on
+    # the way). Once those three are handled, nothing more can be said.
+    await slack.handled.wait(before + 3)
+    assert slack.handled.started == before + 3
     told = [(c.params["user"], c.params["text"]) for c in slack.standin.of("chat.postEphemeral")]
     assert [u for u, _ in told] == ["U5", "U6"]
     assert "*Right!*" in told[0][1]
@@ -226,10 +230,10 @@ async def test_a_click_from_another_workspace_is_refused_politely(slack: Harness
 
 async def test_a_rate_limited_post_is_retried_and_lands_once(slack: Harness) -> None:
     slack.standin.rate_limit("chat.postMessage", times=1, retry_after=0)
+    before = slack.handled.count
     reply = await slack.command("next storage")
     assert reply.status == 200
-    await slack.standin.wait_calls("chat.postMessage", 1, within=10)
-    await asyncio.sleep(0.2)
+    await slack.handled.wait(before + 1)  # the command's flow is done: its posts are all in
     assert slack.standin.limited == ["chat.postMessage"]
     assert len(slack.standin.of("chat.postMessage")) == 1
     assert (await slack.engine.store.open_round(PLACE)) is not None
@@ -269,16 +273,29 @@ async def test_a_card_that_cannot_be_posted_frees_the_channel(slack: Harness) ->
 async def test_the_answer_count_on_the_card_is_refreshed_at_most_once_per_interval(
     slack: Harness,
 ) -> None:
-    slack.bot.publisher.refresh_every = 1.5
+    publisher = slack.bot.publisher
+    # The publisher's own clock, frozen: the interval after the first refresh never runs out
+    # until the test says so.
+    now = [0.0]
+    interval_over = asyncio.Event()
+
+    async def sleep(_seconds: float) -> None:
+        await interval_over.wait()
+
+    publisher.refresh_every, publisher.clock, publisher.sleep = 1.5, lambda: now[0], sleep
     round_id, ts = await slack.open_card()
     await asyncio.gather(
         *(slack.click(round_id, "A", user=f"U{n}", message_ts=ts) for n in range(12))
     )
     await slack.standin.wait_calls("chat.postEphemeral", 12)
+    await slack.standin.wait_calls("chat.update", 1)
+    # Twelve answers inside one interval: one edit at once, and no other while it lasts.
+    assert len(slack.standin.of("chat.update")) == 1
+    now[0] += 1.5
+    interval_over.set()
     await slack.standin.wait_for(
         lambda: any(
             "12 answered" in json.dumps(c.params["blocks"]) for c in slack.standin.of("chat.update")
         )
     )
-    # Twelve answers within one interval: one edit at once, at most one more after the interval.
-    assert 1 <= len(slack.standin.of("chat.update")) <= 2
+    assert len(slack.standin.of("chat.update")) <= 2

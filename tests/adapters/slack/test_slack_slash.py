@@ -31,8 +31,9 @@ async def reply_to(slack: Harness, text: str, user: str = "U1", name: str = "/qu
         ("frobnicate", "I don't know `/quiz frobnicate`"),
         ("leaderboard decade", "`week`, `month` or `all`"),
         ("stats bob", "Mention the person with @"),
-        ("settings minutes forty", "Settings are `changes on|off`"),
-        ("schedule 9am", "Give the time as HH:MM"),
+        ("settings minutes forty", "`forty` is not a whole number."),
+        ("schedule 9am", "`9am` is not a time of day. Give it as HH:MM"),
+        ("schedule 09:00 Europe/Paris UTC", "`UTC`: the schedule has its zone already."),
     ],
 )
 async def test_help_and_bad_input_answer_at_once_and_change_nothing(

@@ -7,7 +7,6 @@ tests/adapters/discord/test_discord_rounds.py; here every variant a forged or st
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
@@ -16,6 +15,7 @@ import pytest
 from bot.adapters.discord.app import QuizClient
 from bot.engine import QuizEngine
 from tests.adapters.discord.conftest import OTHER_GUILD, content_of, is_ephemeral, post_card
+from tests.chat.observe import Handled
 from tests.reliability.harness import table_rows
 from tests.standins.discord_api import DiscordStandIn
 
@@ -76,13 +76,15 @@ async def test_custom_ids_that_are_not_ours_are_ignored(
 ) -> None:
     card, round_id = await post_card(api, engine, tag="storage")
     before = await table_rows(engine.store)  # type: ignore[arg-type]
-    calls = len(api.calls)
+    handled = Handled(bot.chat)
+    forged = api.click(int(card["id"]), custom_id.format(round=round_id), user=4343)
     with caplog.at_level(logging.WARNING):
-        await api.send_interaction(
-            api.click(int(card["id"]), custom_id.format(round=round_id), user=4343)
-        )
-        # Nothing to wait for but silence: give the client time to answer if it were going to.
-        await asyncio.sleep(0.5)
-    assert [c for c in api.calls[calls:] if "/interactions/" in c.path] == []
+        await api.send_interaction(forged)
+        # The gateway delivers in order: once a later command is answered, the client has
+        # read the forged click; had it taken it, the chat core would have started on it first.
+        probe = await api.interact(api.command("quiz", "help", user=4343))
+    assert is_ephemeral(probe)
+    assert handled.started == 1  # the probe alone
+    assert [c for c in api.calls if forged["token"] in c.path] == []
     assert await table_rows(engine.store) == before  # type: ignore[arg-type]
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text

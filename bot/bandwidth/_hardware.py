@@ -1,0 +1,192 @@
+"""The planner's data: GPUs (gpus.yaml) and model presets with published shapes (models.yaml)."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from bot.bandwidth._errors import BandwidthError
+
+_T = TypeVar("_T")
+GPU_FILE = "gpus.yaml"
+MODEL_FILE = "models.yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class Gpu:
+    """One GPU: its dense peaks, its memory and the NVLink that joins it to its neighbours."""
+
+    key: str
+    name: str
+    bf16_tflops: float
+    fp8_tflops: float | None
+    memory_gb: float
+    nvlink: str
+    nvlink_domain: int
+    sources: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def bf16_flops(self) -> float:
+        """Return the dense BF16 peak in FLOP/s."""
+        return self.bf16_tflops * 1e12
+
+    def source(self, what: str) -> str | None:
+        """Return where ``compute``, ``memory`` or ``nvlink`` comes from."""
+        return dict(self.sources).get(what)
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """A decoder-only transformer's shape; the parameter count follows from it."""
+
+    key: str
+    name: str
+    layers: int
+    hidden: int
+    ffn: int
+    heads: int
+    kv_heads: int
+    vocab: int
+    glu: bool = True
+    tied: bool = False
+    seq: int = 4096
+    batch_tokens: int = 4 * 2**20
+    source: str = ""
+
+    @property
+    def kv_hidden(self) -> int:
+        """Return the width of the keys (and of the values): kv_heads x head size."""
+        return self.hidden * self.kv_heads // self.heads
+
+    @property
+    def layer_params(self) -> int:
+        """Return the weights of one layer: attention (Q, K, V, O) plus the feed-forward."""
+        h = self.hidden
+        attention = 2 * h * h + 2 * h * self.kv_hidden
+        mlp = (3 if self.glu else 2) * h * self.ffn
+        return attention + mlp + 2 * h  # and two norms
+
+    @property
+    def embedding_params(self) -> int:
+        """Return the input embedding's weights (the output layer's too when tied)."""
+        return self.vocab * self.hidden
+
+    @property
+    def output_params(self) -> int:
+        """Return the output layer's own weights (0 when it shares the embedding's)."""
+        return 0 if self.tied else self.vocab * self.hidden
+
+    @property
+    def params(self) -> int:
+        """Return every weight: the layers, the embedding and an untied output layer."""
+        return self.layers * self.layer_params + self.embedding_params + self.output_params
+
+    @property
+    def matmul_params(self) -> int:
+        """Return the weights that take part in matrix multiplications for every token.
+
+        The input embedding is a table lookup; the output layer multiplies the last hidden
+        state by the vocabulary matrix whether it is tied or not.
+        """
+        return self.layers * self.layer_params + self.vocab * self.hidden
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """The GPU catalogue and the model presets."""
+
+    gpus: tuple[Gpu, ...]
+    models: tuple[Model, ...]
+    default_gpu: str
+    compute_efficiency: float
+    compute_efficiency_source: str
+
+    def gpu(self, key: str) -> Gpu:
+        """Return the GPU called ``key`` or raise BandwidthError naming close matches."""
+        return _find(key, {g.key: g for g in self.gpus}, "GPU")
+
+    def model(self, key: str) -> Model:
+        """Return the model preset called ``key`` or raise BandwidthError naming close ones."""
+        return _find(key, {m.key: m for m in self.models}, "model")
+
+
+def _find(key: str, index: Mapping[str, _T], what: str) -> _T:
+    wanted = key.strip().lower()
+    if wanted in index:
+        return index[wanted]
+    close = difflib.get_close_matches(wanted, index, n=3, cutoff=0.5)
+    hint = f" Did you mean {' or '.join(close)}?" if close else ""
+    raise BandwidthError(f"Unknown {what} {key!r}.{hint} Known: {', '.join(index)}.")
+
+
+@functools.cache
+def load_hardware() -> Hardware:
+    """Return the bundled GPU catalogue and model presets (read once)."""
+    here = Path(__file__).parent
+    gpus = _read(here / GPU_FILE)
+    models = _read(here / MODEL_FILE)
+    try:
+        gpu_list = tuple(_gpu(raw) for raw in gpus["gpus"])
+        model_list = tuple(_model(raw) for raw in models["models"])
+        efficiency = float(gpus["compute_efficiency"])
+        hardware = Hardware(
+            gpu_list,
+            model_list,
+            str(gpus["default"]),
+            efficiency,
+            " ".join(str(gpus["compute_efficiency_source"]).split()),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BandwidthError(f"The bundled planner data is broken: {exc!r}.") from None
+    hardware.gpu(hardware.default_gpu)
+    if not 0 < efficiency <= 1:
+        raise BandwidthError("The bundled compute_efficiency must be above 0 and at most 1.")
+    return hardware
+
+
+def _read(path: Path) -> Any:
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+
+
+def _gpu(raw: Mapping[str, Any]) -> Gpu:
+    fp8 = raw["fp8_tflops"]
+    sources = tuple((str(k), " ".join(str(v).split())) for k, v in raw["sources"].items())
+    gpu = Gpu(
+        key=str(raw["key"]),
+        name=str(raw["name"]),
+        bf16_tflops=float(raw["bf16_tflops"]),
+        fp8_tflops=None if fp8 is None else float(fp8),
+        memory_gb=float(raw["memory_gb"]),
+        nvlink=str(raw["nvlink"]),
+        nvlink_domain=int(raw["nvlink_domain"]),
+        sources=sources,
+    )
+    if not (math.isfinite(gpu.bf16_tflops) and gpu.bf16_tflops > 0 and gpu.memory_gb > 0):
+        raise ValueError(f"{gpu.key}: peaks and memory must be positive")
+    return gpu
+
+
+def _model(raw: Mapping[str, Any]) -> Model:
+    return Model(
+        key=str(raw["key"]),
+        name=str(raw["name"]),
+        layers=int(raw["layers"]),
+        hidden=int(raw["hidden"]),
+        ffn=int(raw["ffn"]),
+        heads=int(raw["heads"]),
+        kv_heads=int(raw["kv_heads"]),
+        vocab=int(raw["vocab"]),
+        glu=bool(raw["glu"]),
+        tied=bool(raw["tied"]),
+        seq=int(raw["seq"]),
+        batch_tokens=int(raw["batch_tokens"]),
+        source=" ".join(str(raw["source"]).split()),
+    )

@@ -1,0 +1,606 @@
+"""The training-step planner: how long a step of a model and layout takes on each network.
+
+A step is priced from first principles (docs/bandwidth.md, "The planner"): the FLOPs at the
+GPU's dense BF16 peak times one calibrated efficiency, and for every parallel dimension the
+bytes it moves timed with the collective models NCCL's algorithms follow (``_models``):
+
+- tensor parallel (TP): 4 all-reduces of the activations a layer per micro-batch (6 with full
+  recomputation), on the critical path;
+- context parallel (CP): ring exchanges of the keys and values, hidden behind the attention
+  they feed as far as it lasts;
+- pipeline parallel (PP): point-to-point sends of the activations and their gradients at every
+  stage boundary, and the bubble (p-1)/(m+p-1) of the one-forward-one-backward schedule;
+- data parallel (DP): the gradient all-reduce (ZeRO 0-2, once a step, overlapped with the last
+  micro-batch's backward pass) or ZeRO-3's all-gathers and reduce-scatters every micro-batch
+  (overlapped with the compute).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from bot.bandwidth._catalogue import QUIZ_CHOICES, Catalogue, Interconnect
+from bot.bandwidth._errors import BandwidthError
+from bot.bandwidth._estimate import gpu_link, nvls_link
+from bot.bandwidth._hardware import Gpu, Hardware, Model, load_hardware
+from bot.bandwidth._models import Cluster, Link, collective, transfer
+from bot.bandwidth._plan_request import PlanRequest, parse_params
+
+BYTES = 2  # bf16 activations, weights and gradients
+OPTIMIZER_BYTES = 12  # fp32 master weights and two Adam moments (ZeRO paper's K = 12)
+ACTIVATION_BYTES_PER_TOKEN_WIDTH = 34  # Korthikanti et al. 2022, per layer, with sequence par.
+DEFAULT_BATCH_TOKENS = 4 * 2**20
+TP_CALLS = 4  # all-reduces a layer per micro-batch: 2 forward, 2 backward (Megatron-LM)
+TP_CALLS_RECOMPUTE = 6  # the recomputed forward pass repeats its 2
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The resolved parallel layout of a plan."""
+
+    gpus: int
+    gpus_per_node: int
+    nodes: int
+    tp: int
+    pp: int
+    cp: int
+    dp: int
+    zero: int
+    seq: int
+    global_batch: int
+    micro_batch: int
+    microbatches: int
+    interleave: int
+    recompute: bool
+    nics: int
+    efficiency: float
+
+    @property
+    def tokens_per_step(self) -> int:
+        """Return the tokens one step trains on: global batch x sequence length."""
+        return self.global_batch * self.seq
+
+    @property
+    def grad_group(self) -> int:
+        """Return the ranks that hold the same weights and reduce gradients: dp x cp."""
+        return self.dp * self.cp
+
+
+@dataclass(frozen=True, slots=True)
+class Volumes:
+    """Bytes each GPU sends in one step, per parallel dimension (the closed forms)."""
+
+    tp: float
+    pp: float
+    cp: float
+    dp: float
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """What one GPU holds, in bytes, and whether it fits."""
+
+    weights: float
+    gradients: float
+    optimizer: float
+    activations: float
+    capacity: float
+
+    @property
+    def total(self) -> float:
+        """Return everything together."""
+        return self.weights + self.gradients + self.optimizer + self.activations
+
+    @property
+    def fits(self) -> bool:
+        """Return whether it fits the GPU's memory."""
+        return self.total <= self.capacity
+
+
+@dataclass(frozen=True, slots=True)
+class CommSeconds:
+    """Seconds of communication a step, per parallel dimension (before any overlap)."""
+
+    tp: float
+    pp: float
+    cp: float
+    dp: float
+
+
+@dataclass(frozen=True, slots=True)
+class PlanResult:
+    """One interconnect's training step."""
+
+    key: str
+    name: str
+    family: str
+    quiz_choice: bool
+    step_seconds: float
+    compute_seconds: float
+    comm_seconds: CommSeconds
+    exposed_comm_seconds: float
+    tp_exposed_seconds: float
+    cp_exposed_seconds: float
+    pp_exposed_seconds: float
+    bubble_seconds: float
+    dp_exposed_seconds: float
+    tflops_per_gpu: float
+    mfu: float
+    tokens_per_second: float
+    idle_share: float
+    slowdown: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A model and layout priced on every compared interconnect, fastest first."""
+
+    request: PlanRequest
+    model: Model
+    gpu: Gpu
+    layout: Layout
+    results: tuple[PlanResult, ...]
+    volumes: Volumes
+    memory: Memory
+    model_flops_per_step: float
+    assumptions: str
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def fastest(self) -> PlanResult:
+        """Return the quickest result."""
+        return self.results[0]
+
+
+def resolve_model(request: PlanRequest, hardware: Hardware) -> Model:
+    """Return the preset named by the request, or the shape it gives with a parameter count."""
+    if not request.custom_shape():
+        return hardware.model(request.model)
+    if request.layers is None or request.hidden is None:
+        raise BandwidthError("A model of your own needs both layers= and hidden=.")
+    hidden = request.hidden
+    heads = request.heads or max(1, hidden // 128)
+    model = Model(
+        key="custom",
+        name=request.model.upper() if request.model[-1:].isalpha() else request.model,
+        layers=request.layers,
+        hidden=hidden,
+        ffn=request.ffn or 4 * hidden,
+        heads=heads,
+        kv_heads=request.kv_heads or heads,
+        vocab=request.vocab or 50_257,
+        glu=False,
+        tied=True,
+        seq=request.seq or 4096,
+        batch_tokens=DEFAULT_BATCH_TOKENS,
+        source="given on the command line",
+    )
+    if hidden % heads:
+        raise BandwidthError(f"hidden={hidden} is not a multiple of heads={heads}.")
+    if heads % model.kv_heads:
+        raise BandwidthError(f"heads={heads} is not a multiple of kv={model.kv_heads}.")
+    try:
+        stated: float | None = parse_params(request.model)
+    except BandwidthError:
+        stated = None
+    if stated is not None and not 0.5 <= model.params / stated <= 2:
+        raise BandwidthError(
+            f"layers={model.layers} hidden={hidden} make {model.params / 1e9:.3g}B parameters,"
+            f" not {request.model}; check the shape (ffn= defaults to 4 x hidden)."
+        )
+    return model
+
+
+def resolve_layout(request: PlanRequest, model: Model, gpu: Gpu, hardware: Hardware) -> Layout:
+    """Return the full layout: defaults filled in, every divisibility rule checked."""
+    gpus = request.gpus
+    gpn = request.gpus_per_node or min(gpu.nvlink_domain, gpus)
+    if gpus % gpn:
+        raise BandwidthError(f"gpus={gpus} is not a whole number of nodes of {gpn} GPUs.")
+    pp, cp = request.pp, request.cp
+    tp = request.tp or _default_tp(request, model, gpu, gpn)
+    for name, value in (("tp", tp), ("pp", pp), ("cp", cp)):
+        if value > gpus:
+            raise BandwidthError(f"{name}={value} is more than the {gpus} GPUs.")
+    if gpus % (tp * pp * cp):
+        raise BandwidthError(
+            f"gpus={gpus} does not split into tp={tp} x pp={pp} x cp={cp} x a whole dp."
+        )
+    dp = gpus // (tp * pp * cp)
+    if request.dp is not None and request.dp != dp:
+        raise BandwidthError(
+            f"tp x pp x cp x dp must be gpus: {tp} x {pp} x {cp} x {request.dp} is"
+            f" {tp * pp * cp * request.dp}, not {gpus} (leave dp= out to fill it in)."
+        )
+    if model.heads % tp or model.kv_heads % tp:
+        raise BandwidthError(
+            f"tp={tp} must divide the {model.heads} heads and {model.kv_heads} key/value heads."
+        )
+    if pp > model.layers:
+        raise BandwidthError(f"pp={pp} is more than the model's {model.layers} layers.")
+    if pp * request.interleave > model.layers:
+        raise BandwidthError("pp x interleave is more than the model's layers.")
+    if request.interleave > 1 and pp == 1:
+        raise BandwidthError("interleave= splits pipeline stages; it needs pp=2 or more.")
+    seq = request.seq or model.seq
+    if seq % cp:
+        raise BandwidthError(f"seq={seq} does not split into cp={cp} equal parts.")
+    b = request.micro_batch
+    per_step = dp * b
+    if request.global_batch is None:
+        microbatches = max(1, round(model.batch_tokens / seq / per_step))
+        global_batch = microbatches * per_step
+    else:
+        global_batch = request.global_batch
+        if global_batch % per_step:
+            raise BandwidthError(
+                f"batch={global_batch} must be a multiple of dp x micro = {dp} x {b} = {per_step}."
+            )
+        microbatches = global_batch // per_step
+    return Layout(
+        gpus=gpus,
+        gpus_per_node=gpn,
+        nodes=gpus // gpn,
+        tp=tp,
+        pp=pp,
+        cp=cp,
+        dp=dp,
+        zero=request.zero,
+        seq=seq,
+        global_batch=global_batch,
+        micro_batch=b,
+        microbatches=microbatches,
+        interleave=request.interleave,
+        recompute=request.recompute,
+        nics=request.nics or gpn,
+        efficiency=request.efficiency or hardware.compute_efficiency,
+    )
+
+
+def _default_tp(request: PlanRequest, model: Model, gpu: Gpu, gpn: int) -> int:
+    """Return the smallest tensor-parallel size inside a node whose layout fits in memory."""
+    options = [
+        t
+        for t in (1, 2, 4, 8)
+        if t <= gpn
+        and model.heads % t == 0
+        and model.kv_heads % t == 0
+        and request.gpus % (t * request.pp * request.cp) == 0
+    ]
+    if not options:
+        return 1
+    for t in options:
+        dp = request.gpus // (t * request.pp * request.cp)
+        probe = _memory(
+            model,
+            gpu,
+            t,
+            request.pp,
+            request.cp,
+            dp,
+            request.zero,
+            request.seq or model.seq,
+            request.micro_batch,
+            request.recompute,
+            1,
+        )
+        if probe.fits:
+            return t
+    return options[-1]
+
+
+def plan(request: PlanRequest, catalogue: Catalogue, hardware: Hardware | None = None) -> Plan:
+    """Return the step time of ``request`` on every compared interconnect, fastest first."""
+    hw = hardware or load_hardware()
+    gpu = hw.gpu(request.gpu or hw.default_gpu)
+    model = resolve_model(request, hw)
+    layout = resolve_layout(request, model, gpu, hw)
+    intra = catalogue.get(gpu.nvlink)
+    keys = request.over or catalogue.default_comparison
+    if "all" in keys:
+        keys = tuple(ic.key for ic in catalogue if not ic.intra_node)
+    links = [catalogue.get(k) for k in keys]
+    inside = [ic.key for ic in links if ic.intra_node]
+    if inside:
+        raise BandwidthError(
+            f"over= compares networks between nodes; {', '.join(inside)} joins GPUs inside one."
+            f" The {gpu.name}'s own {gpu.nvlink} is used inside every node."
+        )
+    flops = model_flops(model, layout)
+    priced = [_price(model, gpu, layout, ic, intra, flops) for ic in links]
+    priced.sort(key=lambda r: (r.step_seconds, r.key))
+    best = priced[0].step_seconds
+    results = tuple(_with_slowdown(r, best) for r in priced)
+    memory = _memory(
+        model,
+        gpu,
+        layout.tp,
+        layout.pp,
+        layout.cp,
+        layout.dp,
+        layout.zero,
+        layout.seq,
+        layout.micro_batch,
+        layout.recompute,
+        layout.microbatches,
+    )
+    warnings = _warnings(model, gpu, layout, memory)
+    text = plan_assumptions(model, gpu, layout, intra)
+    return Plan(
+        request,
+        model,
+        gpu,
+        layout,
+        results,
+        volumes(model, layout),
+        memory,
+        flops,
+        text,
+        warnings,
+    )
+
+
+def _with_slowdown(result: PlanResult, best: float) -> PlanResult:
+    from dataclasses import replace
+
+    return replace(result, slowdown=result.step_seconds / best)
+
+
+def model_flops(model: Model, layout: Layout) -> float:
+    """Return a step's model FLOPs: 6 x matmul params x tokens plus the attention term.
+
+    The attention term is 12 x layers x hidden x seq per token (forward and backward of the
+    two attention products over the whole sequence, as PaLM's MFU counts it); activation
+    recomputation is not counted, so MFU compares layouts on the same work.
+    """
+    tokens = layout.tokens_per_step
+    per_token = 6 * model.matmul_params + 12 * model.layers * model.hidden * layout.seq
+    return float(per_token) * tokens
+
+
+def hardware_flops(model: Model, layout: Layout) -> float:
+    """Return the FLOPs the GPUs execute a step: model FLOPs plus the recomputed forward."""
+    flops = model_flops(model, layout)
+    if layout.recompute:
+        # Recomputing every layer's forward pass adds a third of the layers' work.
+        layers = (
+            model.layers * model.layer_params * 6 + 12 * model.layers * model.hidden * layout.seq
+        )
+        flops += layers / 3 * layout.tokens_per_step
+    return flops
+
+
+def volumes(model: Model, layout: Layout) -> Volumes:
+    """Return the bytes each GPU sends a step, per dimension, from the closed forms.
+
+    TP: 8·b·s·h·(t-1)/t elements a layer per micro-batch (Narayanan et al., SC'21, section
+    3.3: 4 ring all-reduces of b·s·h), over the stage's layers and the micro-batches.
+    PP: b·s·h/t elements a micro-batch each way across a stage boundary (scatter/gather).
+    CP: the keys and values of a rank's chunk, sent to the next rank c-1 times forward and,
+    with their gradients, twice as much backward.
+    DP: 2Ψ(g-1)/g elements for an all-reduce of Ψ gradients (ZeRO 0-2), 3Ψ(g-1)/g with ZeRO-3
+    (Rajbhandari et al., SC'20, section 7), Ψ the GPU's share of the weights.
+    """
+    m, b, t, p, c = layout.microbatches, layout.micro_batch, layout.tp, layout.pp, layout.cp
+    s_local = layout.seq // c
+    h = model.hidden
+    stage_layers = math.ceil(model.layers / p)
+    calls = TP_CALLS_RECOMPUTE if layout.recompute else TP_CALLS
+    tp = calls * 2 * (t - 1) / t * b * s_local * h * BYTES * stage_layers * m if t > 1 else 0.0
+    pp = 2 * layout.interleave * b * s_local * h / t * BYTES * m if p > 1 else 0.0
+    kv = 2 * b * s_local * model.kv_hidden / t * BYTES
+    cp = 3 * (c - 1) * kv * stage_layers * m if c > 1 else 0.0
+    g = layout.grad_group
+    shard = model.params / (t * p)
+    if g == 1:
+        dp = 0.0
+    elif layout.zero == 3:
+        dp = 3 * shard * (g - 1) / g * BYTES * m
+    else:
+        dp = 2 * shard * (g - 1) / g * BYTES
+    return Volumes(tp=tp, pp=pp, cp=cp, dp=dp)
+
+
+def _memory(
+    model: Model,
+    gpu: Gpu,
+    tp: int,
+    pp: int,
+    cp: int,
+    dp: int,
+    zero: int,
+    seq: int,
+    micro: int,
+    recompute: bool,
+    microbatches: int,
+) -> Memory:
+    """Return one GPU's memory: ZeRO's 2Ψ + 2Ψ + 12Ψ split by stage, plus the activations."""
+    shard = model.params / (tp * pp)
+    g = dp * cp
+    weights = BYTES * shard / (g if zero >= 3 else 1)
+    gradients = BYTES * shard / (g if zero >= 2 else 1)
+    optimizer = OPTIMIZER_BYTES * shard / (g if zero >= 1 else 1)
+    tokens = micro * seq / cp
+    per_layer = (2 if recompute else ACTIVATION_BYTES_PER_TOKEN_WIDTH) * tokens * model.hidden / tp
+    # The first stage of a 1F1B pipeline holds up to p micro-batches in flight.
+    in_flight = min(microbatches, pp)
+    activations = per_layer * math.ceil(model.layers / pp) * in_flight
+    return Memory(weights, gradients, optimizer, activations, gpu.memory_gb * 1e9)
+
+
+@dataclass(frozen=True, slots=True)
+class _Groups:
+    tp: Cluster | None
+    cp: Link | None
+    pp: Link | None
+    dp: Cluster | None
+
+
+def _group(
+    size: int,
+    stride: int,
+    layout: Layout,
+    node_bw: float,
+    ic: Interconnect,
+    intra: Interconnect,
+    sharp: bool,
+) -> Cluster | None:
+    """Return where a group of ``size`` ranks, ``stride`` apart, runs its collectives."""
+    if size == 1:
+        return None
+    gpn = layout.gpus_per_node
+    inner = gpu_link(intra)
+    nvls = nvls_link(intra)
+    if stride * size <= gpn:
+        return Cluster(1, size, None, inner, nvls)
+    per_node = max(1, gpn // stride)
+    nodes = size // per_node
+    # Every GPU of a node belongs to one group of this kind; the node's NICs are shared by the
+    # gpn / per_node groups that cross it.
+    share = Link(node_bw * per_node / gpn, ic.latency_s)
+    if per_node == 1:
+        return Cluster(nodes, 1, share, None, None, sharp)
+    return Cluster(nodes, per_node, share, inner, nvls, sharp)
+
+
+def _p2p_link(
+    size: int, stride: int, layout: Layout, node_bw: float, ic: Interconnect, intra: Interconnect
+) -> Link:
+    """Return the link a group's point-to-point sends use: NVLink inside a node, else a NIC."""
+    if stride * size <= layout.gpus_per_node:
+        return gpu_link(intra)
+    # Each GPU sends through its share of the node's NICs.
+    return Link(node_bw / layout.gpus_per_node, ic.latency_s)
+
+
+def _node_bandwidth(layout: Layout, ic: Interconnect) -> float:
+    one = ic.collective_bytes_per_s
+    if ic.shared_medium:
+        return one / (2 * layout.nodes)
+    return one * layout.nics
+
+
+def _price(
+    model: Model, gpu: Gpu, layout: Layout, ic: Interconnect, intra: Interconnect, flops: float
+) -> PlanResult:
+    t, p, c, d = layout.tp, layout.pp, layout.cp, layout.dp
+    m, b, v = layout.microbatches, layout.micro_batch, layout.interleave
+    h = model.hidden
+    s_local = layout.seq // c
+    stage_layers = math.ceil(model.layers / p)
+    node_bw = _node_bandwidth(layout, ic)
+    sharp = ic.sharp
+
+    # Compute: the GPU's share of the step's executed FLOPs, the slowest (fullest) stage.
+    imbalance = stage_layers * p / model.layers
+    per_gpu = hardware_flops(model, layout) / layout.gpus * imbalance
+    rate = gpu.bf16_flops * layout.efficiency
+    compute_mb = per_gpu / m / rate
+
+    # Tensor parallel: all-reduces of the activations, on the critical path.
+    tp_mb = 0.0
+    tp_cluster = _group(t, 1, layout, node_bw, ic, intra, sharp)
+    if tp_cluster is not None:
+        calls = TP_CALLS_RECOMPUTE if layout.recompute else TP_CALLS
+        one = collective("allreduce", BYTES * b * s_local * h, tp_cluster).seconds
+        tp_mb = calls * stage_layers * one
+
+    # Context parallel: K/V ring exchanges, hidden behind the attention they feed.
+    cp_mb = cp_exposed_mb = 0.0
+    if c > 1:
+        link = _p2p_link(c, t, layout, node_bw, ic, intra)
+        kv = 2 * b * s_local * model.kv_hidden / t * BYTES
+        per_layer = 3 * (c - 1) * transfer(kv, link).seconds
+        attention = 12 * b * s_local * layout.seq * h / t / rate
+        cp_mb = per_layer * stage_layers
+        cp_exposed_mb = max(0.0, per_layer - attention) * stage_layers
+
+    # Pipeline parallel: activations forward, gradients back, at every boundary.
+    p2p_mb = 0.0
+    if p > 1:
+        link = _p2p_link(p, t * c * d, layout, node_bw, ic, intra)
+        message = BYTES * b * s_local * h / t
+        p2p_mb = 2 * v * transfer(message, link).seconds
+
+    slot = compute_mb + tp_mb + cp_exposed_mb + p2p_mb
+    bubble = (p - 1) / v * slot
+    pipeline = m * slot + bubble
+
+    # Data parallel: gradients over the dp x cp ranks that share the weights.
+    dp_total = dp_exposed = 0.0
+    g = layout.grad_group
+    dp_cluster = _group(g, t, layout, node_bw, ic, intra, sharp)
+    if dp_cluster is not None:
+        grads = BYTES * model.params / (t * p)
+        if layout.zero == 3:
+            gather = collective("allgather", grads, dp_cluster).seconds
+            scatter = collective("reducescatter", grads, dp_cluster).seconds
+            dp_total = m * (2 * gather + scatter)
+            dp_exposed = max(0.0, dp_total - m * compute_mb)
+        else:
+            dp_total = collective("allreduce", grads, dp_cluster).seconds
+            backward = (0.75 if layout.recompute else 2 / 3) * compute_mb
+            dp_exposed = max(0.0, dp_total - backward)
+
+    step = pipeline + dp_exposed
+    compute = m * compute_mb
+    exposed = m * (tp_mb + cp_exposed_mb + p2p_mb) + dp_exposed
+    tflops = flops / layout.gpus / step / 1e12
+    return PlanResult(
+        key=ic.key,
+        name=ic.name,
+        family=ic.family,
+        quiz_choice=ic.key in QUIZ_CHOICES,
+        step_seconds=step,
+        compute_seconds=compute,
+        comm_seconds=CommSeconds(tp=m * tp_mb, pp=m * p2p_mb, cp=m * cp_mb, dp=dp_total),
+        exposed_comm_seconds=exposed,
+        tp_exposed_seconds=m * tp_mb,
+        cp_exposed_seconds=m * cp_exposed_mb,
+        pp_exposed_seconds=m * p2p_mb,
+        bubble_seconds=bubble,
+        dp_exposed_seconds=dp_exposed,
+        tflops_per_gpu=tflops,
+        mfu=tflops / gpu.bf16_tflops,
+        tokens_per_second=layout.tokens_per_step / step,
+        idle_share=max(0.0, 1 - compute / step),
+    )
+
+
+def _warnings(model: Model, gpu: Gpu, layout: Layout, memory: Memory) -> tuple[str, ...]:
+    found: list[str] = []
+    if not memory.fits:
+        found.append(
+            f"Does not fit: each GPU needs {memory.total / 1e9:,.0f} GB, the {gpu.name} has"
+            f" {gpu.memory_gb:g} GB; raise tp or pp, use zero=3, or add recompute."
+        )
+    if layout.tp > layout.gpus_per_node:
+        found.append(
+            f"tp={layout.tp} spans nodes: its all-reduces cross the network on every layer."
+        )
+    if layout.nodes == 1:
+        found.append("All GPUs are in one node: no network is used, so every row ties.")
+    if layout.pp > 1 and layout.microbatches < layout.pp:
+        found.append(
+            f"Only {layout.microbatches} micro-batches for {layout.pp} stages: most of the step"
+            " is pipeline bubble; raise batch= or lower micro=."
+        )
+    return tuple(found)
+
+
+def plan_assumptions(model: Model, gpu: Gpu, layout: Layout, intra: Interconnect) -> str:
+    """Return the line that states what the plan assumes."""
+    parts = [
+        f"compute at {layout.efficiency:.0%} of the {gpu.name}'s {gpu.bf16_tflops:g} TFLOP/s"
+        " dense BF16 peak",
+        f"{intra.key} inside each node of {layout.gpus_per_node}, {layout.nics} NICs a node,"
+        " collectives priced as NCCL picks them",
+        "TP all-reduces and PP sends on the critical path, CP exchanges behind attention,"
+        " DP gradients behind the last backward pass (ZeRO-3: behind all compute)",
+        "1F1B pipeline bubble (p-1)/(m+p-1)"
+        + (f" with {layout.interleave} virtual stages" if layout.interleave > 1 else ""),
+        "bf16 weights, gradients and activations, fp32 Adam state",
+        "MFU counts 6 x params x tokens plus attention, without recomputation",
+    ]
+    return "Assumes: " + "; ".join(parts) + "."

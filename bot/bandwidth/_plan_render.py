@@ -1,0 +1,130 @@
+"""Text and JSON renderings of a training-step plan."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.bandwidth._plan import Plan, PlanResult
+from bot.bandwidth._render import (
+    QUIZ_MARK,
+    QUIZ_NOTE,
+    WIDTH,
+    format_seconds,
+    format_slowdown,
+    sig3,
+    table_lines,
+    wrap,
+)
+
+
+def format_count(value: float) -> str:
+    """Return a large count with a unit: ``70.6B``, ``4.19M``, ``512``."""
+    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if value >= scale:
+            return f"{sig3(value / scale)}{unit}"
+    return sig3(value)
+
+
+def plan_headline(plan: Plan) -> str:
+    """Return the title: model, GPUs, layout and batch."""
+    lay, model = plan.layout, plan.model
+    nodes = f"{lay.nodes} node{'s' if lay.nodes > 1 else ''} x {lay.gpus_per_node}"
+    return (
+        f"{model.name} ({format_count(model.params)} params) on {lay.gpus:,} x {plan.gpu.name}"
+        f" ({nodes}): tp {lay.tp}, pp {lay.pp}, cp {lay.cp}, dp {lay.dp}, ZeRO-{lay.zero};"
+        f" seq {lay.seq:,}, batch {lay.global_batch:,} ({format_count(lay.tokens_per_step)}"
+        f" tokens) in {lay.microbatches:,} micro-batches of {lay.micro_batch}"
+        + (", recompute" if lay.recompute else "")
+    )
+
+
+def memory_line(plan: Plan) -> str:
+    """Return one GPU's memory, part by part, and whether it fits."""
+    mem = plan.memory
+    parts = [
+        ("weights", mem.weights),
+        ("grads", mem.gradients),
+        ("optimizer", mem.optimizer),
+        ("activations", mem.activations),
+    ]
+    text = " + ".join(f"{name} {_gb(value)}" for name, value in parts)
+    verdict = "fits" if mem.fits else "DOES NOT FIT"
+    return f"Memory per GPU: {text} = {_gb(mem.total)} of {plan.gpu.memory_gb:g} GB ({verdict})"
+
+
+def _gb(value: float) -> str:
+    return f"{sig3(value / 1e9)} GB"
+
+
+def render_plan_table(plan: Plan, width: int = WIDTH) -> str:
+    """Return the aligned text table, fastest first, with memory, warnings and assumptions."""
+    header = ["", "key", "interconnect", "step", "tokens/s", "TFLOP/s", "MFU", "idle", "slower"]
+    right = [False, False, False, True, True, True, True, True, True]
+    rows = [_row(r) for r in plan.results]
+    lines = wrap(plan_headline(plan), width)
+    lines += table_lines(header, rows, right, width)
+    if any(r.quiz_choice for r in plan.results):
+        lines.append(QUIZ_NOTE)
+    lines.append(
+        "idle = share of the step the GPUs wait (exposed communication and pipeline bubble)"
+    )
+    lines += wrap(memory_line(plan), width)
+    for warning in plan.warnings:
+        lines += wrap("Warning: " + warning, width)
+    lines += wrap(plan.assumptions, width)
+    return "\n".join(line[:width].rstrip() for line in lines)
+
+
+def _row(r: PlanResult) -> list[str]:
+    return [
+        QUIZ_MARK if r.quiz_choice else "",
+        r.key,
+        r.name,
+        format_seconds(r.step_seconds),
+        format_count(r.tokens_per_second),
+        sig3(r.tflops_per_gpu),
+        f"{sig3(r.mfu * 100)}%",
+        f"{sig3(r.idle_share * 100)}%",
+        format_slowdown(r.slowdown),
+    ]
+
+
+def plan_to_json(plan: Plan) -> dict[str, Any]:
+    """Return the plan as the documented JSON object."""
+    model, lay = plan.model, plan.layout
+    return {
+        "model": {
+            "key": model.key,
+            "name": model.name,
+            "params": model.params,
+            "layers": model.layers,
+            "hidden": model.hidden,
+            "ffn": model.ffn,
+            "heads": model.heads,
+            "kv_heads": model.kv_heads,
+            "vocab": model.vocab,
+            "seq": lay.seq,
+        },
+        "layout": {"tp": lay.tp, "pp": lay.pp, "cp": lay.cp, "dp": lay.dp, "zero": lay.zero},
+        "tokens_per_step": lay.tokens_per_step,
+        "results": [
+            {
+                "key": r.key,
+                "name": r.name,
+                "step_seconds": r.step_seconds,
+                "compute_seconds": r.compute_seconds,
+                "comm_seconds": {
+                    "tp": r.comm_seconds.tp,
+                    "pp": r.comm_seconds.pp,
+                    "cp": r.comm_seconds.cp,
+                    "dp": r.comm_seconds.dp,
+                },
+                "exposed_comm_seconds": r.exposed_comm_seconds,
+                "tflops_per_gpu": r.tflops_per_gpu,
+                "mfu": r.mfu,
+                "tokens_per_second": r.tokens_per_second,
+                "idle_share": r.idle_share,
+            }
+            for r in plan.results
+        ],
+    }

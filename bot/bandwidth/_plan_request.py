@@ -1,0 +1,222 @@
+"""What a planner question asks: a model, a parallel layout, and the chat grammar behind it."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, fields
+
+from bot.bandwidth._errors import BandwidthError
+from bot.bandwidth._request import parse_count, parse_over, parse_switch
+
+MAX_GPUS = 1_000_000
+MAX_DIM = 100_000
+MAX_SEQ = 10_000_000
+MAX_BATCH = 100_000_000
+
+PLAN_USAGE = """\
+Usage: /bandwidth plan MODEL gpus=N [tp=T] [pp=P] [cp=C] [dp=D] [zero=0|1|2|3] [seq=S]
+                       [batch=B] [micro=b] [gpu=KEY] [over=k1,k2] [gpn=G] [nics=K] [recompute]
+  MODEL  llama3-8b, llama3-70b, llama3-405b, gpt3-175b, bloom-176b, opt-175b, or a size
+         such as 70B with layers=L hidden=H [ffn= heads= kv= vocab=]
+  gpus=N GPUs in all; tp/pp/cp/dp the tensor, pipeline, context and data parallel sizes
+         (dp = N / (tp x pp x cp) when not given); zero= the ZeRO stage (1)
+  seq=S  tokens a sequence (the model's), batch=B sequences a step (about 4M tokens),
+  micro=b sequences a micro-batch (1), gpu= a100, h100 (default), h200, b200, gb200,
+  gpn=G GPUs a node (8; 72 on gb200), nics=K NICs a node (one per GPU)
+Examples:
+  /bandwidth plan llama3-70b gpus=128 tp=8 pp=2
+  /bandwidth plan llama3-405b gpus=1024 tp=8 pp=16 over=ib-ndr,roce-400,100gbe,1gbe
+  /bandwidth plan 13B gpus=64 layers=40 hidden=5120 heads=40 zero=3"""
+
+# chat word -> PlanRequest field
+_KEYS = {
+    "gpus": "gpus",
+    "gpn": "gpus_per_node",
+    "gpus-per-node": "gpus_per_node",
+    "tp": "tp",
+    "pp": "pp",
+    "cp": "cp",
+    "dp": "dp",
+    "zero": "zero",
+    "seq": "seq",
+    "batch": "global_batch",
+    "global-batch": "global_batch",
+    "micro": "micro_batch",
+    "micro-batch": "micro_batch",
+    "gpu": "gpu",
+    "over": "over",
+    "nics": "nics",
+    "layers": "layers",
+    "hidden": "hidden",
+    "ffn": "ffn",
+    "heads": "heads",
+    "kv": "kv_heads",
+    "kv-heads": "kv_heads",
+    "vocab": "vocab",
+    "recompute": "recompute",
+    "interleave": "interleave",
+    "efficiency": "efficiency",
+}
+_TEXT_KEYS = ("gpu",)
+_WORD_RE = re.compile(r"[a-z0-9][a-z0-9.-]{0,39}\Z")
+_PARAMS_RE = re.compile(
+    r"(?P<num>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>[kmbt])(?:\s*params?)?\Z", re.IGNORECASE
+)
+_UNITS = {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRequest:
+    """One planner question: how long does a training step of ``model`` take, per network."""
+
+    model: str
+    gpus: int
+    gpus_per_node: int | None = None
+    tp: int | None = None
+    pp: int = 1
+    cp: int = 1
+    dp: int | None = None
+    zero: int = 1
+    seq: int | None = None
+    global_batch: int | None = None
+    micro_batch: int = 1
+    gpu: str | None = None
+    over: tuple[str, ...] = ()
+    nics: int | None = None
+    layers: int | None = None
+    hidden: int | None = None
+    ffn: int | None = None
+    heads: int | None = None
+    kv_heads: int | None = None
+    vocab: int | None = None
+    recompute: bool = False
+    interleave: int = 1
+    efficiency: float | None = None
+
+    def __post_init__(self) -> None:
+        model = str(self.model).strip()
+        if not model or len(model) > 40:
+            raise BandwidthError("Name a model, such as llama3-70b, or a size such as 70B.")
+        object.__setattr__(self, "model", model.lower())
+        _count("gpus", self.gpus, MAX_GPUS)
+        for name in ("pp", "cp", "micro_batch", "interleave"):
+            _count(name, getattr(self, name), MAX_GPUS)
+        for name in ("gpus_per_node", "tp", "dp", "nics"):
+            value = getattr(self, name)
+            if value is not None:
+                _count(name, value, MAX_GPUS)
+        for name in ("layers", "hidden", "ffn", "heads", "kv_heads", "vocab"):
+            value = getattr(self, name)
+            if value is not None:
+                _count(name, value, 10_000_000 if name == "vocab" else MAX_DIM)
+        if self.seq is not None:
+            _count("seq", self.seq, MAX_SEQ)
+        if self.global_batch is not None:
+            _count("batch", self.global_batch, MAX_BATCH)
+        if isinstance(self.zero, bool) or self.zero not in (0, 1, 2, 3):
+            raise BandwidthError(f"zero= must be 0, 1, 2 or 3; got {self.zero!r}.")
+        if not isinstance(self.recompute, bool):
+            raise BandwidthError("recompute must be on or off.")
+        if self.efficiency is not None:
+            eff = self.efficiency
+            if isinstance(eff, bool) or not isinstance(eff, int | float) or not math.isfinite(eff):
+                raise BandwidthError("efficiency= must be a number such as 0.5.")
+            if not 0 < eff <= 1:
+                raise BandwidthError("efficiency= must be above 0 and at most 1.")
+            object.__setattr__(self, "efficiency", float(eff))
+        if self.gpu is not None:
+            gpu = str(self.gpu).strip().lower()
+            if not _WORD_RE.match(gpu):
+                raise BandwidthError(f"{self.gpu!r} is not a GPU key; try gpu=h100.")
+            object.__setattr__(self, "gpu", gpu)
+        over = tuple(dict.fromkeys(str(k).strip().lower() for k in self.over if str(k).strip()))
+        object.__setattr__(self, "over", over)
+
+    def custom_shape(self) -> bool:
+        """Return whether the request gives its own layers and width instead of a preset."""
+        return self.layers is not None or self.hidden is not None
+
+
+def _count(name: str, value: object, limit: int) -> None:
+    shown = {"gpus_per_node": "gpn", "micro_batch": "micro", "kv_heads": "kv"}.get(name, name)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BandwidthError(f"{shown}= must be a whole number, such as {shown}=8.")
+    if not 1 <= value <= limit:
+        raise BandwidthError(f"{shown}= must be between 1 and {limit:,}; got {value:,}.")
+
+
+def parse_params(text: str) -> float:
+    """Return the parameter count in ``70B``, ``1.5T``, ``350M params``."""
+    match = _PARAMS_RE.match(text.strip())
+    if match is None:
+        raise BandwidthError(f"{text!r} is neither a model preset nor a size such as 70B.")
+    return float(match["num"]) * _UNITS[match["unit"].lower()]
+
+
+def parse_plan(text: str) -> PlanRequest:
+    """Parse ``[plan] MODEL gpus=N [tp=T] ...`` (the chat form) into a planner request."""
+    try:
+        return _parse_plan(text)
+    except BandwidthError as exc:
+        if exc.usage is None:
+            raise BandwidthError(exc.message, usage=PLAN_USAGE) from None
+        raise
+
+
+def _parse_plan(text: str) -> PlanRequest:
+    if not isinstance(text, str) or not text.strip():
+        raise BandwidthError("Give a model and gpus=, such as plan llama3-70b gpus=128.")
+    if len(text) > 500:
+        raise BandwidthError("That request is too long to read.")
+    words = text.split()
+    if words and words[0].lower() in ("/bandwidth", "bandwidth"):
+        words = words[1:]
+    if words and words[0].lower() == "plan":
+        words = words[1:]
+    if len(words) == 1 and words[0].lower() in ("help", "-h", "--help", "?"):
+        raise BandwidthError("How to plan a training step:")
+    model_words: list[str] = []
+    values: dict[str, object] = {}
+    for word in words:
+        key, eq, value = word.partition("=")
+        key = key.strip().lower()
+        if not eq:
+            if key == "recompute":
+                values["recompute"] = True
+                continue
+            model_words.append(word)
+            continue
+        field = _KEYS.get(key)
+        if field is None:
+            known = ", ".join(k + "=" for k in _KEYS if "-" not in k)
+            raise BandwidthError(f"Unknown option {key + '='!r}. Options: {known}.")
+        if field in values:
+            raise BandwidthError(f"{key}= is given twice.")
+        values[field] = _value(field, key, value)
+    if not model_words:
+        raise BandwidthError("Name a model first, such as plan llama3-70b gpus=128.")
+    if "gpus" not in values:
+        raise BandwidthError("Say how many GPUs in all, such as gpus=128.")
+    model = " ".join(model_words)
+    known_fields = {f.name for f in fields(PlanRequest)}
+    kwargs = {k: v for k, v in values.items() if k in known_fields}
+    return PlanRequest(model=model, **kwargs)  # type: ignore[arg-type]
+
+
+def _value(field: str, key: str, text: str) -> object:
+    if field == "over":
+        return parse_over(text)
+    if field == "recompute":
+        return parse_switch(key, text)
+    if field in _TEXT_KEYS:
+        return text
+    if field == "efficiency":
+        try:
+            number = float(text)
+        except ValueError:
+            raise BandwidthError(
+                f"efficiency= must be a number such as 0.5; got {text!r}."
+            ) from None
+        return number
+    return parse_count(key, text)

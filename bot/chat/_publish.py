@@ -1,0 +1,172 @@
+"""Post, refresh and reveal cards through a platform's port: the scheduler's Publisher, once.
+
+A reveal is published once, right after its close is committed, and never again: each of its
+sends is made again after a transient failure. A card's "N answered" is refreshed at most once
+per interval per round, and never after its reveal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from bot.chat._charts import Charts
+from bot.chat.content import Explanation, PostCard, PostText, ReplyInThread, UpdateCard
+from bot.chat.port import Gone, Port
+from bot.engine import QuizEngine
+from bot.engine.model import Place, QuestionCard, Reveal
+from bot.text import Text
+
+log = logging.getLogger(__name__)
+
+REVEAL_TRIES = 4
+REVEAL_BACKOFF = 0.5
+
+T = TypeVar("T")
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class Publisher:
+    """Send what the engine returns to a platform's channels; keep each card's count fresh."""
+
+    def __init__(
+        self,
+        engine: QuizEngine,
+        port: Port,
+        *,
+        charts: Charts | None = None,
+        refresh_every: float = 3.0,
+        tries: int = REVEAL_TRIES,
+        backoff: float = REVEAL_BACKOFF,
+        sleep: Sleep = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.engine = engine
+        self.port = port
+        self.charts = charts
+        self.refresh_every = refresh_every
+        self.tries = tries
+        self.backoff = backoff
+        self.sleep = sleep
+        self.clock = clock
+        self._pending: dict[int, asyncio.Task[None]] = {}
+        self._last_refresh: dict[int, float] = {}
+        self._locks: dict[int, asyncio.Lock] = {}
+        self._editing: set[asyncio.Task[None]] = set()
+
+    @property
+    def platform(self) -> str:
+        """Return the platform name rounds are stored under."""
+        return self.port.platform
+
+    async def post_card(self, card: QuestionCard) -> str:
+        """Post a question card and return its message reference."""
+        ref = await self.port.send(PostCard(card.round.place, card))
+        if ref is None:
+            raise RuntimeError(f"the card of round {card.round_id} was posted without a reference")
+        return ref
+
+    async def post_text(self, place: Place, message: Text) -> None:
+        """Post a message in a channel."""
+        await self.port.send(PostText(place, message))
+
+    async def publish_reveal(self, reveal: Reveal) -> None:
+        """Edit the card into its results (or post them anew) and explain in its thread."""
+        rid = reveal.round.id
+        place = reveal.round.place
+        # The close is committed before this; a refresh holding the lock finishes first, and any
+        # later one finds the round closed, so nothing brings the buttons back.
+        async with self._lock(rid):
+            self._forget(rid)
+            ref = reveal.round.message_ref
+            if ref is not None:
+                edit = UpdateCard(place, ref, reveal)
+                try:
+                    await self._persist(lambda: self.port.send(edit))
+                except Gone:
+                    log.warning("the card of round %s is gone; posting the results anew", rid)
+                    ref = None
+            if ref is None:
+                ref = await self._persist(lambda: self.port.send(PostCard(place, reveal)))
+        self._locks.pop(rid, None)
+        if ref is None:
+            raise RuntimeError(f"the results of round {rid} were posted without a reference")
+        chart = None
+        if reveal.question.chart is not None and self.charts is not None:
+            chart = await self.charts.for_question(reveal.question.chart)
+        thread = ReplyInThread(place, ref, Explanation(reveal, chart))
+        await self._persist(lambda: self.port.send(thread))
+
+    async def _persist(self, call: Callable[[], Awaitable[T]]) -> T:
+        """Make a send, again after a transient failure, up to ``tries`` times in all."""
+        for attempt in range(1, self.tries):
+            try:
+                return await call()
+            except Exception as exc:
+                if not self.port.transient(exc):
+                    raise
+                log.warning("a send failed (%s); trying again", type(exc).__name__)
+                await self.sleep(self.backoff * 2 ** (attempt - 1))
+        return await call()
+
+    # ------------------------------------------------------------ the "N answered" count
+
+    def note_answer(self, round_id: int) -> None:
+        """Refresh the card's answer count soon, at most once per ``refresh_every`` per round."""
+        if round_id in self._pending:
+            return
+        # The slot is taken now, not when the edit lands: an answer during this refresh's edit
+        # schedules the next one an interval later, never a second edit at once.
+        now = self.clock()
+        due = max(now, self._last_refresh.get(round_id, -math.inf) + self.refresh_every)
+        self._last_refresh[round_id] = due
+        self._pending[round_id] = asyncio.create_task(
+            self._refresh_later(round_id, due - now), name=f"quiz-refresh-{round_id}"
+        )
+
+    async def aclose(self) -> None:
+        """Drop the refreshes still waiting their turn; let one under way finish its edit."""
+        tasks = list(self._pending.values())
+        self._pending.clear()
+        for task in tasks:
+            if task not in self._editing:
+                task.cancel()
+        await asyncio.gather(*tasks, *self._editing, return_exceptions=True)
+
+    def _lock(self, round_id: int) -> asyncio.Lock:
+        return self._locks.setdefault(round_id, asyncio.Lock())
+
+    def _forget(self, round_id: int) -> None:
+        task = self._pending.pop(round_id, None)
+        # A refresh waiting its turn is dropped; one already reading the store finishes (it sees
+        # the round closed and edits nothing): cancelled inside a query, it would leave the
+        # database connection to the garbage collector.
+        if task is not None and task is not asyncio.current_task() and task not in self._editing:
+            task.cancel()
+        self._last_refresh.pop(round_id, None)
+
+    async def _refresh_later(self, round_id: int, wait: float) -> None:
+        if wait > 0:
+            await self.sleep(wait)
+        task = asyncio.current_task()
+        if task is not None:
+            self._editing.add(task)
+        try:
+            async with self._lock(round_id):
+                # Answers that arrive from here on schedule the next refresh.
+                self._pending.pop(round_id, None)
+                rnd = await self.engine.get_round(round_id)
+                if rnd.is_closed or rnd.message_ref is None:
+                    return
+                count = await self.engine.answered_count(round_id)
+                card = QuestionCard(rnd, self.engine.question_of(rnd), answered=count)
+                await self.port.send(UpdateCard(rnd.place, rnd.message_ref, card))
+        except Exception:
+            # A stale count is harmless; the next answer schedules another try.
+            log.exception("could not refresh the card of round %s", round_id)
+        finally:
+            self._editing.discard(task)

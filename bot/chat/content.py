@@ -1,0 +1,117 @@
+"""What the chat layer says and does: neutral content, and the actions a platform carries out.
+
+Content is what a message shows (a sentence, a question card, the results); an action is what
+to do with it where no interaction is being answered (post a card, edit it, reply in its thread,
+tell someone privately). The renderers of each platform turn content into Block Kit, embeds or
+terminal text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.engine.model import Place, Question, QuestionCard, Reveal
+from bot.text import Text
+
+
+@dataclass(frozen=True, slots=True)
+class Chart:
+    """A drawn chart, ready to upload."""
+
+    png: bytes
+    filename: str
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class Feedback:
+    """The private reply to an answer (``replaces``: it takes the place of the message clicked)."""
+
+    text: Text
+    replaces: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Panel:
+    """A titled list, such as a leaderboard."""
+
+    title: Text
+    body: Text
+    note: Text | None = None
+    start_review: bool = False  # offer a button that starts a review (where buttons can)
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewAsk:
+    """A missed question asked again privately, with its own buttons."""
+
+    question: Question
+    title: Text
+    footer: Text
+
+
+@dataclass(frozen=True, slots=True)
+class EstimateView:
+    """A /bandwidth answer: the table, its one-line summary and the chart."""
+
+    table: str
+    headline: str
+    chart: Chart
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """The thread reply of a reveal: the full explanation, and the chart if the question has one."""
+
+    reveal: Reveal
+    chart: Chart | None = None
+
+
+Content = Text | Feedback | Panel | ReviewAsk | EstimateView | QuestionCard | Reveal
+
+
+@dataclass(frozen=True, slots=True)
+class PostCard:
+    """Post a card (a question, or the results when the question's card is gone)."""
+
+    place: Place
+    card: QuestionCard | Reveal
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateCard:
+    """Edit a posted card: its answer count, or its results once closed."""
+
+    place: Place
+    ref: str
+    card: QuestionCard | Reveal
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyInThread:
+    """Answer a card in its thread."""
+
+    place: Place
+    ref: str
+    explanation: Explanation
+
+
+@dataclass(frozen=True, slots=True)
+class PostText:
+    """Post a message in a channel."""
+
+    place: Place
+    text: Text
+
+
+@dataclass(frozen=True, slots=True)
+class MessageUser:
+    """Tell one person something privately, unprompted (``about``: the message it concerns)."""
+
+    place: Place
+    user: str
+    text: Text
+    about: str | None = None
+
+
+Action = PostCard | UpdateCard | ReplyInThread | PostText | MessageUser

@@ -1,0 +1,242 @@
+"""The chat core: what each event does, for every platform, and the one error boundary.
+
+An adapter translates a platform's payload into an event (``bot.chat.events``) and hands it here
+with an exchange to answer through; the core reads commands with the grammar, runs the flow,
+grades answers, and sends what there is to say. Nothing here knows a platform.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from bot.chat import words
+from bot.chat._charts import Charts
+from bot.chat._publish import Publisher
+from bot.chat._turn import Turn
+from bot.chat.content import MessageUser
+from bot.chat.events import Click, Command, Reaction, ReviewClick
+from bot.chat.flows import FLOWS, Context
+from bot.chat.grammar import GRAMMARS, BadInput, Call, Form, read_options, read_text, usage
+from bot.chat.port import Exchange, Port
+from bot.engine import QuizEngine
+from bot.engine.model import AnswerStatus, Place
+from bot.errors import NotFound, UserError
+from bot.links import LinkMaker
+from bot.observability.drain import Drain
+from bot.observability.metrics import count_answer, timed
+from bot.scheduler import ScheduleService, schedule_store_of
+from bot.text import Text, lines, text
+
+log = logging.getLogger(__name__)
+
+COUNTED = (AnswerStatus.ACCEPTED, AnswerStatus.CHANGED)
+ANSWER_SLOTS = 15
+
+
+class Chat:
+    """Every chat flow, written once, on an engine and a platform's port."""
+
+    def __init__(
+        self,
+        engine: QuizEngine,
+        port: Port,
+        *,
+        admins: frozenset[str] = frozenset(),
+        admins_only: bool = False,
+        charts: Charts | None = None,
+        refresh_every: float = 3.0,
+        answer_slots: int = ANSWER_SLOTS,
+        links: LinkMaker | None = None,
+    ) -> None:
+        self.engine = engine
+        self.port = port
+        self.admins = admins
+        # Signs dashboard links; None while QUIZBOT_DASHBOARD_SECRET is unset.
+        self.links = links
+        # Only the listed people are admins: the platform is never asked (on Slack, users.info
+        # and its users:read scope go unused).
+        self.admins_only = admins_only
+        self.charts = charts or Charts.load()
+        self.publisher = Publisher(engine, port, charts=self.charts, refresh_every=refresh_every)
+        self.schedules = ScheduleService(engine, schedule_store_of(engine))
+        # Counts the work still running, so a shutdown can let it finish.
+        self.drain = Drain()
+        # More answers at once than the store has connections would only queue in its pool,
+        # where a long burst meets the pool's timeout; here they wait their turn instead.
+        self._answering = asyncio.Semaphore(answer_slots)
+        grammars = {g.name: g for g in GRAMMARS}
+        self.grammars = grammars
+        missing = [
+            (g.name, v.name) for g in GRAMMARS for v in g.verbs if (g.name, v.name) not in FLOWS
+        ]
+        if missing:
+            raise RuntimeError(f"verbs without a flow: {missing}")
+
+    @property
+    def platform(self) -> str:
+        """Return the platform this core serves."""
+        return self.port.platform
+
+    # ---------------------------------------------------------------- commands
+
+    async def command(self, event: Command, exchange: Exchange, *, kind: str = "command") -> None:
+        """Answer a slash command."""
+        async with self._handling(kind):
+            turn = Turn(exchange)
+            ctx = Context(self, event.place, event.user, turn)
+            try:
+                call = self._read(event)
+                flow = FLOWS[(call.grammar.name, call.verb.name)]
+                if flow.instant is not None:
+                    await turn.reply(flow.instant(ctx, call), private=True)
+                    return
+                if flow.check is not None:
+                    ctx.prepared = flow.check(ctx, call)
+                await turn.start(private=not call.verb.public)
+                assert flow.run is not None
+                await flow.run(ctx, call)
+            except Exception as exc:
+                await self._fail(exc, turn, self._where(event.place, event.user), form=_form(event))
+            finally:
+                await turn.close()
+
+    def _read(self, event: Command) -> Call:
+        grammar = self.grammars[event.name]
+        if event.text is not None:
+            return read_text(grammar, event.text)
+        return read_options(grammar, event.verb, event.options)
+
+    async def refuse(
+        self, exchange: Exchange, place: Place | None, user: str, message: Text, *, kind: str
+    ) -> None:
+        """Tell someone their request cannot be read (what the platform's own checks caught)."""
+        async with self._handling(kind):
+            turn = Turn(exchange)
+            await self._fail(UserError(message), turn, self._where(place, user))
+
+    # ---------------------------------------------------------------- answers
+
+    async def click(self, event: Click, exchange: Exchange, *, kind: str = "button") -> None:
+        """Grade a click: the answer is committed before anyone is told (or any ack is given)."""
+        async with self._handling(kind):
+            turn = Turn(exchange)
+            try:
+                await turn.start(private=True)
+                async with self._answering:
+                    outcome = await self.engine.answer(
+                        self.platform, event.place.workspace, event.round_id, event.user, event.key
+                    )
+                count_answer(self.platform, outcome.status.value)
+                await turn.reply(words.feedback(outcome), private=True)
+                if outcome.status in COUNTED:
+                    self.publisher.note_answer(event.round_id)
+            except Exception as exc:
+                await self._fail(exc, turn, self._where(event.place, event.user))
+            finally:
+                await turn.close()
+
+    async def reaction(self, event: Reaction, *, kind: str = "reaction") -> None:
+        """Count an emoji reaction on an open card as an answer; tell the reactor privately."""
+        async with self._handling(kind):
+            where = self._where(event.place, event.user)
+            try:
+                await self._reaction(event)
+            except Exception as exc:
+                error_id = secrets.token_hex(4)
+                log.error(
+                    "error %s grading a reaction",
+                    error_id,
+                    exc_info=exc,
+                    extra={**where, "error_id": error_id},
+                )
+                await self._tell(event, words.apology(error_id), where)
+
+    async def _reaction(self, event: Reaction) -> None:
+        rnd = await self.engine.open_round(event.place)
+        if rnd is None or rnd.message_ref != event.message_ref:
+            return
+        try:
+            async with self._answering:
+                outcome = await self.engine.answer(
+                    self.platform, event.place.workspace, rnd.id, event.user, event.key
+                )
+        except NotFound:
+            return
+        except UserError as exc:
+            await self._tell(event, exc.text, self._where(event.place, event.user))
+            return
+        count_answer(self.platform, outcome.status.value)
+        if outcome.status is AnswerStatus.ALREADY and outcome.choice.key == event.key:
+            return  # a redelivered event, or the same answer again: already told
+        await self._tell(event, words.feedback(outcome).text, self._where(event.place, event.user))
+        if outcome.status in COUNTED:
+            self.publisher.note_answer(rnd.id)
+
+    async def _tell(self, event: Reaction, message: Text, where: dict[str, str]) -> None:
+        try:
+            await self.port.send(MessageUser(event.place, event.user, message, event.message_ref))
+        except Exception:
+            log.exception("could not tell the user about their reaction", extra=where)
+
+    async def review_click(
+        self, event: ReviewClick, exchange: Exchange, *, kind: str = "button"
+    ) -> None:
+        """Grade a private review answer (scores never change) and tell the user."""
+        async with self._handling(kind):
+            turn = Turn(exchange)
+            try:
+                await turn.start(private=True)
+                outcome = await self.engine.answer_review(
+                    self.platform, event.place.workspace, event.user, event.question_id, event.key
+                )
+                await turn.reply(words.review_feedback(outcome), private=True)
+            except Exception as exc:
+                await self._fail(exc, turn, self._where(event.place, event.user))
+            finally:
+                await turn.close()
+
+    # ---------------------------------------------------------------- the error boundary
+
+    @asynccontextmanager
+    async def _handling(self, kind: str) -> AsyncIterator[None]:
+        async with self.drain.track():
+            with timed(self.platform, kind):
+                yield
+
+    def _where(self, place: Place | None, user: str) -> dict[str, str]:
+        where = {"platform": self.platform, "user": user}
+        if place is not None:
+            where |= {"workspace": place.workspace, "channel": place.channel}
+        return where
+
+    async def _fail(
+        self, error: Exception, turn: Turn, where: dict[str, str], *, form: Form | None = None
+    ) -> None:
+        """Tell the user what went wrong: their mistake as it is, ours as an apology with an id."""
+        if isinstance(error, BadInput):
+            told = lines(error.text, usage(error.grammar, form or Form.TEXT, error.verb))
+            log.info("refused: %s", error.message, extra=where)
+        elif isinstance(error, UserError):
+            told = error.text
+            log.info("refused: %s", error.message, extra=where)
+        else:
+            error_id = secrets.token_hex(4)
+            log.error(
+                "error %s handling a request",
+                error_id,
+                exc_info=error,
+                extra={**where, "error_id": error_id},
+            )
+            told = words.apology(error_id)
+        try:
+            await turn.reply(text(told), private=True)
+        except Exception:
+            log.exception("could not tell the user about an error", extra=where)
+
+
+def _form(event: Command) -> Form:
+    return Form.TEXT if event.text is not None else Form.OPTIONS

@@ -1,0 +1,50 @@
+"""What the chat layer hears: platform-free events that the adapters translate payloads into."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from bot.engine.model import Place
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A slash command: the text typed after it, or the options a form gave (with its verb)."""
+
+    place: Place
+    user: str
+    name: str  # "quiz", "bandwidth"
+    text: str | None = None  # the text form (Slack)
+    verb: str = ""  # the options form (Discord): the subcommand
+    options: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Click:
+    """A click on a choice button of a question card."""
+
+    place: Place
+    user: str
+    round_id: int
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reaction:
+    """An emoji reaction standing for a choice, on a message of a channel."""
+
+    place: Place
+    user: str
+    message_ref: str
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewClick:
+    """A click on a choice of a private review question."""
+
+    place: Place
+    user: str
+    question_id: str
+    key: str

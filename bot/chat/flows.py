@@ -1,0 +1,271 @@
+"""What each command does, written once for every platform.
+
+A flow gets the call as read by the grammar and a context (the engine, where, who, and the
+interaction's turn to reply through). ``FLOWS`` maps each verb of the grammar to its flow: a new
+command is a grammar entry, a flow here, and its sentences in ``bot.messages``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from bot import messages as M
+from bot.bandwidth import PLAN_USAGE, BandwidthError, Estimate, Plan, is_plan
+from bot.chat import words
+from bot.chat._charts import request_of
+from bot.chat._turn import Turn
+from bot.chat.grammar import BANDWIDTH, GRAMMARS, QUIZ, BadInput, Call, Form, help_text
+from bot.chat.port import NotAMember
+from bot.engine.model import DifficultyMode, Period, Place
+from bot.errors import UserError
+from bot.links import Scope
+from bot.scheduler import schedule_request
+from bot.text import Code, Link, Pre, Text, lines, say
+
+if TYPE_CHECKING:
+    from bot.chat.core import Chat
+
+
+@dataclass
+class Context:
+    """What a flow works with: the chat core, the place, the person, and the turn to reply."""
+
+    chat: Chat
+    place: Place
+    user: str
+    turn: Turn
+    prepared: object = None  # what the flow's ``check`` worked out before the first response
+    _admin: bool | None = None
+
+    async def is_admin(self) -> bool:
+        """Return whether the person is an admin: listed in QUIZBOT_ADMINS, or by the platform."""
+        if self._admin is None:
+            listed = self.user in self.chat.admins
+            self._admin = listed or (
+                not self.chat.admins_only and await self.turn.exchange.is_admin()
+            )
+        return self._admin
+
+    async def require_admin(self, template: str) -> None:
+        """Refuse anyone who is not an admin, with a sentence naming who is."""
+        if not await self.is_admin():
+            admins = M.ADMINS_LISTED if self.chat.admins_only else self.chat.port.admins
+            raise UserError(say(template, admins=admins))
+
+    async def say(self, content: Text, *, private: bool = True) -> None:
+        """Reply to the person privately (or to the channel)."""
+        await self.turn.reply(content, private=private)
+
+
+Run = Callable[[Context, Call], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Flow:
+    """A command's work.
+
+    ``instant`` answers without any I/O; otherwise ``check`` (no I/O either) may refuse bad input
+    before the first response, and ``run`` does the work.
+    """
+
+    run: Run | None = None
+    instant: Callable[[Context, Call], Text] | None = None
+    check: Callable[[Context, Call], object] | None = None
+
+
+# ---------------------------------------------------------------- /quiz
+
+
+async def next_question(ctx: Context, call: Call) -> None:
+    """Open a round here and post its card; free the channel again if the card never posts."""
+    engine = ctx.chat.engine
+    card = await engine.start_round(ctx.place, tag=call.args.text("tag"))
+    try:
+        ref = await ctx.turn.reply(card, private=False)
+        if ref is None:
+            raise RuntimeError(f"the card of round {card.round_id} has no message reference")
+    except NotAMember:
+        await engine.withdraw(card.round_id)
+        raise UserError(say(M.CANNOT_POST, how=ctx.chat.port.add_me)) from None
+    except BaseException:
+        await engine.withdraw(card.round_id)
+        raise
+    await engine.attach_message(card.round_id, ref)
+
+
+async def close_round(ctx: Context, call: Call) -> None:
+    """Close this channel's round, say so, then show the results and the explanation."""
+    reveal = await ctx.chat.engine.close_in_channel(ctx.place)
+    await ctx.say(say(M.CLOSED))
+    await ctx.chat.publisher.publish_reveal(reveal)
+
+
+async def leaderboard(ctx: Context, call: Call) -> None:
+    """Show the top scorers of a period and the caller's rank."""
+    period = call.args.get("period")
+    board = await ctx.chat.engine.leaderboard(
+        ctx.place.platform,
+        ctx.place.workspace,
+        period if isinstance(period, Period) else Period.WEEK,
+        ctx.user,
+    )
+    await ctx.turn.reply(words.leaderboard(board), private=True)
+
+
+async def stats(ctx: Context, call: Call) -> None:
+    """Show one person's totals and streaks."""
+    who = call.args.text("user") or ctx.user
+    await ctx.say(words.stats(await ctx.chat.engine.stats(ctx.place, who)))
+
+
+async def settings(ctx: Context, call: Call) -> None:
+    """Show this channel's options to anyone; change them for admins, only what was given."""
+    engine = ctx.chat.engine
+    changes, minutes = call.args.flag("changes"), call.args.number("minutes")
+    mode = call.args.get("difficulty")
+    difficulty = DifficultyMode(mode) if isinstance(mode, str) else None
+    if changes is None and minutes is None and difficulty is None:
+        await ctx.say(words.settings(await engine.channel_settings(ctx.place)))
+        return
+    await ctx.require_admin(M.SETTINGS_ADMINS_ONLY)
+    saved = await engine.change_channel_settings(
+        ctx.place, allow_change=changes, round_minutes=minutes, difficulty=difficulty
+    )
+    await ctx.say(say(M.SAVED, settings=words.settings(saved)))
+
+
+async def schedule(ctx: Context, call: Call) -> None:
+    """Show the daily question to anyone, or set it (admins)."""
+    service = ctx.chat.schedules
+    if not call.args:
+        await ctx.say(words.schedule(await service.show(ctx.place)))
+        return
+    time = call.args.text("time")
+    if time is None:
+        needs = say(M.SCHEDULE_NEEDS_TIME, example=Code("time:09:30"))
+        raise BadInput(needs, grammar=QUIZ, verb=call.verb)
+    request = schedule_request(
+        time,
+        zone=call.args.text("tz"),
+        days=call.args.text("days"),
+        tag=call.args.text("tag"),
+        digest=call.args.text("digest"),
+        close=call.args.text("close"),
+    )
+    await ctx.require_admin(M.SCHEDULE_ADMINS_ONLY)
+    view = await service.set(ctx.place, request, user=ctx.user, admin=True)
+    await ctx.say(say(M.SCHEDULED, schedule=words.schedule(view)))
+
+
+async def unschedule(ctx: Context, call: Call) -> None:
+    """Stop the daily question (admins)."""
+    await ctx.require_admin(M.SCHEDULE_ADMINS_ONLY)
+    removed = await ctx.chat.schedules.remove(ctx.place, admin=True)
+    await ctx.say(say(M.SCHEDULE_STOPPED) if removed else words.schedule(None))
+
+
+async def review(ctx: Context, call: Call) -> None:
+    """Re-ask the caller's most overdue missed question, privately."""
+    engine, place = ctx.chat.engine, ctx.place
+    question = await engine.next_review(place.platform, place.workspace, ctx.user)
+    queue = await engine.review_queue(place.platform, place.workspace, ctx.user)
+    if question is None:
+        await ctx.say(words.nothing_due(queue))
+    else:
+        await ctx.turn.reply(words.review_ask(question, queue), private=True)
+
+
+async def report(ctx: Context, call: Call) -> None:
+    """Show the admins, privately, which questions are flagged and which are hardest here."""
+    await ctx.require_admin(M.REPORT_ADMINS_ONLY)
+    items = await ctx.chat.engine.question_report(ctx.place.platform, ctx.place.workspace)
+    await ctx.turn.reply(words.report(items), private=True)
+
+
+async def dashboard(ctx: Context, call: Call) -> None:
+    """Reply privately with a signed dashboard link: the workspace's (admins) or one's own."""
+    maker = ctx.chat.links
+    if maker is None:
+        await ctx.say(
+            say(
+                M.DASHBOARD_OFF,
+                secret=Code("QUIZBOT_DASHBOARD_SECRET"),
+                url=Code("QUIZBOT_PUBLIC_URL"),
+            )
+        )
+        return
+    scope = Scope.ME if call.args.text("scope") == "me" else Scope.WORKSPACE
+    if scope is Scope.WORKSPACE and not await ctx.is_admin():
+        me = Code("/quiz dashboard me")
+        raise UserError(say(M.DASHBOARD_ADMINS_ONLY, admins=ctx.chat.port.admins, me=me))
+    url = maker.url(
+        ctx.place.platform, ctx.place.workspace, scope, ctx.user, ctx.chat.engine.clock()
+    )
+    await ctx.say(say(M.DASHBOARD_LINK, link=Link(M.DASHBOARD_LINK_TITLE, url)))
+
+
+async def me(ctx: Context, call: Call) -> None:
+    """Show the caller's own totals, streak, due reviews and week, privately."""
+    p = ctx.place
+    summary = await ctx.chat.engine.player_summary(p.platform, p.workspace, ctx.user)
+    await ctx.turn.reply(words.me(summary), private=True)
+
+
+def show_help(ctx: Context, call: Call) -> Text:
+    """Return how to use every command, in the form the command came in."""
+    return help_text(GRAMMARS, call.form)
+
+
+# ---------------------------------------------------------------- /bandwidth
+
+
+def estimate_of(ctx: Context, call: Call) -> Estimate | Plan:
+    """Read and price a /bandwidth request: an estimate, or a training-step plan.
+
+    Bad input is refused with the usage: the estimate's, or the planner's for a plan.
+    """
+    line, planned = call.args.text("request"), call.args.text("plan")
+    if line is not None and line.lower().startswith("plan="):
+        planned = line[len("plan=") :]  # the options form's spelling, typed
+    asked = f"plan {planned}" if planned is not None else line
+    if asked is not None and is_plan(asked):
+        try:
+            return ctx.chat.charts.plan(asked)
+        except BandwidthError as exc:
+            raise UserError(lines(exc.text, Pre(PLAN_USAGE))) from None
+    if line is None and not call.args.text("size"):
+        example = Code("plan:llama3-70b gpus=128")
+        raise BadInput(say(M.BANDWIDTH_SIZE_OR_PLAN, example=example), grammar=BANDWIDTH)
+    try:
+        return ctx.chat.charts.estimate(request_of(call.args))
+    except BandwidthError as exc:
+        raise BadInput(exc.text, grammar=BANDWIDTH, verb=call.verb) from None
+
+
+async def bandwidth(ctx: Context, call: Call) -> None:
+    """Answer with the table and the chart; drawing is slow, so the answer is deferred first."""
+    prepared = ctx.prepared
+    result = prepared if isinstance(prepared, Estimate | Plan) else estimate_of(ctx, call)
+    await ctx.turn.defer(private=False)
+    await ctx.turn.reply(await ctx.chat.charts.view(result), private=False)
+
+
+FLOWS: dict[tuple[str, str], Flow] = {
+    ("quiz", "next"): Flow(next_question),
+    ("quiz", "close"): Flow(close_round),
+    ("quiz", "leaderboard"): Flow(leaderboard),
+    ("quiz", "stats"): Flow(stats),
+    ("quiz", "settings"): Flow(settings),
+    ("quiz", "schedule"): Flow(schedule),
+    ("quiz", "unschedule"): Flow(unschedule),
+    ("quiz", "review"): Flow(review),
+    ("quiz", "report"): Flow(report),
+    ("quiz", "dashboard"): Flow(dashboard),
+    ("quiz", "me"): Flow(me),
+    ("quiz", "help"): Flow(instant=show_help),
+    ("bandwidth", ""): Flow(bandwidth, check=estimate_of),
+}
+
+__all__ = ["FLOWS", "Context", "Flow", "Form"]

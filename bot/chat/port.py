@@ -1,0 +1,71 @@
+"""What a platform implements for the chat layer: a port for sending, an exchange per interaction.
+
+The port carries out actions nobody is waiting on (a timer's reveal, a daily card); an exchange
+answers one interaction, whose first response each platform wants within its own deadline.
+Failures a flow must tell apart arrive as the neutral errors below.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from bot.chat.content import Action, Content
+
+
+class Gone(Exception):
+    """The message or channel an action is about no longer exists."""
+
+
+class NotAMember(Exception):
+    """The bot may not post in that channel."""
+
+
+class Port(Protocol):
+    """A platform, as the chat layer sends to it."""
+
+    @property
+    def platform(self) -> str:
+        """Return the platform name rounds are stored under."""
+        ...
+
+    @property
+    def admins(self) -> str:
+        """Return who this platform's admins are, in words (from the message catalogue)."""
+        ...
+
+    @property
+    def add_me(self) -> str:
+        """Return how to let the bot post in a channel, in words (from the message catalogue)."""
+        ...
+
+    async def send(self, action: Action) -> str | None:
+        """Carry out an action; return the new message's reference for a posted card."""
+        ...
+
+    def transient(self, error: Exception) -> bool:
+        """Return whether a failed send may succeed if made again (5xx, lost connection)."""
+        ...
+
+
+class Exchange(Protocol):
+    """One interaction being answered."""
+
+    @property
+    def budget(self) -> float:
+        """Return how long the work may take before the first response is due (seconds)."""
+        ...
+
+    async def defer(self, *, private: bool) -> None:
+        """Give the first response now, the answer to follow (once; later calls do nothing)."""
+        ...
+
+    async def reply(self, content: Content, *, private: bool) -> str | None:
+        """Answer: as the first response if none was given, else as a follow-up.
+
+        Return the message's reference when the answer is a card posted for the channel.
+        """
+        ...
+
+    async def is_admin(self) -> bool:
+        """Return whether the person who acted administers this workspace or server."""
+        ...

@@ -1,0 +1,369 @@
+"""The catalogue's sentences filled in with what the engine returns, for every face alike.
+
+Renderers lay these texts out (Block Kit sections, embed fields, terminal lines); the words
+themselves are chosen here, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot import messages as M
+from bot.chat.content import Feedback, Panel, ReviewAsk
+from bot.engine import analytics
+from bot.engine.analytics import QuestionReport
+from bot.engine.model import (
+    AnswerOutcome,
+    AnswerStatus,
+    ChannelSettings,
+    Choice,
+    DifficultyMode,
+    Leaderboard,
+    Period,
+    PlayerSummary,
+    Question,
+    QuestionCard,
+    Reveal,
+    UserStats,
+)
+from bot.engine.review import ReviewOutcome, ReviewQueue
+from bot.scheduler import ScheduleView, describe_schedule
+from bot.text import (
+    Code,
+    Icon,
+    Label,
+    Mention,
+    Moment,
+    Strong,
+    Text,
+    Verbatim,
+    When,
+    join,
+    lines,
+    say,
+)
+
+PERIODS = {Period.WEEK: M.PERIOD_WEEK, Period.MONTH: M.PERIOD_MONTH, Period.ALL: M.PERIOD_ALL}
+
+
+def label(choice: Choice, *, strong: bool = False) -> Label:
+    """Return a choice as a lettered label span."""
+    return Label(choice.key, choice.text, strong=strong)
+
+
+def bar(fraction: float, width: int) -> str:
+    """Return a text bar of ``width`` cells filled in proportion to ``fraction``."""
+    filled = round(max(0.0, min(1.0, fraction)) * width)
+    return "█" * filled + "░" * (width - filled)
+
+
+# ---------------------------------------------------------------- the card
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One fact about a card: a field name and value, and the same as a short phrase."""
+
+    name: str
+    value: Text
+    inline: Text
+
+
+def card_title(card: QuestionCard) -> Text:
+    """Return the card's title: its note (posted late...) or the plain title."""
+    return say(card.note) if card.note else say(M.CARD_TITLE)
+
+
+def card_facts(card: QuestionCard) -> list[Fact]:
+    """Return the facts under a question: tags, difficulty, closing time, answer count."""
+    q = card.question
+    facts = []
+    if q.tags:
+        tags = join([Text((Code(t),)) for t in q.tags], ", ")
+        facts.append(Fact(M.FACT_TAGS, tags, tags))
+    points = q.difficulty.points
+    difficulty = say(
+        M.DIFFICULTY_VALUE_ONE if points == 1 else M.DIFFICULTY_VALUE_MANY,
+        difficulty=q.difficulty.value,
+        n=points,
+    )
+    facts.append(Fact(M.FACT_DIFFICULTY, difficulty, difficulty))
+    closes = card.round.closes_at
+    if closes is not None:
+        when = Moment(closes, When.SOON)
+        facts.append(Fact(M.FACT_CLOSES, Text((when,)), say(M.CLOSES_INLINE, when=when)))
+    answered = say(M.ANSWERED, n=card.answered)
+    facts.append(Fact(M.FACT_ANSWERED, answered, answered))
+    return facts
+
+
+def how_to_answer() -> Text:
+    """Return the line that says how to answer a card."""
+    return say(M.CARD_HOW_TO_ANSWER, emoji=Icon.ANSWER_EMOJI)
+
+
+def notification(question: Question) -> Text:
+    """Return the one line a notification shows for a card."""
+    return say(M.CARD_NOTIFICATION, question=Verbatim(question.text))
+
+
+# ---------------------------------------------------------------- answers
+
+
+def feedback(outcome: AnswerOutcome) -> Feedback:
+    """Return the private reply to someone who answered."""
+    mine = label(outcome.choice, strong=True)
+    if outcome.status is AnswerStatus.CLOSED:
+        return Feedback(say(M.FEEDBACK_CLOSED))
+    if outcome.status is AnswerStatus.ALREADY:
+        return Feedback(say(M.FEEDBACK_ALREADY, choice=mine))
+    parts: list[Text] = []
+    if outcome.status is AnswerStatus.CHANGED and outcome.previous is not None:
+        parts.append(
+            say(
+                M.FEEDBACK_CHANGED,
+                before=Strong(outcome.previous.key),
+                after=Strong(outcome.choice.key),
+            )
+        )
+    if outcome.correct:
+        template = M.FEEDBACK_RIGHT_ONE if outcome.points == 1 else M.FEEDBACK_RIGHT_MANY
+        parts.append(
+            say(template, icon=Icon.RIGHT, right=Strong(M.RIGHT), choice=mine, n=outcome.points)
+        )
+    else:
+        parts.append(
+            say(M.FEEDBACK_WRONG, icon=Icon.WRONG, wrong=Strong(M.NOT_THIS_TIME), choice=mine)
+        )
+    parts.append(Text((Verbatim(outcome.short),)))
+    if outcome.streak > 1:
+        parts.append(say(M.STREAK, icon=Icon.STREAK, n=outcome.streak))
+    return Feedback(join(parts))
+
+
+# ---------------------------------------------------------------- the reveal
+
+
+def results(reveal: Reveal) -> Text:
+    """Return how many answered, and how many of them right."""
+    if reveal.answered == 0:
+        return say(M.NOBODY_ANSWERED)
+    template = M.RESULTS_ONE if reveal.answered == 1 else M.RESULTS_MANY
+    return say(template, n=reveal.answered, right=reveal.correct, percent=reveal.percent_correct)
+
+
+def fastest(reveal: Reveal) -> Text | None:
+    """Return who answered right fastest, or None when nobody did."""
+    if not reveal.fastest:
+        return None
+    who = join(
+        [say(M.FASTEST_ONE, user=Mention(a.user), seconds=a.seconds) for a in reveal.fastest],
+        ", ",
+    )
+    return say(M.FASTEST, who=who)
+
+
+def fastest_names(reveal: Reveal) -> Text:
+    """Return the fastest right answerers alone (a field's value)."""
+    return join(
+        [say(M.FASTEST_ONE, user=Mention(a.user), seconds=a.seconds) for a in reveal.fastest],
+        ", ",
+    )
+
+
+def tally(count: int, fraction: float) -> Text:
+    """Return one choice's share of the answers."""
+    return say(M.TALLY, count=count, percent=fraction * 100)
+
+
+def closed_notification(reveal: Reveal) -> Text:
+    """Return the one line a notification shows for the closed card."""
+    return say(
+        M.ROUND_CLOSED_NOTIFICATION,
+        answer=label(reveal.question.answer_choice),
+        results=results(reveal),
+    )
+
+
+def answer_is(question: Question) -> Text:
+    """Return the headline of the explanation."""
+    return say(M.ANSWER_IS, choice=label(question.answer_choice))
+
+
+def why_not(choice: Choice) -> Text:
+    """Return the heading of why one wrong choice is wrong."""
+    return say(M.WHY_NOT, choice=label(choice))
+
+
+def thread_name(reveal: Reveal) -> Text:
+    """Return the name of the thread opened for the explanation."""
+    return say(M.THREAD_NAME, question=Verbatim(reveal.question.text))
+
+
+# ---------------------------------------------------------------- scores and settings
+
+
+def leaderboard(board: Leaderboard) -> Panel:
+    """Return the top of the leaderboard and the caller's own line."""
+    rows = [
+        say(
+            M.LEADERBOARD_LINE,
+            rank=e.rank,
+            user=Mention(e.user),
+            points=e.points,
+            correct=e.correct,
+            answered=e.answered,
+        )
+        for e in board.entries
+    ]
+    body = join(rows) if rows else say(M.LEADERBOARD_EMPTY)
+    note: Text | None = None
+    if board.caller is None:
+        note = say(M.LEADERBOARD_NOT_YOU)
+    elif all(e.user != board.caller.user for e in board.entries):
+        c = board.caller
+        note = say(
+            M.LEADERBOARD_YOU, rank=c.rank, points=c.points, correct=c.correct, answered=c.answered
+        )
+    return Panel(say(M.LEADERBOARD_TITLE, period=PERIODS[board.period]), body, note)
+
+
+def stats(s: UserStats) -> Text:
+    """Return one user's totals and streaks."""
+    return say(
+        M.STATS,
+        user=Mention(s.user),
+        answered=s.answered,
+        correct=s.correct,
+        accuracy=s.accuracy,
+        points=s.points,
+        current=s.current_streak,
+        best=s.best_streak,
+    )
+
+
+DIFFICULTIES = {
+    DifficultyMode.MIXED: M.DIFFICULTY_MIXED,
+    DifficultyMode.EASY: M.DIFFICULTY_EASY,
+    DifficultyMode.HARD: M.DIFFICULTY_HARD,
+    DifficultyMode.ADAPTIVE: M.DIFFICULTY_ADAPTIVE,
+}
+
+
+def settings(s: ChannelSettings) -> Text:
+    """Return a channel's options as a sentence."""
+    changes = M.CHANGES_ALLOWED if s.allow_change else M.CHANGES_NOT_ALLOWED
+    return say(
+        M.SETTINGS,
+        minutes=s.round_minutes or 0,
+        changes=changes,
+        difficulty=DIFFICULTIES[s.difficulty],
+    )
+
+
+def report(items: Sequence[QuestionReport]) -> Panel:
+    """Return the flagged and the hardest questions of a workspace, for its admins."""
+    flagged = [
+        say(M.REPORT_FLAG_LINE, question=Code(r.question_id), reason=f.reason)
+        for r in items
+        for f in r.flags
+    ]
+    hardest = [
+        say(
+            M.REPORT_HARDEST_LINE,
+            question=Code(r.question_id),
+            label=r.label.value,
+            share=f"{r.share_correct or 0.0:.0%}",
+            answers=r.answers,
+        )
+        for r in analytics.hardest(items)
+    ]
+    parts: list[Text] = []
+    if flagged:
+        parts += [say(M.REPORT_FLAGGED), join(flagged)]
+    if hardest:
+        parts += [say(M.REPORT_HARDEST), join(hardest)]
+    body = join(parts) if parts else say(M.REPORT_NOTHING)
+    asked = sum(1 for r in items if r.rounds)
+    note = say(
+        M.REPORT_NOTE,
+        asked=asked,
+        total=len(items),
+        command=Code("quizbot report questions"),
+    )
+    return Panel(say(M.REPORT_TITLE), body, note)
+
+
+def me(s: PlayerSummary) -> Panel:
+    """Return a player's own page: totals, streak, reviews and this week's rank."""
+    body = say(
+        M.ME_BODY,
+        points=s.points,
+        correct=s.correct,
+        answered=s.answered,
+        current=s.current_streak,
+        best=s.best_streak,
+    )
+    if s.reviews_due:
+        reviews = say(M.ME_REVIEWS_DUE, due=s.reviews_due, command=Code("/quiz review"))
+    elif s.next_review_due is not None:
+        reviews = say(M.ME_REVIEWS_NEXT, when=Moment(s.next_review_due, When.RELATIVE))
+    else:
+        reviews = say(M.ME_REVIEWS_NONE)
+    c = s.week.caller
+    week = say(M.ME_WEEK, rank=c.rank, points=c.points) if c else say(M.ME_WEEK_NONE)
+    return Panel(say(M.ME_TITLE), join([body, reviews]), week, start_review=s.reviews_due > 0)
+
+
+def schedule(view: ScheduleView | None) -> Text:
+    """Return a channel's schedule and its next post, or how to set one."""
+    if view is None:
+        return say(M.SCHEDULE_NONE, how=Code("/quiz schedule HH:MM"))
+    return describe_schedule(view)
+
+
+# ---------------------------------------------------------------- review
+
+
+def review_ask(question: Question, queue: ReviewQueue) -> ReviewAsk:
+    """Return a missed question, to ask again privately."""
+    waiting = queue.due - 1
+    footer = say(M.REVIEW_FOOTER_MORE, n=waiting) if waiting > 0 else say(M.REVIEW_FOOTER)
+    return ReviewAsk(question, say(M.REVIEW_TITLE), footer)
+
+
+def nothing_due(queue: ReviewQueue) -> Text:
+    """Return the reply to ``/quiz review`` when no question is due."""
+    if queue.next_due is not None:
+        return say(M.REVIEW_NOTHING_DUE, when=Moment(queue.next_due, When.RELATIVE))
+    return say(M.REVIEW_NONE)
+
+
+def review_feedback(outcome: ReviewOutcome) -> Feedback:
+    """Return the private reply to a review answer."""
+    mine = label(outcome.choice, strong=True)
+    if outcome.correct:
+        head = say(M.REVIEW_RIGHT, icon=Icon.RIGHT, right=Strong(M.RIGHT), choice=mine)
+    else:
+        head = say(
+            M.REVIEW_WRONG,
+            icon=Icon.WRONG,
+            wrong=Strong(M.NOT_THIS_TIME),
+            choice=mine,
+            answer=label(outcome.answer, strong=True),
+        )
+    after: Text | None = None
+    if outcome.done:
+        after = say(M.REVIEW_DONE)
+    elif outcome.due_at is not None:
+        when = Moment(outcome.due_at, When.RELATIVE)
+        after = say(
+            M.REVIEW_COMES_BACK if outcome.counted else M.REVIEW_ANSWERED_FOR_NOW, when=when
+        )
+    return Feedback(lines(head, Verbatim(outcome.short), after), replaces=True)
+
+
+def apology(error_id: str) -> Text:
+    """Return the message for an unexpected failure, with the id to quote."""
+    return say(M.APOLOGY, id=Code(error_id))

@@ -1,0 +1,143 @@
+"""Signed dashboard links and sessions: HMAC-SHA256 over who, where, what and until when.
+
+A link carries a token valid for ``LINK_TTL`` and usable once (the nonce is claimed in the
+database when the link is opened); opening it sets a session cookie valid for ``SESSION_TTL``.
+Both are stateless apart from that one-use claim, so any replica that shares the secret and the
+database accepts them. The two kinds sign different purposes, so a link never passes for a
+session or the other way round.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+
+from bot.errors import QuizbotError
+
+OPEN_PATH = "/dashboard/open"
+LINK_TTL = timedelta(minutes=15)
+SESSION_TTL = timedelta(hours=8)
+MIN_SECRET_LENGTH = 16
+
+
+class Scope(StrEnum):
+    """What a link or session may see."""
+
+    WORKSPACE = "workspace"  # every page of one workspace (admins)
+    ME = "me"  # one player's own page
+
+
+class Purpose(StrEnum):
+    """What a signed value is for; part of the signed message."""
+
+    LINK = "link"
+    SESSION = "session"
+
+
+class BadToken(QuizbotError):
+    """A link or cookie that is malformed, forged, for another purpose, or expired."""
+
+    def __init__(self, reason: str, *, expired: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.expired = expired
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """Who may see what, until when: the signed content of a link or a session."""
+
+    platform: str
+    workspace: str
+    scope: Scope
+    user: str
+    expires: datetime
+    nonce: str = ""
+
+    def sees_workspace(self) -> bool:
+        """Return whether this grant opens the workspace-wide pages."""
+        return self.scope is Scope.WORKSPACE
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _mac(secret: str, purpose: Purpose, body: str) -> str:
+    message = f"quizbot-dashboard:{purpose.value}:{body}".encode()
+    return _b64(hmac.new(secret.encode(), message, hashlib.sha256).digest())
+
+
+def sign(secret: str, purpose: Purpose, grant: Grant) -> str:
+    """Return ``body.signature``: the grant as URL-safe JSON, and its HMAC-SHA256."""
+    payload = {
+        "p": grant.platform,
+        "w": grant.workspace,
+        "s": grant.scope.value,
+        "u": grant.user,
+        "e": int(grant.expires.timestamp()),
+        "n": grant.nonce,
+    }
+    body = _b64(json.dumps(payload, separators=(",", ":"), sort_keys=True).encode())
+    return f"{body}.{_mac(secret, purpose, body)}"
+
+
+def verify(secret: str, purpose: Purpose, token: str, now: datetime) -> Grant:
+    """Return the grant a token carries; BadToken when it is malformed, forged or expired."""
+    body, dot, signature = token.partition(".")
+    if not dot or not body or not signature or len(token) > 2048:
+        raise BadToken("malformed token")
+    if not hmac.compare_digest(signature, _mac(secret, purpose, body)):
+        raise BadToken("bad signature")
+    try:
+        payload = json.loads(_unb64(body))
+        grant = Grant(
+            platform=str(payload["p"]),
+            workspace=str(payload["w"]),
+            scope=Scope(payload["s"]),
+            user=str(payload["u"]),
+            expires=datetime.fromtimestamp(int(payload["e"]), UTC),
+            nonce=str(payload.get("n", "")),
+        )
+    except (ValueError, KeyError, TypeError) as exc:
+        raise BadToken("malformed token") from exc
+    if now >= grant.expires:
+        raise BadToken("expired", expired=True)
+    return grant
+
+
+def new_link(
+    secret: str, platform: str, workspace: str, scope: Scope, user: str, now: datetime
+) -> str:
+    """Return a fresh link token (valid LINK_TTL, once) for a user."""
+    grant = Grant(platform, workspace, scope, user, now + LINK_TTL, secrets.token_urlsafe(16))
+    return sign(secret, Purpose.LINK, grant)
+
+
+def session_for(secret: str, link: Grant, now: datetime) -> tuple[str, Grant]:
+    """Return the session cookie value a verified link earns, and its grant."""
+    grant = Grant(link.platform, link.workspace, link.scope, link.user, now + SESSION_TTL)
+    return sign(secret, Purpose.SESSION, grant), grant
+
+
+@dataclass(frozen=True, slots=True)
+class LinkMaker:
+    """Makes dashboard links: the secret that signs them and the base URL they point at."""
+
+    secret: str
+    public_url: str | None = None
+
+    def url(self, platform: str, workspace: str, scope: Scope, user: str, now: datetime) -> str:
+        """Return a fresh link (valid LINK_TTL, once) to the dashboard's opening page."""
+        token = new_link(self.secret, platform, workspace, scope, user, now)
+        return f"{(self.public_url or '').rstrip('/')}{OPEN_PATH}?token={token}"

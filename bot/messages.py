@@ -1,0 +1,319 @@
+"""Every sentence quizbot says, in one place: a translation is a copy of this file.
+
+Templates name their blanks ``{like_this}``; ``bot.text.say`` fills them with plain values or
+with spans (code, a mention, a moment...), and each face's renderer decides how a span looks.
+Nothing here carries markup. Where a sentence changes with a number, there is a ``_ONE`` and a
+``_MANY`` form.
+"""
+
+from __future__ import annotations
+
+# ---------------------------------------------------------------- commands and options
+# Short lines: Discord shows them as command and option descriptions (100 characters at most).
+
+COMMAND_QUIZ = "Quiz questions, scores, settings"
+COMMAND_BANDWIDTH = "How long moving data takes over each interconnect"
+VERB_NEXT = "Post the next question in this channel"
+VERB_CLOSE = "Close the open question here now and show the answer"
+VERB_LEADERBOARD = "The top 10 and your own rank"
+VERB_STATS = "Answered, right, points and streaks"
+VERB_SETTINGS = "Show this channel's options (admins change them)"
+VERB_SCHEDULE = "Show the daily question here, or set it (admins)"
+VERB_UNSCHEDULE = "Stop the daily question here (admins)"
+VERB_REVIEW = "Re-ask a question you missed, privately"
+VERB_REPORT = "The flagged and the hardest questions, privately (admins)"
+VERB_DASHBOARD = "A private link to the web dashboard (admins: the workspace; me: your page)"
+VERB_ME = "Your points, streak and due reviews, privately"
+VERB_HELP = "How to use the quiz"
+OPTION_TAG = "Only questions with this tag"
+OPTION_PERIOD = "Which answers count (default: this week)"
+OPTION_USER = "Whose stats (default: yours)"
+OPTION_CHANGES = "May people change their answer until the round closes?"
+OPTION_MINUTES = "How long a round from /quiz next stays open, in minutes"
+OPTION_DIFFICULTY = "How the next question is picked: adaptive, mixed, easy or hard"
+OPTION_DASHBOARD_ME = "me: a link to your own page (admins without it: the whole workspace)"
+OPTION_INTRA = "The link inside a node (default nvlink4), such as pcie5"
+OPTION_ALGO = "Force an algorithm (default: the one NCCL would pick)"
+OPTION_SHARP = "Let InfiniBand switches do the reduction (SHARP, CollNet)"
+BANDWIDTH_SIZE_OR_PLAN = "Give a size (such as 140GB) or a plan (such as {example})."
+OPTION_PLAN = "A training step instead: MODEL gpus=N [tp=T] [pp=P] [cp=C] [zero=Z] [over=..]"
+OPTION_TIME = "HH:MM on a 24-hour clock (no options: show the schedule)"
+OPTION_ZONE = "Time zone, Area/City"
+OPTION_DAYS = "Every day or weekdays"
+OPTION_DIGEST = "Weekly digest on this day"
+OPTION_CLOSE = "Close each question after 45m, 2h, 1h30m (default: at the next post)"
+OPTION_SIZE = "Bytes (140GB, 1.5TiB), bits (400Gb) or parameters (70B params bf16, 13B adam)"
+OPTION_OP = "What moves the data (default: transfer, one point-to-point link)"
+OPTION_NODES = "Nodes taking part (default 2)"
+OPTION_GPUS = "GPUs per node (default 1)"
+OPTION_NICS = "Network cards per node (default one per GPU)"
+OPTION_STEP = "Compute seconds per training step: adds scaling efficiency"
+OPTION_OVER = "Interconnects to compare, such as ib-hdr,1gbe (or all)"
+
+# ---------------------------------------------------------------- usage and help
+
+USAGE_HEADING = "Quiz commands"
+USAGE_LINE = "{typed}: {help}"
+USAGE_DEFAULT = "{bare} or {typed}: {help}"
+USAGE_OPTIONS_LINE = "{typed} {fields}: {help}"
+HELP_ANSWERING = (
+    "Answer with the buttons, or react to the question with {emoji}; "
+    "an answer by reaction is confirmed privately."
+)
+
+# ---------------------------------------------------------------- what cannot be read
+
+UNKNOWN_VERB = "I don't know {typed}."
+CANNOT_READ = "I can't read {word} after {verb}."
+GIVEN_TWICE = "{word}: the {option} is given already."
+SCHEDULE_TWICE = "{word}: the schedule has its {option} already."
+ONE_TAG = "{word}: a tag is one word of letters, digits and dashes, like networking."
+NEEDS_VALUE = "{word} needs a value, like {example}."
+MISSING_OPTION = "Give {option} too."
+UNKNOWN_OPTION = "There is no option {option}."
+OUT_OF_RANGE = "{option} must be between {low:g} and {high:g}."
+WRONG_VALUE = "{value} does not fit the option {option}."
+BAD_PERIOD = "The leaderboard period is {week}, {month} or {all}."
+BAD_MENTION = "Mention the person with @, like {example}."
+BAD_ON_OFF = "{word} is not {on} or {off}."
+NOT_A_NUMBER = "{word} is not a whole number."
+NOT_A_BUTTON = "That button is not from a quiz question."
+QUESTION_NOT_HERE = "That question does not exist here."
+NOT_A_REVIEW_BUTTON = "That button is not from a review question."
+SERVER_ONLY = "Use this in a server channel."
+INCOMPLETE_REQUEST = "That request came without its workspace, channel or user."
+BAD_OPTION_VALUE = "{value} does not fit that option; see {help}."
+CANNOT_USE_HERE = "You cannot use that command here."
+
+# ---------------------------------------------------------------- rounds the engine refuses
+
+NO_SUCH_TAG = "No question has the tag {tag}."
+EMPTY_BANK = "The question bank is empty."
+ALREADY_OPEN = "A question is already open in this channel; answer it or close it first."
+ROUND_GONE = "That question no longer exists."
+NOT_IN_BANK = "That question is no longer in the bank."
+NOT_A_CHOICE = "{given} is not a choice; pick one of {keys}."
+NOTHING_OPEN = "There is no open question in this channel."
+JUST_CLOSED = "That question has just been closed."
+ROUND_LENGTH = "Round length must be between 1 minute and 7 days."
+NOT_IN_REVIEW = "That question is not in your review list."
+
+# ---------------------------------------------------------------- schedules that cannot be read
+
+BAD_TIME = "{text} is not a time of day. Give it as HH:MM on a 24-hour clock, like {examples}."
+BAD_ZONE = "{text} is not a time zone I know. Use an IANA name (Area/City), such as {examples}."
+BAD_ZONE_CLOSE = (
+    "{text} is not a time zone I know. Did you mean {names}? "
+    "Use an IANA name (Area/City), such as {examples}."
+)
+BAD_DAYS = "{text} is not a choice of days; use {daily} or {weekdays}."
+BAD_WEEKDAY = "{text} is not a day of the week; use mon, tue, wed, thu, fri, sat or sun."
+BAD_DURATION = (
+    "{text} is not a duration between 1 minute and 7 days; write it like 45m, 2h or 1h30m."
+)
+BAD_TAG = "{text} is not a tag; tags are lowercase letters, digits and dashes."
+
+# ---------------------------------------------------------------- who may change things
+
+ADMINS_SLACK = "workspace admins"
+ADMINS_DISCORD = "people with the Manage Server permission"
+ADD_ME_SLACK = "add me with /invite @quizbot"
+ADD_ME_DISCORD = "give me the Send Messages and Embed Links permissions in this channel"
+REPORT_ADMINS_ONLY = "Only {admins} can see the question report."
+REPORT_TITLE = "Question report"
+REPORT_FLAGGED = "Flagged, to read again:"
+REPORT_FLAG_LINE = "{question}: {reason}"
+REPORT_HARDEST = "Hardest:"
+REPORT_HARDEST_LINE = "{question} ({label}): {share} right of {answers} answers"
+REPORT_NOTHING = "No question has 20 answers yet, so nothing is flagged or ranked so far."
+REPORT_NOTE = "{asked} of {total} questions asked here. Every figure: {command}, or the dashboard."
+DASHBOARD_OFF = (
+    "The dashboard is off. To turn it on, set {secret} (16 characters or more) and {url} "
+    "where the bot runs, then restart it."
+)
+DASHBOARD_ADMINS_ONLY = (
+    "Only {admins} can open the workspace's dashboard; {me} opens your own page."
+)
+DASHBOARD_LINK = "Your dashboard link, valid 15 minutes and once: {link}"
+DASHBOARD_LINK_TITLE = "Open the quizbot dashboard"
+ME_TITLE = "Your quiz"
+START_REVIEW = "Start a review"
+ME_BODY = (
+    "{points} points, {correct} of {answered} right. Streak: {current} in a row (best {best})."
+)
+ME_REVIEWS_DUE = "Reviews due: {due}. Start one with {command}."
+ME_REVIEWS_NONE = "No review is due."
+ME_REVIEWS_NEXT = "No review is due; the next falls due {when}."
+ME_WEEK = "This week: #{rank} with {points} pts."
+ME_WEEK_NONE = "You have not answered this week yet."
+BAD_DIFFICULTY = "{word} is not a difficulty mode; use one of {modes}."
+BAD_DASHBOARD_SCOPE = "{word}: say {me} for your own page, or nothing for the workspace's."
+NO_LABEL = "No question is labelled {label}; change this channel's difficulty setting."
+NO_LABEL_WITH_TAG = (
+    "No question with the tag {tag} is labelled {label}; change the tag or this channel's "
+    "difficulty setting."
+)
+ADMINS_LISTED = "the quiz admins"
+SETTINGS_ADMINS_ONLY = "Only {admins} can change this channel's quiz settings."
+SCHEDULE_ADMINS_ONLY = "Only {admins} can change the daily question of a channel."
+
+# ---------------------------------------------------------------- rounds
+
+CARD_TITLE = "Quiz question"
+CARD_TITLE_CLOSED = "Quiz question · closed"
+CARD_NOTIFICATION = "Quiz: {question}"
+FACT_TAGS = "Tags"
+FACT_DIFFICULTY = "Difficulty"
+FACT_CLOSES = "Closes"
+FACT_ANSWERED = "Answered"
+DIFFICULTY_VALUE_ONE = "{difficulty}, {n} point"
+DIFFICULTY_VALUE_MANY = "{difficulty}, {n} points"
+CLOSES_INLINE = "closes {when}"
+ANSWERED = "{n} answered"
+CARD_HOW_TO_ANSWER = (
+    "Click a button, or react with {emoji} (answers by reaction are confirmed privately)."
+)
+CLOSED = "Closed: the answer is on the question and explained in its thread."
+CANNOT_POST = "I can't post in this channel yet: {how}, then try again."
+REACTIONS_CANNOT_COUNT = "emoji answers can't reach me in this channel: use the buttons"
+ROUND_CLOSED_NOTIFICATION = "Closed: the answer was {answer}. {results}"
+
+# ---------------------------------------------------------------- answers
+
+FEEDBACK_CLOSED = "This question is closed; the answer and the results are in its thread."
+FEEDBACK_ALREADY = "You already answered {choice}; your first answer is the one that counts."
+FEEDBACK_CHANGED = "You changed your answer from {before} to {after}."
+FEEDBACK_RIGHT_ONE = "{icon} {right} You chose {choice} (+{n} point)."
+FEEDBACK_RIGHT_MANY = "{icon} {right} You chose {choice} (+{n} points)."
+FEEDBACK_WRONG = "{icon} {wrong} You chose {choice}."
+RIGHT = "Right!"
+NOT_THIS_TIME = "Not this time."
+STREAK = "{icon} {n} daily questions right in a row."
+REACTION_ABOUT = "Your answer to {link}:"
+
+# ---------------------------------------------------------------- the reveal
+
+NOBODY_ANSWERED = "Nobody answered this one."
+RESULTS_ONE = "{n} person answered; {right} right ({percent:.0f}%)."
+RESULTS_MANY = "{n} people answered; {right} right ({percent:.0f}%)."
+FASTEST = "Fastest right: {who}"
+FASTEST_ONE = "{user} ({seconds:.1f} s)"
+FASTEST_FIELD = "Fastest right"
+RESULTS_FIELD = "Results"
+ANSWER_FIELD = "Answer"
+IN_THE_THREAD = "The full explanation is in the thread."
+TALLY = "{count} ({percent:.0f}%)"
+THREAD_NAME = "Answer: {question}"
+ANSWER_IS = "The answer is {choice}"
+WHY_NOT_OTHERS = "Why not the others"
+WHY_NOT = "Why not {choice}"
+REFERENCES = "References"
+
+# ---------------------------------------------------------------- scores and settings
+
+LEADERBOARD_TITLE = "Leaderboard, {period}"
+PERIOD_WEEK = "this week"
+PERIOD_MONTH = "this month"
+PERIOD_ALL = "all time"
+LEADERBOARD_LINE = "{rank}. {user}: {points} pts, {correct}/{answered} right"
+LEADERBOARD_EMPTY = "Nobody has scored in this period yet."
+LEADERBOARD_YOU = "You: #{rank} with {points} pts, {correct}/{answered} right"
+LEADERBOARD_NOT_YOU = "You have not answered in this period yet."
+STATS = (
+    "{user}: {answered} answered, {correct} right ({accuracy:.0f}%), {points} points; "
+    "daily streak {current} (best {best})."
+)
+SETTINGS = (
+    "In this channel a question stays open {minutes} minutes and answer changes are {changes}; "
+    "the next question is picked {difficulty}."
+)
+DIFFICULTY_MIXED = "at random from every difficulty (mixed)"
+DIFFICULTY_EASY = "among the easy ones only"
+DIFFICULTY_HARD = "among the hard ones only"
+DIFFICULTY_ADAPTIVE = (
+    "adaptively: the unasked question whose success rate in this workspace is nearest 70%"
+)
+CHANGES_ALLOWED = "allowed"
+CHANGES_NOT_ALLOWED = "not allowed (the first answer counts)"
+SAVED = "Saved. {settings}"
+
+# ---------------------------------------------------------------- daily questions
+
+SCHEDULED = "Scheduled. {schedule}"
+SCHEDULE_HEAD = "Daily question in this channel at {time} {zone}, {days}."
+SCHEDULE_HEAD_TAGGED = "Daily question in this channel at {time} {zone}, {days}, tagged {tag}."
+DAYS_DAILY = "every day"
+DAYS_WEEKDAYS = "on weekdays (Monday to Friday)"
+SCHEDULE_CLOSES_AFTER = "Each question closes after {duration}."
+SCHEDULE_OPEN_UNTIL_NEXT = "Each question stays open until the next one is posted."
+SCHEDULE_DIGEST = "Weekly digest (leaderboard and hardest question) on {day}s."
+SCHEDULE_NEXT = "Next post: {local}."
+SCHEDULE_NEXT_BOTH = "Next post: {local} ({utc})."
+SCHEDULE_MOMENT = "{day} at {time} {zone}"
+HOURS = "{n} h"
+MINUTES = "{n} min"
+SCHEDULE_STOPPED = "The daily question in this channel is stopped."
+SCHEDULE_NONE = "There is no daily question in this channel. Set one with {how}."
+SCHEDULE_NEEDS_TIME = "Give the time of the daily question, like {example}."
+
+LATE_NOTE = "Posted late: this daily question was due at {time} {zone} while the bot was offline."
+DIGEST_HEAD_ONE = "Weekly digest, {first} to {last}: {n} question in this channel."
+DIGEST_HEAD_MANY = "Weekly digest, {first} to {last}: {n} questions in this channel."
+DIGEST_LEADERBOARD = "Leaderboard"
+DIGEST_LINE_ONE = "{rank}. {user}: {points} point ({correct} of {answered} right)"
+DIGEST_LINE_MANY = "{rank}. {user}: {points} points ({correct} of {answered} right)"
+DIGEST_HARDEST = (
+    "Hardest question of the week ({percent:.0f}% right, {correct} of {answered}): {question}"
+)
+DIGEST_ANSWER = "Answer: {key}) {text}"
+
+# ---------------------------------------------------------------- review
+
+REVIEW_TITLE = "Review: a question you missed"
+REVIEW_FOOTER = "Only you see this; review answers do not change scores."
+REVIEW_FOOTER_MORE = (
+    "Only you see this; review answers do not change scores · {n} more due after this one."
+)
+REVIEW_NOTHING_DUE = "Nothing to review right now; your next review is due {when}."
+REVIEW_NONE = "No missed questions to review. The ones you get wrong come back here, spaced out."
+REVIEW_RIGHT = "{icon} {right} You chose {choice}."
+REVIEW_WRONG = "{icon} {wrong} You chose {choice}; the answer is {answer}."
+REVIEW_DONE = "Right twice in a row: this question is done."
+REVIEW_COMES_BACK = "It comes back {when}."
+REVIEW_ANSWERED_FOR_NOW = "You have answered this one for now; it comes back {when}."
+
+# ---------------------------------------------------------------- /bandwidth
+
+ESTIMATE_TABLE_ATTACHED = "{headline} (table attached)"
+
+# ---------------------------------------------------------------- the terminal (quizbot play)
+
+PLAY_QUESTION = "Question {number}"
+PLAY_QUESTION_OF = "Question {number} of {total}"
+PLAY_PROMPT = "Your answer ({first}-{last}, q to quit): "
+PLAY_NOT_A_CHOICE = "{given} is not a choice: type one of {keys}, or q to quit."
+PLAY_CLOSED = "This question is closed."
+PLAY_RIGHT = "Right! {choice}  (+{points})"
+PLAY_WRONG = "Not quite: you chose {choice}; the answer is {answer}."
+PLAY_STREAK = "{n} in a row!"
+PLAY_FULL = "Full explanation"
+PLAY_WHY_NOT = "Why not the others"
+PLAY_REFERENCES = "References"
+PLAY_NOTHING_ANSWERED = "No questions answered. See you next time."
+PLAY_SCORE = "Score: {correct}/{asked} correct, {points} points."
+PLAY_REVIEW_QUESTION = "Review {number}: a question you missed"
+PLAY_REVIEW_RIGHT = "Right! {choice}"
+PLAY_REVIEW_COMES_BACK_ONE = "It comes back in {n} day ({when})."
+PLAY_REVIEW_COMES_BACK_MANY = "It comes back in {n} days ({when})."
+PLAY_REVIEWED = "Reviewed {asked}: {correct} right. Review answers do not change scores."
+PLAY_MORE_DUE = "{n} more due now: run {command} again."
+PLAY_NEXT_REVIEW = "Nothing else is due. Next review: {when}."
+PLAY_NO_REVIEWS = "No missed questions to review. Questions you get wrong come back here."
+PLAY_NOTHING_LEFT = "Nothing left to review."
+
+# ---------------------------------------------------------------- failures
+
+APOLOGY = (
+    "Sorry, something went wrong on our side. If it keeps happening, quote error id {id} "
+    "to whoever runs quizbot."
+)

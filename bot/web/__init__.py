@@ -1,0 +1,27 @@
+"""The team dashboard: read-only HTML pages over the bot's own HTTP server."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bot.web._app import COOKIE, OPEN_PATH, PREFIX, Dashboard
+
+if TYPE_CHECKING:
+    from bot.runtime import Runtime
+
+
+def dashboard_for(rt: Runtime) -> Dashboard | None:
+    """Return the dashboard over a running bot, or None while QUIZBOT_DASHBOARD_SECRET is unset."""
+    secret = rt.settings.dashboard_secret
+    if not secret:
+        return None
+    return Dashboard(
+        engine=rt.engine,
+        store=rt.store,
+        secret=secret,
+        public_url=rt.settings.public_url,
+        clock=rt.engine.clock,
+    )
+
+
+__all__ = ["COOKIE", "OPEN_PATH", "PREFIX", "Dashboard", "dashboard_for"]

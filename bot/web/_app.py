@@ -1,0 +1,385 @@
+"""The dashboard's pages on an aiohttp application: access by signed link, then a signed cookie.
+
+Every page reads through the session's own (platform, workspace), so no URL can name another
+workspace's data; personal pages answer only the player the session was issued to.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from importlib import resources
+from typing import Any, Protocol
+from zoneinfo import ZoneInfo
+
+import jinja2
+from aiohttp import web
+
+from bot import links
+from bot.engine import activity, analytics
+from bot.engine.activity import DayActivity, HistoryRow, StreakRow
+from bot.engine.engine import QuizEngine
+from bot.engine.model import Period, Place, ScoreRow
+from bot.engine.ports import Clock, Schedule, utc_now
+from bot.engine.review import ReviewItem, is_due
+from bot.links import BadToken, Grant, Purpose, Scope
+from bot.web import _svg
+
+log = logging.getLogger(__name__)
+
+PREFIX = "/dashboard"
+OPEN_PATH = links.OPEN_PATH
+COOKIE = "quizbot_dashboard"
+ACTIVITY_DAYS = 30
+CHANNEL_ROUNDS_SHOWN = 5
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; "
+        "form-action 'none'; frame-ancestors 'none'"
+    ),
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+SORT_KEYS: dict[str, Callable[[analytics.QuestionReport], Any]] = {
+    "id": lambda r: r.question_id,
+    "asked": lambda r: r.rounds,
+    "answers": lambda r: r.answers,
+    "right": lambda r: -1.0 if r.share_correct is None else r.share_correct,
+    "median": lambda r: -1.0 if r.median_seconds is None else r.median_seconds,
+    "disc": lambda r: -2.0 if r.discrimination is None else r.discrimination,
+    "flags": lambda r: len(r.flags),
+}
+
+
+class DashboardStore(Protocol):
+    """The reads the dashboard needs beyond the engine's."""
+
+    async def daily_activity(
+        self, platform: str, workspace: str, since: datetime
+    ) -> list[DayActivity]: ...
+
+    async def streak_rows(
+        self, platform: str, workspace: str, user: str | None = None
+    ) -> list[StreakRow]: ...
+
+    async def user_history(
+        self, platform: str, workspace: str, user: str, limit: int = 50
+    ) -> list[HistoryRow]: ...
+
+    async def workspace_channels(self, platform: str, workspace: str) -> list[str]: ...
+
+    async def claim_link(self, nonce: str, expires_at: datetime, now: datetime) -> bool: ...
+
+    async def score_rows(
+        self, platform: str, workspace: str, since: datetime | None, user: str | None = None
+    ) -> list[ScoreRow]: ...
+
+    async def get_schedule(self, place: Place) -> Schedule | None: ...
+
+    async def channel_rounds(self, place: Place, since: datetime, until: datetime) -> list[Any]: ...
+
+    async def review_items(
+        self, platform: str, workspace: str, user: str, *, include_done: bool = False
+    ) -> list[ReviewItem]: ...
+
+
+Handler = Callable[[web.Request, Grant], Awaitable[web.StreamResponse]]
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("bot.web", "templates"),
+        autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["pct"] = lambda v: "–" if v is None else f"{v:.0%}"
+    env.filters["when"] = lambda d: d.strftime("%Y-%m-%d %H:%M UTC") if d else "–"
+    return env
+
+
+@dataclass
+class Dashboard:
+    """The read-only team dashboard over one engine and store."""
+
+    engine: QuizEngine
+    store: DashboardStore
+    secret: str
+    public_url: str | None = None
+    clock: Clock = utc_now
+    _env: jinja2.Environment = field(default_factory=_environment, init=False, repr=False)
+    _css: bytes = field(default=b"", init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._css = resources.files("bot.web").joinpath("static/style.css").read_bytes()
+
+    # ------------------------------------------------------------ links and sessions
+
+    def link(self, place: Place, user: str, scope: Scope) -> str:
+        """Return a fresh signed link (15 minutes, once) for a user of a workspace."""
+        maker = links.LinkMaker(self.secret, self.public_url)
+        return maker.url(place.platform, place.workspace, scope, user, self.clock())
+
+    @property
+    def _secure(self) -> bool:
+        return bool(self.public_url and self.public_url.startswith("https://"))
+
+    def mount(self, app: web.Application) -> None:
+        """Add the dashboard's routes to an aiohttp application."""
+        app.middlewares.append(_headers_middleware)
+        r = app.router
+        r.add_get(OPEN_PATH, self.open_link)
+        r.add_get(f"{PREFIX}/expired", self.expired)
+        r.add_get(f"{PREFIX}/static/style.css", self.stylesheet)
+        r.add_get(PREFIX, self._guard(self.overview))
+        r.add_get(f"{PREFIX}/", self._guard(self.overview))
+        r.add_get(f"{PREFIX}/leaderboards", self._guard(self.leaderboards))
+        r.add_get(f"{PREFIX}/questions", self._guard(self.questions))
+        r.add_get(f"{PREFIX}/questions/{{qid}}", self._guard(self.question))
+        r.add_get(f"{PREFIX}/channels", self._guard(self.channels))
+        r.add_get(f"{PREFIX}/me", self._guard(self.me, personal=True))
+        r.add_get(f"{PREFIX}/players/{{user}}", self._guard(self.player, personal=True))
+
+    async def open_link(self, request: web.Request) -> web.StreamResponse:
+        """Exchange a link for a session cookie, then go on to the page it opens."""
+        token = request.query.get("token", "")
+        now = self.clock()
+        try:
+            grant = links.verify(self.secret, Purpose.LINK, token, now)
+        except BadToken as exc:
+            if exc.expired:
+                raise web.HTTPSeeOther(f"{PREFIX}/expired") from None
+            return self._refuse("This link is not valid.")
+        if not await self.store.claim_link(grant.nonce, grant.expires, now):
+            return self._refuse("This link was already used: ask the bot for a new one.")
+        value, session = links.session_for(self.secret, grant, now)
+        target = PREFIX if grant.sees_workspace() else f"{PREFIX}/me"
+        # A cookie set on a cross-site redirect is not sent with a SameSite=Strict request that
+        # follows it, so the page goes on by itself from here (a same-site navigation).
+        response = self._page("opening.html", status=200, target=target, grant=session)
+        response.set_cookie(
+            COOKIE,
+            value,
+            max_age=int(links.SESSION_TTL.total_seconds()),
+            path=PREFIX,
+            httponly=True,
+            samesite="Strict",
+            secure=self._secure,
+        )
+        return response
+
+    async def expired(self, _request: web.Request) -> web.StreamResponse:
+        """Say the link has expired and how to get a new one."""
+        return self._page("expired.html", status=403)
+
+    async def stylesheet(self, _request: web.Request) -> web.StreamResponse:
+        """Serve the one stylesheet (the pages load nothing else)."""
+        response = web.Response(body=self._css, content_type="text/css")
+        response.headers["Cache-Control"] = "public, max-age=3600"
+        return response
+
+    def _guard(self, handler: Handler, *, personal: bool = False) -> Callable[..., Any]:
+        async def wrapped(request: web.Request) -> web.StreamResponse:
+            try:
+                grant = links.verify(
+                    self.secret, Purpose.SESSION, request.cookies.get(COOKIE, ""), self.clock()
+                )
+            except BadToken as exc:
+                if exc.expired:
+                    raise web.HTTPSeeOther(f"{PREFIX}/expired") from None
+                return self._refuse("Open the dashboard from the link the bot sent you.")
+            if not personal and not grant.sees_workspace():
+                return self._refuse("This link opens your own page only.")
+            return await handler(request, grant)
+
+        return wrapped
+
+    def _refuse(self, reason: str) -> web.Response:
+        return self._page("refused.html", status=403, reason=reason)
+
+    def _page(self, template: str, *, status: int = 200, **values: Any) -> web.Response:
+        html = self._env.get_template(template).render(**values)
+        return web.Response(text=html, status=status, content_type="text/html", charset="utf-8")
+
+    # ------------------------------------------------------------------ pages
+
+    async def _streaks(self, grant: Grant, user: str | None = None) -> dict[str, Any]:
+        rows = await self.store.streak_rows(grant.platform, grant.workspace, user)
+        return activity.player_streaks(rows)
+
+    async def overview(self, _request: web.Request, grant: Grant) -> web.StreamResponse:
+        """Answers and players per day, share right, the longest current streaks."""
+        now = self.clock()
+        first = (now - timedelta(days=ACTIVITY_DAYS - 1)).date()
+        since = now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(
+            days=ACTIVITY_DAYS - 1
+        )
+        days = activity.daily_series(
+            await self.store.daily_activity(grant.platform, grant.workspace, since),
+            first,
+            now.date(),
+        )
+        rows = await self.store.score_rows(grant.platform, grant.workspace, since)
+        answers = sum(d.answers for d in days)
+        correct = sum(d.correct for d in days)
+        streaks = await self._streaks(grant)
+        return self._page(
+            "overview.html",
+            grant=grant,
+            chart=_svg.activity_chart(days, f"Answers per day, last {ACTIVITY_DAYS} days"),
+            answers=answers,
+            players=len(rows),
+            share=correct / answers if answers else None,
+            leaders=activity.streak_leaders(list(streaks.values())),
+            days=ACTIVITY_DAYS,
+        )
+
+    async def leaderboards(self, _request: web.Request, grant: Grant) -> web.StreamResponse:
+        """The week's, the month's and the all-time top ten, with streaks."""
+        streaks = await self._streaks(grant)
+        boards = [
+            await self.engine.leaderboard(grant.platform, grant.workspace, period, caller="")
+            for period in (Period.WEEK, Period.MONTH, Period.ALL)
+        ]
+        return self._page("leaderboards.html", grant=grant, boards=boards, streaks=streaks)
+
+    async def questions(self, request: web.Request, grant: Grant) -> web.StreamResponse:
+        """Every question's analytics in this workspace, sortable by any column."""
+        items = await self.engine.question_report(grant.platform, grant.workspace)
+        sort = request.query.get("sort", "flags")
+        if sort not in SORT_KEYS:
+            sort = "flags"
+        descending = request.query.get("order", "desc") != "asc"
+        items.sort(key=lambda r: r.question_id)
+        items.sort(key=SORT_KEYS[sort], reverse=descending)
+        return self._page(
+            "questions.html",
+            grant=grant,
+            items=items,
+            sort=sort,
+            descending=descending,
+            columns=list(SORT_KEYS),
+        )
+
+    async def question(self, request: web.Request, grant: Grant) -> web.StreamResponse:
+        """One question: its text, how the answers split, its explanation, why it is flagged."""
+        qid = request.match_info["qid"]
+        try:
+            question = self.engine.bank.by_id(qid)
+        except KeyError:
+            return self._page("missing.html", status=404, grant=grant, what="question")
+        [item] = analytics.reports(
+            [question],
+            await self.engine.store.question_aggregates(grant.platform, grant.workspace),
+        )
+        shares = dict(item.choice_shares)
+        picks = {k: round(v * item.answers) for k, v in shares.items()}
+        bars = [
+            _svg.Bar(
+                label=c.key,
+                value=shares.get(c.key, 0.0),
+                text=f"{shares.get(c.key, 0.0):.0%} ({picks.get(c.key, 0)})",
+                css="bar right" if c.key == question.answer else "bar",
+            )
+            for c in question.choices
+        ]
+        return self._page(
+            "question.html",
+            grant=grant,
+            q=question,
+            item=item,
+            chart=_svg.bar_list(bars, "Share of answers per choice"),
+            picks=picks,
+        )
+
+    async def channels(self, _request: web.Request, grant: Grant) -> web.StreamResponse:
+        """Each channel: its schedule and next post in its own zone, settings, last rounds."""
+        now = self.clock()
+        from bot.scheduler import next_post_time
+
+        cards = []
+        for channel in await self.store.workspace_channels(grant.platform, grant.workspace):
+            place = Place(grant.platform, grant.workspace, channel)
+            schedule = await self.store.get_schedule(place)
+            nxt = None
+            if schedule is not None:
+                nxt = next_post_time(now, schedule).astimezone(ZoneInfo(schedule.zone))
+            rounds = await self.store.channel_rounds(place, now - timedelta(days=365), now)
+            cards.append(
+                {
+                    "channel": channel,
+                    "schedule": schedule,
+                    "next": nxt,
+                    "settings": await self.engine.channel_settings(place),
+                    "rounds": sorted(rounds, key=lambda r: r.opened_at, reverse=True)[
+                        :CHANNEL_ROUNDS_SHOWN
+                    ],
+                }
+            )
+        return self._page("channels.html", grant=grant, cards=cards)
+
+    async def me(self, _request: web.Request, grant: Grant) -> web.StreamResponse:
+        """The session's own player page."""
+        return await self._player_page(grant, grant.user)
+
+    async def player(self, request: web.Request, grant: Grant) -> web.StreamResponse:
+        """A player's page: only for that player's own session."""
+        user = request.match_info["user"]
+        if user != grant.user:
+            return self._refuse("This page belongs to another player.")
+        return await self._player_page(grant, user)
+
+    async def _player_page(self, grant: Grant, user: str) -> web.StreamResponse:
+        now = self.clock()
+        rows = await self.store.score_rows(grant.platform, grant.workspace, None, user=user)
+        total = rows[0] if rows else ScoreRow(user, 0, 0, 0, 0)
+        channel_streaks = await self.store.streak_rows(grant.platform, grant.workspace, user)
+        streak = activity.player_streaks(channel_streaks).get(
+            user, activity.PlayerStreak(user, 0, 0)
+        )
+        items = await self.store.review_items(grant.platform, grant.workspace, user)
+        due = [i for i in items if is_due(i, now) and _known(self.engine, i.question_id)]
+        history = await self.store.user_history(grant.platform, grant.workspace, user)
+        return self._page(
+            "me.html",
+            grant=grant,
+            user=user,
+            total=total,
+            streak=streak,
+            channel_streaks=channel_streaks,
+            due=due,
+            waiting=len([i for i in items if not is_due(i, now)]),
+            history=history,
+        )
+
+
+def _known(engine: QuizEngine, qid: str) -> bool:
+    try:
+        engine.bank.by_id(qid)
+    except KeyError:
+        return False
+    return True
+
+
+@web.middleware
+async def _headers_middleware(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """Send the security headers with every dashboard response (errors and redirects too)."""
+    if not request.path.startswith(PREFIX):
+        return await handler(request)
+    try:
+        response = await handler(request)
+    except web.HTTPException as exc:
+        exc.headers.update(SECURITY_HEADERS)
+        raise
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+    return response

@@ -1,0 +1,771 @@
+"""One way to drive every face: a driver per platform, over its real library and its stand-in.
+
+A scenario speaks to a ``Driver``: run a command (with the same verb and options everywhere),
+post a card, click, react, restart, hold the database. Each driver does it the way its
+platform's users do (Slack: signed HTTP requests to the real Bolt app; Discord: gateway
+dispatches to the real discord.py client; the terminal: typed lines into ``quizbot play``),
+and reports what reached the wire as ``Seen`` text. A third platform is an adapter, a stand-in,
+and one more driver here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import io
+import itertools
+import json
+import random
+import sys
+import urllib.parse
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import aiohttp
+
+from bot.adapters.console import play_session
+from bot.adapters.discord.app import Gateway, QuizClient, configure_endpoints
+from bot.adapters.discord.render import LETTER_EMOJI
+from bot.adapters.slack.app import HttpMode, assemble, web_client
+from bot.chat import Charts
+from bot.chat.grammar import GRAMMARS, Kind, Marked
+from bot.chat.runner import Loops, run
+from bot.engine import QuizEngine
+from bot.engine.loader import load_bank
+from bot.engine.model import Place
+from bot.storage import SqlStore, open_store
+from tests.adapters.slack.conftest import Sender, block_actions, make_settings, reaction
+from tests.chat.observe import Handled
+from tests.conftest import FakeClock
+from tests.standins.discord_api import EPHEMERAL, Call, DiscordStandIn, UserRef
+from tests.standins.slack_api import SlackApiStandIn
+
+BANK = Path(__file__).resolve().parents[1] / "adapters" / "slack" / "bank"
+USERS = ("ada", "bob", "cy", "dee", "eve", "fay", "admin")
+GRAMMAR = {g.name: g for g in GRAMMARS}
+CHARTS = Charts.load()
+WITHIN = 20.0
+TEXT_KEYS = ("text", "title", "description", "name", "value", "content", "label")
+
+
+@dataclass
+class Seen:
+    """What one action made the platform show: the text of it all, and whether only to one."""
+
+    text: str
+    private: bool
+
+    def __contains__(self, part: str) -> bool:
+        return part in self.text
+
+
+@dataclass(frozen=True)
+class Card:
+    """A posted question: its round, and the platform's reference to its message."""
+
+    round_id: int
+    ref: str
+
+
+@dataclass
+class ReviewSeen:
+    """A private review question as shown, with what its buttons answer."""
+
+    seen: Seen
+    values: list[str]
+    ref: str = ""
+
+
+class Driver(Protocol):
+    """What every face offers a scenario."""
+
+    platform: str
+    engine: QuizEngine
+    clock: FakeClock
+    place: Place
+
+    async def command(self, name: str, verb: str, options: dict[str, Any], *, user: str) -> Seen:
+        """Run a command as a user would; return what they (or the channel) saw."""
+        ...
+
+
+# ---------------------------------------------------------------- shared pieces
+
+
+class GatedStore:
+    """The real store, whose every call waits while the gate is shut: a database held elsewhere."""
+
+    def __init__(self, store: SqlStore) -> None:
+        self._store = store
+        self.gate = asyncio.Event()
+        self.gate.set()
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._store, name)
+        if name == "close" or not inspect.iscoroutinefunction(value):
+            return value
+
+        async def gated(*args: Any, **kwargs: Any) -> Any:
+            await self.gate.wait()
+            return await value(*args, **kwargs)
+
+        return gated
+
+
+def spell(name: str, verb: str, options: dict[str, Any]) -> str:
+    """Write a command's options as the text form types them (the grammar says how)."""
+    grammar = GRAMMAR[name]
+    spec = grammar.verb(verb)
+    if spec.raw is not None and spec.raw.name in options:
+        return str(options[spec.raw.name])
+    words = [spec.spelled or spec.name] if spec.name else []
+    for option in spec.options:
+        if option.name not in options:
+            continue
+        value = options[option.name]
+        text = ("on" if value else "off") if isinstance(value, bool) else str(value)
+        if option.marked is Marked.PAIR:
+            words += [option.name, text]
+        elif option.marked is Marked.KEY:
+            words.append(f"{option.name}={text}")
+        else:
+            words.append(text)
+    return " ".join(words)
+
+
+def user_options(name: str, verb: str) -> set[str]:
+    """Return the options of a verb that name a user."""
+    return {o.name for o in GRAMMAR[name].verb(verb).options if o.kind is Kind.USER}
+
+
+def texts(value: Any) -> list[str]:
+    """Return every text a Block Kit or embed structure holds, in order."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in TEXT_KEYS and isinstance(item, str):
+                found.append(item)
+                continue
+            found += texts(item)
+    elif isinstance(value, list):
+        for item in value:
+            found += texts(item)
+    return found
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], within: float = WITHIN) -> None:
+    """Wait until a check of the database holds (it has no change notification to wait on)."""
+    async with asyncio.timeout(within):
+        while not await check():  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+
+
+# ---------------------------------------------------------------- Slack
+
+
+TEAM, OTHER_TEAM, CHANNEL = "T0TEAM", "T0OTHER", "C0QUIZ"
+SLACK_EMOJI = {"A": "one", "B": "two", "C": "three", "D": "four", "E": "five"}
+
+
+@dataclass
+class SlackDriver:
+    """The real Bolt app over HTTP, on the chat runner, against the Slack Web API stand-in."""
+
+    tmp_path: Path
+    clock: FakeClock
+    platform: str = "slack"
+    place: Place = field(default_factory=lambda: Place("slack", TEAM, CHANNEL))
+    engine: QuizEngine = field(init=False)
+    standin: SlackApiStandIn = field(init=False)
+    _keys: Any = field(default_factory=itertools.count)
+
+    def uid(self, user: str) -> str:
+        """Return a person's Slack user id."""
+        return "U" + user.upper()
+
+    def mention(self, user: str) -> str:
+        """Return how the platform writes a mention of the person."""
+        return f"<@{self.uid(user)}>"
+
+    async def start(self) -> None:
+        """Start the stand-in and the bot."""
+        self.standin = SlackApiStandIn(team_id=TEAM, admins=[self.uid("admin")])
+        await self.standin.start()
+        self.session = aiohttp.ClientSession()
+        await self._open()
+
+    async def _open(self) -> None:
+        store = await open_store(f"sqlite+aiosqlite:///{self.tmp_path / 'quiz.db'}")
+        self.store = GatedStore(store)
+        self.engine = QuizEngine(
+            self.store, load_bank([BANK]), clock=self.clock, rng=random.Random(0)
+        )
+        settings = make_settings(self.tmp_path, self.standin)
+        client = web_client(settings, self.session)
+        self.bot = assemble(settings, self.engine, client, charts=CHARTS, refresh_every=30.0)
+        self.handled = Handled(self.bot.chat)
+        self.core = self.bot.chat
+        listening: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        transport = HttpMode(self.bot, "127.0.0.1", 0, listening.set_result, store=store)
+        loops = Loops(self.bot.chat, timer_interval=0.05, scheduler_interval=0.05)
+        self._stop = asyncio.Event()
+        self._runner = asyncio.create_task(
+            run(self.bot.chat, transport, loops, store=store, shutdown_timeout=5, stop=self._stop)
+        )
+        url = await asyncio.wait_for(listening, WITHIN)
+        self.sender = Sender(standin=self.standin, session=self.session, url=url)
+        self._sql = store
+
+    async def _close(self) -> None:
+        self.store.gate.set()
+        self._stop.set()
+        await asyncio.wait_for(self._runner, WITHIN)
+        await self._sql.close()
+
+    async def stop(self) -> None:
+        """Stop the bot and the stand-in."""
+        await self._close()
+        await self.session.close()
+        await self.standin.stop()
+
+    async def restart(self) -> None:
+        """Stop the bot and start a new one on the same database, as after a crash or deploy."""
+        await self._close()
+        await self._open()
+
+    # ------------------------------------------------------------ what was said
+
+    def _marks(self) -> tuple[int, int, int]:
+        s = self.standin
+        return len(s.responses), len(s.of("chat.postEphemeral")), len(s.of("chat.postMessage"))
+
+    def _said(self, marks: tuple[int, int, int], key: str, user: str) -> Seen | None:
+        s = self.standin
+        responses, ephemerals, posts = marks
+        private = [r.body.get("text", "") for r in s.responses[responses:] if r.name == key]
+        private += [
+            " ".join([c.params.get("text", ""), *texts(c.params.get("blocks"))])
+            for c in s.of("chat.postEphemeral")[ephemerals:]
+            if c.params.get("user") == self.uid(user) and c.ok
+        ]
+        public = [
+            " ".join([c.params.get("text", ""), *texts(c.params.get("blocks"))])
+            for c in s.of("chat.postMessage")[posts:]
+            if "thread_ts" not in c.params and c.ok
+        ]
+        if not private and not public:
+            return None
+        return Seen("\n".join(private + public), private=not public)
+
+    async def _handled_after(self, send: Callable[[], Awaitable[Any]]) -> Any:
+        done = self.handled.count
+        result = await send()
+        await self.handled.wait(done + 1)
+        return result
+
+    # ------------------------------------------------------------ commands
+
+    async def command(
+        self, name: str, verb: str, options: dict[str, Any], *, user: str = "ada"
+    ) -> Seen:
+        """Type the command as Slack text; return the ack's text or what followed it."""
+        given = {
+            k: f"<@{self.uid(v)}|{v}>" if k in user_options(name, verb) else v
+            for k, v in options.items()
+        }
+        return await self.text(name, spell(name, verb, given), user=user)
+
+    async def text(self, name: str, line: str, *, user: str = "ada") -> Seen:
+        """Type a line after a slash command."""
+        key, marks = f"r{next(self._keys)}", self._marks()
+        reply = await self._handled_after(
+            lambda: self.sender.command(line, user=self.uid(user), name=f"/{name}", respond_to=key)
+        )
+        assert reply.status == 200, reply
+        if reply.text:
+            return Seen(reply.text, private=True)
+        seen = self._said(marks, key, user)
+        assert seen is not None, f"/{name} {line} said nothing"
+        return seen
+
+    async def first_response_while_held(
+        self, name: str, verb: str, options: dict[str, Any], *, user: str = "ada"
+    ) -> tuple[str, Seen]:
+        """Send a command while the database is held; return its first response, then the rest."""
+        key, marks, done = f"r{next(self._keys)}", self._marks(), self.handled.count
+        self.store.gate.clear()
+        try:
+            reply = await self.sender.command(
+                spell(name, verb, options), user=self.uid(user), name=f"/{name}", respond_to=key
+            )
+        finally:
+            self.store.gate.set()
+        await self.handled.wait(done + 1)
+        seen = self._said(marks, key, user)
+        assert seen is not None
+        return ("ack" if reply.status == 200 and not reply.text else f"status {reply.status}"), seen
+
+    async def card(self, tag: str = "storage", *, user: str = "ada") -> Card:
+        """Post a question with /quiz next and return its card."""
+        seen = await self.command("quiz", "next", {"tag": tag}, user=user)
+        assert not seen.private, seen.text
+        post = next(
+            c for c in reversed(self.standin.of("chat.postMessage")) if "blocks" in c.params
+        )
+        actions = next(b for b in post.params["blocks"] if b["type"] == "actions")
+        round_id = int(actions["block_id"].split("_")[2])
+        ref = (await self.engine.get_round(round_id)).message_ref
+        assert ref is not None
+        return Card(round_id, ref)
+
+    def fail_next_card_post(self) -> None:
+        """Make the next card post fail the way Slack refuses a channel the bot is not in."""
+        self.standin.fail("chat.postMessage", "not_in_channel")
+
+    def charts(self) -> list[bytes]:
+        """Return the charts uploaded so far."""
+        return list(self.standin.uploads.values())
+
+    async def scheduled_card(self) -> Card:
+        """Wait for a card nobody asked for (the daily question) and return it."""
+        before = len(self.standin.of("chat.postMessage"))
+        await self.standin.wait_calls("chat.postMessage", before + 1, within=WITHIN)
+        post = self.standin.of("chat.postMessage")[before]
+        actions = next(b for b in post.params["blocks"] if b["type"] == "actions")
+        round_id = int(actions["block_id"].split("_")[2])
+
+        async def attached() -> bool:
+            return (await self.engine.get_round(round_id)).message_ref is not None
+
+        await eventually(attached)
+        ref = (await self.engine.get_round(round_id)).message_ref
+        assert ref is not None
+        return Card(round_id, ref)
+
+    async def play(self, tag: str, typed: str) -> Seen:
+        """Post a question of a tag and answer it with a click."""
+        return await self.click(await self.card(tag), typed)
+
+    async def ask_for(self, tag: str) -> Seen:
+        """Ask for a question of a tag."""
+        return await self.command("quiz", "next", {"tag": tag})
+
+    # ------------------------------------------------------------ answers
+
+    async def click(
+        self, card: Card, key: str, *, user: str = "ada", elsewhere: bool = False
+    ) -> Seen:
+        """Click a choice of a card; return the private reply."""
+        k, marks, ts = f"c{next(self._keys)}", self._marks(), card.ref
+        team = OTHER_TEAM if elsewhere else TEAM
+        reply = await self._handled_after(
+            lambda: self.sender.click(
+                card.round_id, key, user=self.uid(user), team=team, message_ts=ts, respond_to=k
+            )
+        )
+        assert reply.status == 200, reply
+        seen = self._said(marks, k, user)
+        assert seen is not None, "the click was not answered"
+        return seen
+
+    async def react(self, card: Card, key: str, *, user: str = "ada") -> Seen | None:
+        """React to a card with the emoji for a choice; return what the reactor was told."""
+        marks, ts = self._marks(), card.ref
+        event = reaction(self.uid(user), SLACK_EMOJI[key], ts)
+        reply = await self._handled_after(
+            lambda: self.sender.event(event, event_id=f"Ev{next(self._keys)}")
+        )
+        assert reply.status == 200
+        return self._said(marks, "", user)
+
+    async def revealed(self, card: Card) -> Seen:
+        """Wait for the card's results and its explanation; return both."""
+        ts = card.ref
+
+        def found() -> bool:
+            edited = any(
+                c.params.get("ts") == ts
+                and not [b for b in c.params["blocks"] if b["type"] == "actions"]
+                for c in self.standin.of("chat.update")
+            )
+            return edited and any(
+                c.params.get("thread_ts") == ts for c in self.standin.of("chat.postMessage")
+            )
+
+        await self.standin.wait_for(found, WITHIN)
+        edits = [c for c in self.standin.of("chat.update") if c.params.get("ts") == ts]
+        thread = [c for c in self.standin.of("chat.postMessage") if c.params.get("thread_ts") == ts]
+        parts = texts(edits[-1].params["blocks"]) + texts(thread[-1].params["blocks"])
+        return Seen("\n".join(parts), private=False)
+
+    async def review(self, *, user: str = "ada") -> ReviewSeen:
+        """Ask for a review; return what was shown and its buttons' values."""
+        seen = await self.command("quiz", "review", {}, user=user)
+        asked = [
+            c
+            for c in self.standin.of("chat.postEphemeral")
+            if c.params.get("user") == self.uid(user) and "blocks" in c.params
+        ]
+        values: list[str] = []
+        if asked and "Review" in seen.text:
+            actions = next(b for b in asked[-1].params["blocks"] if b["type"] == "actions")
+            values = [e["value"] for e in actions["elements"]]
+        return ReviewSeen(seen, values)
+
+    async def review_click(self, review: ReviewSeen, index: int, *, user: str = "ada") -> Seen:
+        """Click one button of a private review question."""
+        value = review.values[index]
+        k, marks = f"v{next(self._keys)}", self._marks()
+        payload = block_actions(
+            0, "A", user=self.uid(user), response_url=self.standin.response_url(k)
+        )
+        payload["actions"][0].update(
+            action_id=f"quiz_review_{value[-1]}", block_id="quiz_review_choices", value=value
+        )
+        payload["container"]["is_ephemeral"] = True
+        body = urllib.parse.urlencode({"payload": json.dumps(payload)})
+        reply = await self._handled_after(
+            lambda: self.sender.post(body, "application/x-www-form-urlencoded")
+        )
+        assert reply.status == 200
+        seen = self._said(marks, k, user)
+        assert seen is not None
+        return seen
+
+
+# ---------------------------------------------------------------- Discord
+
+GUILD, OTHER_GUILD = 910_000_000_000_000_001, 920_000_000_000_000_001
+MANAGE_GUILD = 1 << 5
+
+
+@dataclass
+class DiscordDriver:
+    """The real discord.py client on the chat runner, against the Discord stand-in."""
+
+    tmp_path: Path
+    clock: FakeClock
+    platform: str = "discord"
+    engine: QuizEngine = field(init=False)
+    api: DiscordStandIn = field(init=False)
+
+    def uid(self, user: str) -> int:
+        """Return a person's Discord user id."""
+        return 1001 + USERS.index(user)
+
+    def mention(self, user: str) -> str:
+        """Return how the platform writes a mention of the person."""
+        return f"<@{self.uid(user)}>"
+
+    async def start(self) -> None:
+        """Start the stand-in and the bot."""
+        self.api = DiscordStandIn(guild_ids=(GUILD, OTHER_GUILD))
+        await self.api.start()
+        configure_endpoints(self.api.api_url, self.api.gateway_url)
+        self.place = Place("discord", str(GUILD), str(self.api.channel_ids()[0]))
+        await self._open()
+
+    async def _open(self) -> None:
+        store = await open_store(f"sqlite+aiosqlite:///{self.tmp_path / 'quiz.db'}")
+        self.store = GatedStore(store)
+        self.engine = QuizEngine(
+            self.store, load_bank([BANK]), clock=self.clock, rng=random.Random(0)
+        )
+        self.client = QuizClient(
+            self.engine,
+            charts=CHARTS,
+            refresh_interval=30.0,
+            answer_deadline=0.3,
+            guild_ready_timeout=0.01,
+        )
+        self.handled = Handled(self.client.chat)
+        self.core = self.client.chat
+        loops = Loops(self.client.chat, timer_interval=0.05, scheduler_interval=0.05)
+        self._stop = asyncio.Event()
+        self._runner = asyncio.create_task(
+            run(
+                self.client.chat,
+                Gateway(self.client, self.api.token),
+                loops,
+                store=store,
+                shutdown_timeout=5,
+                stop=self._stop,
+            )
+        )
+        ready = asyncio.create_task(self.client.wait_until_ready())
+        done, _ = await asyncio.wait(
+            {self._runner, ready}, timeout=WITHIN, return_when="FIRST_COMPLETED"
+        )
+        if self._runner in done:
+            self._runner.result()
+        assert ready in done, "the client did not become ready"
+        self._sql = store
+
+    async def _close(self) -> None:
+        self.store.gate.set()
+        self._stop.set()
+        await asyncio.wait_for(self._runner, WITHIN)
+        await self._sql.close()
+
+    async def stop(self) -> None:
+        """Stop the bot and the stand-in."""
+        await self._close()
+        await self.api.stop()
+
+    async def restart(self) -> None:
+        """Stop the bot and start a new one on the same database, as after a crash or deploy."""
+        await self._close()
+        await self._open()
+
+    # ------------------------------------------------------------ what was said
+
+    def _said(self, payload: dict[str, Any], start: int) -> Seen | None:
+        token = payload["token"]
+        calls = [c for c in self.api.calls[start:] if c.status < 300]
+        first = next((c for c in calls if c.path.endswith(f"/{token}/callback")), None)
+        parts: list[str] = []
+        private = False
+        if first is not None:
+            data = first.body.get("data") or {}
+            private = bool(int(data.get("flags") or 0) & EPHEMERAL)
+            parts += texts(data)
+        for call in calls:
+            if call.method == "POST" and call.path.endswith(
+                f"/webhooks/{self.api.application_id}/{token}"
+            ):
+                parts += texts(call.body)
+                private = private or bool(int(call.body.get("flags") or 0) & EPHEMERAL)
+        if not parts:
+            return None
+        return Seen("\n".join(parts), private=private)
+
+    def _dms(self, start: int, user: str) -> list[Call]:
+        dm_channels = {
+            int(c["id"])
+            for c in self.api.channels.values()
+            if c["type"] == 1 and c["recipients"][0]["id"] == str(self.uid(user))
+        }
+        return [
+            c
+            for c in self.api.calls[start:]
+            if c.method == "POST"
+            and c.path.startswith("/channels/")
+            and int(c.path.split("/")[2]) in dm_channels
+        ]
+
+    async def _interact(self, payload: dict[str, Any]) -> Seen | None:
+        start, done = len(self.api.calls), self.handled.count
+        await self.api.send_interaction(payload)
+        await self.handled.wait(done + 1)
+        return self._said(payload, start)
+
+    def _payload(self, name: str, verb: str, options: dict[str, Any], user: str) -> dict[str, Any]:
+        given = {
+            k: UserRef(self.uid(v)) if k in user_options(name, verb) else v
+            for k, v in options.items()
+        }
+        permissions = MANAGE_GUILD if user == "admin" else 0
+        return self.api.command(
+            name, verb or None, given, user=self.uid(user), permissions=permissions
+        )
+
+    # ------------------------------------------------------------ commands
+
+    async def command(
+        self, name: str, verb: str, options: dict[str, Any], *, user: str = "ada"
+    ) -> Seen:
+        """Run the application command with its options; return its response and follow-ups."""
+        seen = await self._interact(self._payload(name, verb, options, user))
+        assert seen is not None, f"/{name} {verb} said nothing"
+        return seen
+
+    async def first_response_while_held(
+        self, name: str, verb: str, options: dict[str, Any], *, user: str = "ada"
+    ) -> tuple[str, Seen]:
+        """Send a command while the database is held; return its first response, then the rest."""
+        payload = self._payload(name, verb, options, user)
+        start, done = len(self.api.calls), self.handled.count
+        self.store.gate.clear()
+        try:
+            first = await self.api.interact(payload, within=WITHIN)
+        finally:
+            self.store.gate.set()
+        await self.handled.wait(done + 1)
+        seen = self._said(payload, start)
+        assert seen is not None
+        kinds = {4: "message", 5: "deferred"}
+        return kinds.get(first.body.get("type"), str(first.body.get("type"))), seen
+
+    async def card(self, tag: str = "storage", *, user: str = "ada") -> Card:
+        """Post a question with /quiz next and return its card."""
+        payload = self._payload("quiz", "next", {"tag": tag}, user)
+        seen = await self._interact(payload)
+        assert seen is not None and not seen.private, seen
+        message = self.api.response_message(payload)
+        custom_id = message["components"][0]["components"][0]["custom_id"]
+        card = Card(int(custom_id.split(":")[1]), message["id"])
+
+        async def attached() -> bool:
+            return (await self.engine.get_round(card.round_id)).message_ref == card.ref
+
+        await eventually(attached)
+        return card
+
+    def fail_next_card_post(self) -> None:
+        """Make the next interaction response fail the way Discord refuses a missing permission."""
+        self.api.refuse("POST", r"^/interactions/\d+/[^/]+/callback$")
+
+    def charts(self) -> list[bytes]:
+        """Return the charts attached so far."""
+        return [f.data for c in self.api.calls for f in c.files if f.filename.endswith(".png")]
+
+    async def scheduled_card(self) -> Card:
+        """Wait for a card nobody asked for (the daily question) and return it."""
+        channel = self.place.channel
+
+        def card(c: Call) -> bool:
+            return (
+                c.method == "POST"
+                and c.path == f"/channels/{channel}/messages"
+                and bool(c.body and c.body.get("components"))
+            )
+
+        await self.api.wait_for(card, within=WITHIN)
+        message = next(m for m in self.api.messages_in(int(channel)) if m["components"])
+        round_id = int(message["components"][0]["components"][0]["custom_id"].split(":")[1])
+
+        async def attached() -> bool:
+            return (await self.engine.get_round(round_id)).message_ref == message["id"]
+
+        await eventually(attached)
+        return Card(round_id, message["id"])
+
+    async def play(self, tag: str, typed: str) -> Seen:
+        """Post a question of a tag and answer it with a click."""
+        return await self.click(await self.card(tag), typed)
+
+    async def ask_for(self, tag: str) -> Seen:
+        """Ask for a question of a tag."""
+        return await self.command("quiz", "next", {"tag": tag})
+
+    # ------------------------------------------------------------ answers
+
+    async def click(
+        self, card: Card, key: str, *, user: str = "ada", elsewhere: bool = False
+    ) -> Seen:
+        """Click a choice of a card; return the private reply."""
+        payload = self.api.click(
+            int(card.ref),
+            f"quiz:{card.round_id}:{key}",
+            user=self.uid(user),
+            guild=OTHER_GUILD if elsewhere else None,
+        )
+        seen = await self._interact(payload)
+        assert seen is not None, "the click was not answered"
+        return seen
+
+    async def react(self, card: Card, key: str, *, user: str = "ada") -> Seen | None:
+        """React to a card with the letter for a choice; return the direct message, if any."""
+        start, done = len(self.api.calls), self.handled.count
+        await self.api.react(int(card.ref), LETTER_EMOJI[key], user=self.uid(user))
+        await self.handled.wait(done + 1)
+        told = self._dms(start, user)
+        if not told:
+            return None
+        return Seen("\n".join(str(c.body.get("content", "")) for c in told), private=True)
+
+    async def revealed(self, card: Card) -> Seen:
+        """Wait for the card's results and its explanation; return both."""
+
+        def closed(c: Call) -> bool:
+            return (
+                c.method == "PATCH"
+                and c.path.endswith(f"/messages/{card.ref}")
+                and c.body["embeds"][0]["title"].endswith("closed")
+            )
+
+        edit = await self.api.wait_for(closed, within=WITHIN)
+        post = await self.api.wait_for(
+            lambda c: (
+                c.method == "POST"
+                and (
+                    c.path == f"/channels/{card.ref}/messages"
+                    or bool(c.body and c.body.get("message_reference"))
+                )
+            ),
+            within=WITHIN,
+        )
+        return Seen("\n".join(texts(edit.body) + texts(post.body)), private=False)
+
+    async def review(self, *, user: str = "ada") -> ReviewSeen:
+        """Ask for a review; return what was shown and its buttons' ids."""
+        payload = self._payload("quiz", "review", {}, user)
+        seen = await self._interact(payload)
+        assert seen is not None
+        message = self.api.response_message(payload)
+        values = [
+            b["custom_id"] for row in message.get("components", []) for b in row["components"]
+        ]
+        return ReviewSeen(seen, values, message["id"])
+
+    async def review_click(self, review: ReviewSeen, index: int, *, user: str = "ada") -> Seen:
+        """Click one button of a private review question."""
+        payload = self.api.click(int(review.ref), review.values[index], user=self.uid(user))
+        seen = await self._interact(payload)
+        assert seen is not None
+        return seen
+
+
+# ---------------------------------------------------------------- the terminal
+
+
+@dataclass
+class TerminalDriver:
+    """``quizbot play``'s session on the same engine, fed typed lines."""
+
+    tmp_path: Path
+    clock: FakeClock
+    platform: str = "terminal"
+    place: Place = field(default_factory=lambda: Place("console", "local", "terminal"))
+    engine: QuizEngine = field(init=False)
+
+    async def start(self) -> None:
+        """Open the store and the engine."""
+        self._sql = await open_store(f"sqlite+aiosqlite:///{self.tmp_path / 'quiz.db'}")
+        self.engine = QuizEngine(
+            self._sql, load_bank([BANK]), clock=self.clock, rng=random.Random(0)
+        )
+
+    async def stop(self) -> None:
+        """Close the store."""
+        await self._sql.close()
+
+    async def play(self, tag: str, typed: str) -> Seen:
+        """Play one question of a tag, typing a line; return what the terminal printed."""
+        out = io.StringIO()
+        stdin, sys.stdin = sys.stdin, io.StringIO(typed + "\n")
+        try:
+            await play_session(self.engine, user="ada", tag=tag, count=1, out=out)
+        finally:
+            sys.stdin = stdin
+        return Seen(out.getvalue(), private=True)
+
+    async def ask_for(self, tag: str) -> Seen:
+        """Start a session on a tag and quit at the first question."""
+        return await self.play(tag, "q")
+
+
+@contextlib.asynccontextmanager
+async def driving(kind: str, tmp_path: Path, clock: FakeClock) -> AsyncIterator[Any]:
+    """Start a driver of one kind, and stop it (bounded) on the way out."""
+    driver = {"slack": SlackDriver, "discord": DiscordDriver, "terminal": TerminalDriver}[kind](
+        tmp_path, clock
+    )
+    await driver.start()
+    try:
+        yield driver
+    finally:
+        await driver.stop()

@@ -1,0 +1,448 @@
+"""One behaviour, every platform: each scenario is written once and run through every driver.
+
+``chat`` runs a scenario on Slack and on Discord (the real slack-bolt and discord.py stacks
+against their stand-ins); ``face`` adds the terminal where the terminal can do the same.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from bot.engine import ChannelSettings, Period
+from bot.engine.model import DifficultyMode
+from bot.links import LinkMaker, Purpose, Scope, verify
+from bot.scheduler import schedule_store_of
+
+PNG = b"\x89PNG\r\n\x1a\n"
+TOKEN = re.compile(r"/dashboard/open\?token=([A-Za-z0-9_\-.]+)")
+
+
+def verify_link(shown: str, now: datetime) -> Any:
+    """Return the grant of the one dashboard link in what was shown."""
+    (token,) = TOKEN.findall(shown)
+    return verify("conformance-secret-0123456789", Purpose.LINK, token, now)
+
+
+async def open_round(driver: Any) -> Any:
+    return await driver.engine.open_round(driver.place)
+
+
+# ---------------------------------------------------------------- help and questions
+
+
+async def test_help_lists_every_command(chat: Any) -> None:
+    seen = await chat.command("quiz", "help", {})
+    assert seen.private
+    for command in ("/quiz next", "/quiz close", "/quiz leaderboard", "/quiz stats"):
+        assert command in seen
+    for command in ("/quiz settings", "/quiz schedule", "/quiz review", "/bandwidth"):
+        assert command in seen
+
+
+async def test_an_unknown_tag_is_refused_and_opens_nothing(face: Any) -> None:
+    seen = await face.ask_for("quantum")
+    assert "No question has the tag" in seen and "quantum" in seen
+    if face.platform == "terminal":
+        assert "`" not in seen.text  # the terminal shows no markup
+    assert await open_round(face) is None
+
+
+async def test_a_tag_that_is_not_a_tag_is_refused(chat: Any) -> None:
+    seen = await chat.command("quiz", "next", {"tag": "no_underscores"})
+    assert seen.private and "is not a tag" in seen
+    assert await open_round(chat) is None
+
+
+async def test_next_posts_a_card_with_a_button_per_choice(chat: Any) -> None:
+    card = await chat.card("storage")
+    rnd = await chat.engine.get_round(card.round_id)
+    assert rnd.message_ref == card.ref
+    assert rnd.closes_at is not None
+    shown = await chat.command("quiz", "next", {"tag": "storage"})
+    assert shown.private and "already open" in shown
+
+
+async def test_a_right_answer_is_told_privately_with_its_short_explanation(face: Any) -> None:
+    seen = await face.play("storage", "A")
+    assert seen.private
+    assert "Right!" in seen and "Striping spreads the reads" in seen
+
+
+async def test_a_wrong_answer_is_told_privately(face: Any) -> None:
+    seen = await face.play("storage", "B")
+    assert seen.private
+    assert "Right!" not in seen and "Striping spreads the reads" in seen
+
+
+async def test_close_shows_the_results_and_explains_in_the_thread(chat: Any) -> None:
+    card = await chat.card("storage")
+    chat.clock.advance(seconds=4)
+    await chat.click(card, "A", user="ada")
+    await chat.click(card, "B", user="bob")
+    closed = await chat.command("quiz", "close", {}, user="cy")
+    assert closed.private and "Closed" in closed
+    shown = await chat.revealed(card)
+    assert "2 people answered; 1 right (50%)." in shown
+    assert chat.mention("ada") in shown and "(4.0 s)" in shown
+    assert "Lustre stripes each file" in shown
+    assert "One server's network link caps every reader" in shown
+    assert (await chat.engine.get_round(card.round_id)).is_closed
+
+
+async def test_closing_with_nothing_open_is_refused(chat: Any) -> None:
+    seen = await chat.command("quiz", "close", {})
+    assert seen.private and "There is no open question in this channel." in seen
+
+
+async def test_the_timer_closes_a_round_when_its_time_is_up(chat: Any) -> None:
+    card = await chat.card("storage")
+    chat.clock.advance(minutes=11)
+    shown = await chat.revealed(card)
+    assert "Nobody answered this one." in shown
+    assert (await chat.engine.get_round(card.round_id)).is_closed
+
+
+# ---------------------------------------------------------------- answers
+
+
+async def test_a_second_click_is_reported_and_not_counted(chat: Any) -> None:
+    card = await chat.card("storage")
+    await chat.click(card, "A", user="ada")
+    again = await chat.click(card, "B", user="ada")
+    assert again.private and "You already answered" in again
+    assert await chat.engine.answered_count(card.round_id) == 1
+
+
+async def test_a_click_after_the_close_says_closed(chat: Any) -> None:
+    card = await chat.card("storage")
+    await chat.command("quiz", "close", {})
+    late = await chat.click(card, "A", user="bob")
+    assert late.private and "This question is closed" in late
+    assert await chat.engine.answered_count(card.round_id) == 0
+
+
+async def test_a_click_from_another_workspace_is_refused(chat: Any) -> None:
+    card = await chat.card("storage")
+    seen = await chat.click(card, "A", user="ada", elsewhere=True)
+    assert seen.private and "That question does not exist here." in seen
+    assert await chat.engine.answered_count(card.round_id) == 0
+
+
+async def test_a_reaction_is_an_answer_told_privately(chat: Any) -> None:
+    card = await chat.card("storage")
+    seen = await chat.react(card, "A", user="eve")
+    assert seen is not None and seen.private and "Right!" in seen
+    assert await chat.engine.answered_count(card.round_id) == 1
+
+
+async def test_the_same_reaction_again_says_nothing_another_is_reported(chat: Any) -> None:
+    card = await chat.card("storage")
+    await chat.react(card, "A", user="eve")
+    assert await chat.react(card, "A", user="eve") is None
+    other = await chat.react(card, "B", user="eve")
+    assert other is not None and "You already answered" in other
+    assert await chat.engine.answered_count(card.round_id) == 1
+
+
+async def test_with_changes_allowed_a_second_click_replaces_the_first(chat: Any) -> None:
+    await chat.command("quiz", "settings", {"changes": True}, user="admin")
+    card = await chat.card("storage")
+    await chat.click(card, "B", user="ada")
+    changed = await chat.click(card, "A", user="ada")
+    assert "You changed your answer from" in changed and "Right!" in changed
+    assert await chat.engine.answered_count(card.round_id) == 1
+
+
+# ---------------------------------------------------------------- scores
+
+
+async def test_the_leaderboard_ranks_and_tells_the_caller_privately(chat: Any) -> None:
+    card = await chat.card("storage")
+    await chat.click(card, "A", user="ada")
+    await chat.click(card, "B", user="bob")
+    board = await chat.command("quiz", "leaderboard", {"period": "all"}, user="cy")
+    assert board.private
+    assert f"1. {chat.mention('ada')}: 3 pts, 1/1 right" in board
+    assert f"2. {chat.mention('bob')}: 0 pts, 0/1 right" in board
+    assert "You have not answered in this period yet." in board
+
+
+async def test_a_leaderboard_period_that_does_not_exist_is_refused(chat: Any) -> None:
+    seen = await chat.command("quiz", "leaderboard", {"period": "year"})
+    assert seen.private and "The leaderboard period is" in seen
+
+
+async def test_stats_for_oneself_and_for_someone_else(chat: Any) -> None:
+    card = await chat.card("storage")
+    await chat.click(card, "A", user="ada")
+    mine = await chat.command("quiz", "stats", {}, user="ada")
+    theirs = await chat.command("quiz", "stats", {"user": "ada"}, user="bob")
+    expected = f"{chat.mention('ada')}: 1 answered, 1 right (100%), 3 points"
+    assert mine.private and expected in mine and expected in theirs
+
+
+# ---------------------------------------------------------------- settings
+
+
+async def test_anyone_may_look_at_the_settings(chat: Any) -> None:
+    seen = await chat.command("quiz", "settings", {}, user="bob")
+    assert seen.private
+    assert "a question stays open 10 minutes" in seen and "changes are not allowed" in seen
+
+
+async def test_an_admin_changes_only_the_options_given(chat: Any) -> None:
+    seen = await chat.command("quiz", "settings", {"changes": True}, user="admin")
+    assert seen.private and "Saved." in seen and "are allowed" in seen
+    assert await chat.engine.store.channel_settings(chat.place) == ChannelSettings(True, None)
+    await chat.command("quiz", "settings", {"minutes": 3}, user="admin")
+    assert await chat.engine.store.channel_settings(chat.place) == ChannelSettings(True, 3)
+
+
+async def test_a_member_cannot_change_the_settings(chat: Any) -> None:
+    seen = await chat.command("quiz", "settings", {"minutes": 3}, user="bob")
+    assert seen.private and "can change this channel's quiz settings" in seen
+    assert await chat.engine.store.channel_settings(chat.place) == ChannelSettings()
+
+
+async def test_a_round_length_out_of_range_is_refused(chat: Any) -> None:
+    seen = await chat.command("quiz", "settings", {"minutes": 0}, user="admin")
+    assert seen.private and "`minutes` must be between 1 and 10080." in seen
+    assert await chat.engine.store.channel_settings(chat.place) == ChannelSettings()
+
+
+async def test_an_admin_sets_the_difficulty_mode_and_it_is_shown(chat: Any) -> None:
+    seen = await chat.command("quiz", "settings", {"difficulty": "adaptive"}, user="admin")
+    assert seen.private and "Saved." in seen and "adaptively" in seen
+    stored = await chat.engine.store.channel_settings(chat.place)
+    assert stored == ChannelSettings(difficulty=DifficultyMode.ADAPTIVE)
+    shown = await chat.command("quiz", "settings", {}, user="bob")
+    assert "nearest 70%" in shown
+
+
+async def test_a_member_cannot_change_the_difficulty(chat: Any) -> None:
+    seen = await chat.command("quiz", "settings", {"difficulty": "hard"}, user="bob")
+    assert seen.private and "can change this channel's quiz settings" in seen
+    assert await chat.engine.store.channel_settings(chat.place) == ChannelSettings()
+
+
+# ---------------------------------------------------------------- report, dashboard, me
+
+
+async def test_the_report_is_for_admins_and_private(chat: Any) -> None:
+    refused = await chat.command("quiz", "report", {}, user="bob")
+    assert refused.private and "can see the question report" in refused
+    seen = await chat.command("quiz", "report", {}, user="admin")
+    assert seen.private and "Question report" in seen
+    assert "No question has 20 answers yet" in seen
+
+
+async def test_dashboard_off_says_how_to_turn_it_on(chat: Any) -> None:
+    chat.core.links = None
+    seen = await chat.command("quiz", "dashboard", {}, user="admin")
+    assert seen.private and "The dashboard is off" in seen
+    assert "QUIZBOT_DASHBOARD_SECRET" in seen and "QUIZBOT_PUBLIC_URL" in seen
+
+
+async def test_dashboard_links_are_private_signed_and_scoped(chat: Any) -> None:
+    chat.core.links = LinkMaker("conformance-secret-0123456789", "https://quiz.example.org")
+    refused = await chat.command("quiz", "dashboard", {}, user="bob")
+    assert refused.private and "/quiz dashboard me" in refused
+    mine = await chat.command("quiz", "dashboard", {"scope": "me"}, user="bob")
+    assert mine.private
+    grant = verify_link(mine.text, chat.clock())
+    assert (grant.scope, grant.user) == (Scope.ME, str(chat.uid("bob")))
+    assert (grant.platform, grant.workspace) == (chat.place.platform, chat.place.workspace)
+    admin = await chat.command("quiz", "dashboard", {}, user="admin")
+    assert verify_link(admin.text, chat.clock()).scope is Scope.WORKSPACE
+
+
+async def test_me_shows_points_streak_and_reviews_privately(chat: Any) -> None:
+    card = await chat.card("storage")
+    await chat.click(card, "B", user="bob")
+    await chat.command("quiz", "close", {}, user="admin")
+    seen = await chat.command("quiz", "me", {}, user="bob")
+    assert seen.private and "Your quiz" in seen
+    assert "0 points, 0 of 1 right" in seen
+    assert "This week: #" in seen
+
+
+# ---------------------------------------------------------------- daily questions
+
+
+async def test_an_admin_sets_a_schedule_and_the_zone_is_read_as_a_zone(chat: Any) -> None:
+    seen = await chat.command("quiz", "schedule", {"time": "09:00", "tz": "GMT"}, user="admin")
+    assert seen.private and "Scheduled. Daily question in this channel at 09:00 GMT" in seen
+    stored = await schedule_store_of(chat.engine).get_schedule(chat.place)
+    assert stored is not None and (stored.zone, stored.tag) == ("GMT", None)
+
+
+async def test_anyone_may_look_at_the_schedule(chat: Any) -> None:
+    assert "There is no daily question" in await chat.command("quiz", "schedule", {}, user="bob")
+    await chat.command("quiz", "schedule", {"time": "09:30", "tz": "Europe/Berlin"}, user="admin")
+    shown = await chat.command("quiz", "schedule", {}, user="bob")
+    assert shown.private and "Daily question in this channel at 09:30 Europe/Berlin" in shown
+
+
+async def test_an_admin_stops_the_schedule(chat: Any) -> None:
+    await chat.command("quiz", "schedule", {"time": "09:30"}, user="admin")
+    stopped = await chat.command("quiz", "unschedule", {}, user="admin")
+    assert "The daily question in this channel is stopped." in stopped
+    assert await schedule_store_of(chat.engine).get_schedule(chat.place) is None
+
+
+@pytest.mark.parametrize(("verb", "options"), [("schedule", {"time": "09:30"}), ("unschedule", {})])
+async def test_a_member_cannot_set_or_stop_the_schedule(
+    chat: Any, verb: str, options: dict[str, Any]
+) -> None:
+    seen = await chat.command("quiz", verb, options, user="bob")
+    assert seen.private and "can change the daily question of a channel" in seen
+    assert await schedule_store_of(chat.engine).get_schedule(chat.place) is None
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        ({"time": "25:00"}, "is not a time of day"),
+        ({"time": "09:00", "tz": "Mars/Olympus"}, "is not a time zone I know"),
+        ({"time": "09:00", "close": "forever"}, "is not a duration"),
+        ({"time": "09:00", "tag": "nosuchtag"}, "No question has the tag"),
+    ],
+)
+async def test_a_bad_schedule_is_refused_and_changes_nothing(
+    chat: Any, options: dict[str, Any], says: str
+) -> None:
+    seen = await chat.command("quiz", "schedule", options, user="admin")
+    assert seen.private and says in seen
+    assert await schedule_store_of(chat.engine).get_schedule(chat.place) is None
+
+
+async def test_the_scheduler_posts_the_daily_question(chat: Any) -> None:
+    await chat.command("quiz", "schedule", {"time": "09:05", "tz": "UTC"}, user="admin")
+    chat.clock.advance(minutes=5)
+    card = await chat.scheduled_card()
+    rnd = await chat.engine.get_round(card.round_id)
+    assert (rnd.scheduled, rnd.slot, rnd.closes_at) == (True, "2026-03-02", None)
+
+
+# ---------------------------------------------------------------- review
+
+
+async def test_review_with_nothing_missed(chat: Any) -> None:
+    review = await chat.review(user="dee")
+    assert review.seen.private and "No missed questions to review." in review.seen
+    assert review.values == []
+
+
+async def test_review_re_asks_a_missed_question_and_leaves_scores_alone(chat: Any) -> None:
+    card = await chat.card("storage")
+    await chat.click(card, "B", user="dee")
+    soon = await chat.review(user="dee")
+    assert "Nothing to review right now; your next review is due" in soon.seen
+    chat.clock.advance(days=1)
+    review = await chat.review(user="dee")
+    assert review.seen.private and "Review: a question you missed" in review.seen
+    assert len(review.values) == 3
+    before = await chat.engine.leaderboard(
+        chat.place.platform, chat.place.workspace, Period.ALL, "x"
+    )
+    right = await chat.review_click(review, 0, user="dee")
+    assert right.private and "Right!" in right and "It comes back" in right
+    after = await chat.engine.leaderboard(
+        chat.place.platform, chat.place.workspace, Period.ALL, "x"
+    )
+    assert after == before
+
+
+# ---------------------------------------------------------------- /bandwidth
+
+
+async def test_bandwidth_plan_prices_a_training_step(chat: Any) -> None:
+    seen = await chat.command("bandwidth", "", {"plan": "llama3-70b gpus=128 tp=8 pp=2"})
+    assert not seen.private
+    assert "Llama 3 70B" in seen and "idle" in seen and "InfiniBand" in seen
+    (chart,) = chat.charts()
+    assert chart.startswith(PNG)
+
+
+async def test_a_bad_plan_gets_the_planner_usage(chat: Any) -> None:
+    seen = await chat.command("bandwidth", "", {"plan": "gpt9-1t gpus=8"})
+    assert seen.private and "Usage: /bandwidth plan MODEL" in seen
+    assert chat.charts() == []
+
+
+async def test_bandwidth_answers_with_a_table_and_a_chart(chat: Any) -> None:
+    seen = await chat.command("bandwidth", "", {"size": "140GB"})
+    assert not seen.private
+    assert "transfer of 140 GB" in seen and "InfiniBand" in seen and "Wi-Fi 6" in seen
+    (chart,) = chat.charts()
+    assert chart.startswith(PNG)
+
+
+@pytest.mark.parametrize(
+    ("size", "says"), [("lots of data", "Usage: /bandwidth"), ("1GB over=x9", "x9")]
+)
+async def test_bad_bandwidth_input_gets_the_usage_privately(
+    chat: Any, size: str, says: str
+) -> None:
+    options = {"size": size} if "over" not in size else {"size": "1GB", "over": "x9"}
+    seen = await chat.command("bandwidth", "", options)
+    assert seen.private and says in seen
+    assert chat.charts() == []
+
+
+# ---------------------------------------------------------------- failures and restarts
+
+
+async def test_a_card_that_cannot_be_posted_frees_the_channel(chat: Any) -> None:
+    chat.fail_next_card_post()
+    seen = await chat.command("quiz", "next", {"tag": "storage"})
+    assert seen.private and "I can't post in this channel yet" in seen
+    assert await open_round(chat) is None
+    await chat.card("storage")
+
+
+async def test_a_click_after_a_restart_still_counts(chat: Any) -> None:
+    card = await chat.card("storage")
+    await chat.restart()
+    seen = await chat.click(card, "A", user="ada")
+    assert "Right!" in seen
+    assert await chat.engine.answered_count(card.round_id) == 1
+
+
+async def test_a_round_due_while_the_bot_was_down_closes_when_it_comes_back(chat: Any) -> None:
+    card = await chat.card("storage")
+    await chat.click(card, "A", user="ada")
+    await chat.restart()
+    chat.clock.advance(hours=1)
+    shown = await chat.revealed(card)
+    assert "1 person answered; 1 right (100%)." in shown
+
+
+FIRST_RESPONSE = {"slack": "ack", "discord": "deferred"}
+
+
+@pytest.mark.parametrize(
+    ("verb", "options", "says"),
+    [
+        ("next", {"tag": "storage"}, "Where should a 1 TB checkpoint go"),
+        ("close", {}, "Closed"),
+        ("leaderboard", {}, "Leaderboard, this week"),
+        ("stats", {}, "0 answered"),
+        ("settings", {}, "a question stays open"),
+        ("schedule", {}, "There is no daily question"),
+        ("review", {}, "No missed questions"),
+    ],
+)
+async def test_every_command_answers_in_time_while_the_database_is_held(
+    chat: Any, verb: str, options: dict[str, Any], says: str
+) -> None:
+    if verb == "close":
+        await chat.card("storage")
+    first, seen = await chat.first_response_while_held("quiz", verb, options, user="ada")
+    # The platform had its first response while the database kept every query waiting.
+    assert first == FIRST_RESPONSE[chat.platform]
+    assert says in seen

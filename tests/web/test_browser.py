@@ -1,0 +1,136 @@
+"""The dashboard in a real headless Chromium (Debian's), read as a person reads it.
+
+Screenshots of every page go to ``QUIZBOT_SCREENSHOTS`` (default ``out/screenshots``); the ones
+in docs/dashboard.md come from a run with ``QUIZBOT_SCREENSHOTS=docs/img``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from bot.links import Scope
+from bot.storage import SqlStore, open_store
+from bot.web import Dashboard
+from tests.web.conftest import T1, Site
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+LAUNCH_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+SHOTS = Path(os.environ.get("QUIZBOT_SCREENSHOTS", "out/screenshots"))
+WAIT_MS = 10_000
+
+pytestmark = pytest.mark.skipif(
+    not Path(CHROMIUM).exists(),
+    reason="Debian's chromium is not installed (.ci/run installs it with apt-get)",
+)
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[SqlStore]:
+    """One database is enough here (the storage suite covers both)."""
+    s = await open_store(f"sqlite+aiosqlite:///{tmp_path / 'web.db'}")
+    try:
+        yield s
+    finally:
+        await s.close()
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[object]:
+    playwright_api = pytest.importorskip("playwright.async_api")
+    async with playwright_api.async_playwright() as p:
+        b = await p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_FLAGS)
+        try:
+            yield b
+        finally:
+            await b.close()
+
+
+@pytest.fixture
+async def base_url(site: Site) -> AsyncIterator[str]:
+    """Serve the same dashboard on a real port the browser can reach."""
+    app = web.Application()
+    site.dashboard.mount(app)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    tcp = web.TCPSite(runner, "127.0.0.1", 0)
+    await tcp.start()
+    port = runner.addresses[0][1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+def full_link(dashboard: Dashboard, base: str, user: str, scope: Scope) -> str:
+    url = dashboard.link(T1, user, scope)
+    return base + url[url.index("/dashboard") :]
+
+
+async def shot(page, name: str) -> None:
+    await asyncio.to_thread(SHOTS.mkdir, parents=True, exist_ok=True)
+    await page.screenshot(path=str(SHOTS / f"dashboard-{name}.png"), full_page=True)
+
+
+async def test_admin_reads_the_workspace(site: Site, base_url: str, browser) -> None:
+    page = await browser.new_page(viewport={"width": 1000, "height": 800})
+    await page.goto(full_link(site.dashboard, base_url, "U0", Scope.WORKSPACE))
+    await page.wait_for_url(f"{base_url}/dashboard", timeout=WAIT_MS)
+    assert await page.inner_text("#answers") == "5"  # T1's only: T2's mallory is elsewhere
+    assert await page.inner_text("#players") == "3"
+    assert await page.inner_text("#share") == "60%"
+    leaders = await page.inner_text("#streaks")
+    assert "alice" in leaders and "mallory" not in leaders
+    await shot(page, "overview")
+
+    await page.click("text=Leaderboards")
+    await page.wait_for_url("**/dashboard/leaderboards", timeout=WAIT_MS)
+    rows = await page.locator("#board-all tbody tr").all_inner_texts()
+    assert rows[0].split("\t")[:3] == ["1", "alice", "4"]
+    assert [r.split("\t")[1] for r in rows] == ["alice", "bob", "carol"]
+    await shot(page, "leaderboards")
+
+    await page.click("text=Questions")
+    await page.wait_for_url("**/dashboard/questions", timeout=WAIT_MS)
+    await page.click("#questions th >> text=Answers")
+    first = await page.locator("#questions tbody tr").first.inner_text()
+    assert first.startswith("seed-q")
+    await shot(page, "questions")
+
+    await page.click("#questions >> text=seed-q")
+    await page.wait_for_url("**/dashboard/questions/seed-q", timeout=WAIT_MS)
+    summary = await page.inner_text("#summary")
+    assert summary.startswith("3 answers in 1 round · 67% right")
+    chart = await page.inner_html("svg.chart")
+    assert "67% (2)" in chart and "33% (1)" in chart
+    await shot(page, "question")
+
+    await page.click("text=Channels")
+    await page.wait_for_url("**/dashboard/channels", timeout=WAIT_MS)
+    card = await page.inner_text("#channel-C1")
+    assert "Daily question at 09:30 Europe/Paris, on weekdays." in card
+    assert "Next post: Thursday 2026-03-05 09:30 Europe/Paris" in card
+    await shot(page, "channels")
+
+
+async def test_player_page_at_phone_width(site: Site, base_url: str, browser) -> None:
+    page = await browser.new_page(viewport={"width": 390, "height": 844})
+    await page.goto(full_link(site.dashboard, base_url, "bob", Scope.ME))
+    await page.wait_for_url(f"{base_url}/dashboard/me", timeout=WAIT_MS)
+    assert await page.inner_text("h1") == "bob"
+    assert await page.inner_text("#points") == "1"
+    assert await page.inner_text("#due") == "1"  # his miss came due a day after it
+    assert "third-q" in await page.inner_text("#reviews")
+    history = await page.locator("#history tbody tr").count()
+    assert history == 2
+    width = await page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390
+    await shot(page, "me-phone")
+    await page.goto(f"{base_url}/dashboard/leaderboards")
+    assert "This link opens your own page only." in await page.inner_text("main")
