@@ -407,7 +407,7 @@ async def open_round(
         "user_id": "UBENCH",
         "command": "/quiz",
         "text": "next",
-        "response_url": "http://127.0.0.1:9/unused",
+        "response_url": api_url.removesuffix("api/") + "respond/bench",
         "trigger_id": "t",
     }
     body = urllib.parse.urlencode(form)
@@ -444,7 +444,8 @@ async def close_round(
         "user_id": "UBENCH",
         "command": "/quiz",
         "text": "close",
-        "response_url": "http://127.0.0.1:9/unused",
+        # The confirmation comes through it before the reveal is posted.
+        "response_url": api_url.removesuffix("api/") + "respond/bench",
         "trigger_id": "t",
     }
     body = urllib.parse.urlencode(form)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from bot.chat import words
@@ -34,6 +34,8 @@ from bot.text import Text, lines, text
 log = logging.getLogger(__name__)
 
 COUNTED = (AnswerStatus.ACCEPTED, AnswerStatus.CHANGED)
+# Hears whether a reaction's answer is settled (True) or failed and may be tried again (False).
+Settled = Callable[[bool], None]
 ANSWER_SLOTS = 15
 
 
@@ -139,13 +141,22 @@ class Chat:
             finally:
                 await turn.close()
 
-    async def reaction(self, event: Reaction, *, kind: str = "reaction") -> None:
-        """Count an emoji reaction on an open card as an answer; tell the reactor privately."""
+    async def reaction(
+        self, event: Reaction, *, kind: str = "reaction", settled: Settled | None = None
+    ) -> None:
+        """Count an emoji reaction on an open card as an answer; tell the reactor privately.
+
+        ``settled`` hears, once, whether the reaction's fate is sealed: True once its answer is
+        committed (or there is nothing to record), False if grading failed, so that a platform
+        which redelivers unacknowledged events may try again. The reactor is told afterwards.
+        """
+        once = _Once(settled)
         async with self._handling(kind):
             where = self._where(event.place, event.user)
             try:
-                await self._reaction(event)
+                await self._reaction(event, once)
             except Exception as exc:
+                once(False)
                 error_id = secrets.token_hex(4)
                 log.error(
                     "error %s grading a reaction",
@@ -154,8 +165,10 @@ class Chat:
                     extra={**where, "error_id": error_id},
                 )
                 await self._tell(event, words.apology(error_id), where)
+            finally:
+                once(True)
 
-    async def _reaction(self, event: Reaction) -> None:
+    async def _reaction(self, event: Reaction, settled: Settled) -> None:
         rnd = await self.engine.open_round(event.place)
         if rnd is None or rnd.message_ref != event.message_ref:
             return
@@ -167,8 +180,10 @@ class Chat:
         except NotFound:
             return
         except UserError as exc:
+            settled(True)
             await self._tell(event, exc.text, self._where(event.place, event.user))
             return
+        settled(True)
         count_answer(self.platform, outcome.status.value)
         if outcome.status is AnswerStatus.ALREADY and outcome.choice.key == event.key:
             return  # a redelivered event, or the same answer again: already told
@@ -236,6 +251,18 @@ class Chat:
             await turn.reply(text(told), private=True)
         except Exception:
             log.exception("could not tell the user about an error", extra=where)
+
+
+class _Once:
+    """Tell a ``Settled`` listener once; later calls are ignored."""
+
+    def __init__(self, listener: Settled | None) -> None:
+        self._listener = listener
+
+    def __call__(self, ok: bool) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener(ok)
 
 
 def _form(event: Command) -> Form:

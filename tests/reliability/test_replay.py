@@ -8,24 +8,27 @@ so nothing here waits for something not to happen.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import time
 import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import aiosqlite
+from aiohttp import web
 import pytest
 import sqlalchemy as sa
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
-from bot.adapters.slack._replay import ReplayGuard
-from bot.adapters.slack.app import assemble, start_http, web_client
+from bot.adapters.slack._replay import EVENT_LEASE, ReplayGuard
+from bot.adapters.slack.app import SlackBot, assemble, start_http, web_client
 from bot.chat import Charts
 from bot.engine import Place, QuizEngine
 from bot.engine.loader import load_bank
@@ -55,7 +58,16 @@ class Replica:
 
     url: str
     engine: QuizEngine
+    bot: SlackBot
     passed: list[dict[str, Any]] = field(default_factory=list)
+    # What happened, in order: "responded" as each HTTP answer starts out (and what Gate adds).
+    order: list[str] = field(default_factory=list)
+
+    def record_responses(self, app: web.Application) -> None:
+        async def responded(_request: web.Request, _response: web.StreamResponse) -> None:
+            self.order.append("responded")
+
+        app.on_response_prepare.append(responded)
 
     async def spy(
         self, req: AsyncBoltRequest, next: Callable[[], Awaitable[BoltResponse]]
@@ -117,9 +129,12 @@ async def pair(tmp_path: Path, clock: FakeClock) -> AsyncIterator[Pair]:
                     refresh_every=0.05,
                 )
                 bots.append(bot)
-                runner, port = await start_http(bot.app, "127.0.0.1", 0)
+                replica = Replica("", engine, bot)
+                runner, port = await start_http(
+                    bot.app, "127.0.0.1", 0, extra=replica.record_responses
+                )
                 runners.append(runner)
-                replica = Replica(f"http://127.0.0.1:{port}/slack/events", engine)
+                replica.url = f"http://127.0.0.1:{port}/slack/events"
                 bot.app.middleware(replica.spy)
                 replicas.append(replica)
             yield Pair(replicas[0], replicas[1], standin, session)
@@ -131,6 +146,56 @@ async def pair(tmp_path: Path, clock: FakeClock) -> AsyncIterator[Pair]:
         for store in stores:
             await store.close()
         await standin.stop()
+
+
+class Gate:
+    """Hold a replica's answer commits: each waits at the gate, shut until ``open``.
+
+    It records "entered" when an answer reaches the store and "committed" when the store
+    returns, in the replica's order beside its HTTP answers.
+    """
+
+    def __init__(self, replica: Replica, *, fail: int = 0) -> None:
+        store = replica.engine.store
+        assert isinstance(store, SqlStore)
+        real = store.record_answer
+        self.entered = asyncio.Event()
+        self.committed = asyncio.Event()
+        self._open = asyncio.Event()
+        self.failures = fail
+
+        async def gated(*args: Any, **kwargs: Any) -> Any:
+            replica.order.append("entered")
+            self.entered.set()
+            await self._open.wait()
+            if self.failures:
+                self.failures -= 1
+                raise sa.exc.OperationalError("INSERT", {}, Exception("disk I/O error"))
+            result = await real(*args, **kwargs)
+            replica.order.append("committed")
+            self.committed.set()
+            return result
+
+        store.record_answer = gated  # type: ignore[method-assign]
+
+    def open(self) -> None:
+        self._open.set()
+
+
+async def settled(replica: Replica) -> None:
+    """Wait until the replica's guard has written what it remembers of its events."""
+    guard = replica.bot.guard
+    assert guard is not None
+    await guard.settle()
+
+
+def redelivery(body: str, n: int) -> dict[str, str]:
+    """Return the headers of Slack's n-th redelivery of an event: signed afresh, marked."""
+    return {
+        "Content-Type": "application/json",
+        **signed_headers(body, timestamp=int(time.time()) + n),
+        **RETRY,
+    }
 
 
 def click(round_id: int, user: str) -> str:
@@ -180,6 +245,7 @@ async def test_a_redelivered_event_is_counted_once_whichever_replica_gets_it(pai
     first = {"Content-Type": "application/json", **signed_headers(body)}
     assert await pair.send(pair.a, body, first) == 200
     await pair.standin.wait_calls("chat.postEphemeral")
+    await settled(pair.a)
     # Slack signs each delivery afresh; a redelivery has its own timestamp and signature.
     for n, replica in enumerate((pair.b, pair.a), start=1):
         again = signed_headers(body, timestamp=int(time.time()) + n)
@@ -244,3 +310,95 @@ async def test_a_check_too_slow_refuses_the_request_and_gives_its_keys_back(
         assert response.status == 200 and handled == ["handled"]
     finally:
         await store.close()
+
+
+async def test_a_reaction_is_acknowledged_only_once_its_answer_is_committed(pair: Pair):
+    _round_id, ts = await pair.open_card()
+    gate = Gate(pair.a)
+    body = json.dumps(event_callback(reaction("U8", "one", ts), event_id="EvDurable"))
+    headers = {"Content-Type": "application/json", **signed_headers(body)}
+    sending = asyncio.create_task(pair.send(pair.a, body, headers))
+    await gate.entered.wait()  # the answer is at the store, held
+    gate.open()
+    assert await sending == 200
+    # The event's HTTP answer started only after the commit.
+    assert pair.a.order == ["entered", "committed", "responded"]
+    assert await pair.stored() == 1
+    (told,) = await pair.standin.wait_calls("chat.postEphemeral")
+    assert told.params["user"] == "U8"
+
+
+async def test_a_reaction_committed_late_is_redelivered_and_counted_once(pair: Pair):
+    _round_id, ts = await pair.open_card()
+    pair.a.bot.handlers.answer_deadline = 0.05
+    gate = Gate(pair.a)
+    body = json.dumps(event_callback(reaction("U9", "two", ts), event_id="EvLate"))
+    headers = {"Content-Type": "application/json", **signed_headers(body)}
+    # Past the deadline with the answer still held: not acknowledged, so Slack redelivers.
+    assert await pair.send(pair.a, body, headers) == 503
+    assert gate.entered.is_set() and not gate.committed.is_set()
+    # Redeliveries while it is still being handled are told to come back, on either replica.
+    assert await pair.send(pair.b, body, redelivery(body, 1)) == 503
+    assert await pair.send(pair.a, body, redelivery(body, 2)) == 503
+    gate.open()
+    await gate.committed.wait()
+    (told,) = await pair.standin.wait_calls("chat.postEphemeral")
+    assert told.params["user"] == "U9"
+    await settled(pair.a)
+    # Settled now: the next redelivery is acknowledged and not handled again, on either.
+    assert await pair.send(pair.b, body, redelivery(body, 3)) == 200
+    assert await pair.send(pair.a, body, redelivery(body, 4)) == 200
+    assert (len(pair.a.passed), len(pair.b.passed)) == (1, 0)
+    assert await pair.stored() == 1
+    assert len(pair.standin.of("chat.postEphemeral")) == 1
+
+
+async def test_a_reaction_whose_commit_failed_is_handled_when_redelivered(pair: Pair):
+    _round_id, ts = await pair.open_card()
+    gate = Gate(pair.a, fail=1)
+    gate.open()
+    body = json.dumps(event_callback(reaction("U10", "one", ts), event_id="EvFailed"))
+    headers = {"Content-Type": "application/json", **signed_headers(body)}
+    assert await pair.send(pair.a, body, headers) == 503
+    assert await pair.stored() == 0
+    (apology,) = await pair.standin.wait_calls("chat.postEphemeral")
+    assert "went wrong" in apology.params["text"].lower()
+    await settled(pair.a)  # the failed event's id is given back
+    assert await pair.send(pair.b, body, redelivery(body, 1)) == 200
+    assert len(pair.b.passed) == 1
+    assert await pair.stored() == 1
+    await pair.standin.wait_calls("chat.postEphemeral", 2)
+
+
+async def test_an_event_whose_replica_died_is_handled_once_its_lease_ends(
+    pair: Pair, clock: FakeClock
+):
+    _round_id, ts = await pair.open_card()
+    body = json.dumps(event_callback(reaction("U11", "one", ts), event_id="EvOrphan"))
+    store = pair.b.engine.store
+    assert isinstance(store, SqlStore)
+    # A replica took the event's lease and died before settling it.
+    key = f"event:{json.loads(body)['api_app_id']}:EvOrphan"
+    lease = timedelta(seconds=EVENT_LEASE)
+    assert await RequestClaims(store).claim({key: clock() + lease}, now=clock()) == {key}
+    assert await pair.send(pair.b, body, redelivery(body, 1)) == 503
+    clock.advance(seconds=EVENT_LEASE + 1)
+    assert await pair.send(pair.b, body, redelivery(body, 2)) == 200
+    assert len(pair.b.passed) == 1
+    assert await pair.stored() == 1
+
+
+async def test_a_click_is_acknowledged_without_waiting_for_its_feedback(pair: Pair):
+    round_id, _ts = await pair.open_card()
+    release = pair.standin.hold("chat.postEphemeral")
+    body = click(round_id, "U12")
+    try:
+        # The ack follows the commit; the feedback, held at Slack, comes after it.
+        assert await pair.send(pair.a, body, {"Content-Type": FORM, **signed_headers(body)}) == 200
+        assert await pair.stored() == 1
+        await pair.standin.wait_arrived("chat.postEphemeral")
+        assert pair.standin.of("chat.postEphemeral") == []
+    finally:
+        release.set()
+    (told,) = await pair.standin.wait_calls("chat.postEphemeral")
+    assert told.params["user"] == "U12"

@@ -115,6 +115,8 @@ class SlackApiStandIn:
         self.limited: list[str] = []
         self._limits: dict[str, _RateLimit] = {}
         self._failures: dict[str, list[str]] = {}
+        self._held: dict[str, asyncio.Event] = {}
+        self.arrived: dict[str, int] = {}
         self._ts = itertools.count(1)
         self._files = itertools.count(1)
         self._sockets: list[_Socket] = []
@@ -163,6 +165,19 @@ class SlackApiStandIn:
     def rate_limit(self, method: str, times: int, retry_after: int = 0) -> None:
         """Answer the next ``times`` calls of ``method`` with 429 and ``Retry-After``."""
         self._limits[method] = _RateLimit(times, retry_after)
+
+    def hold(self, method: str) -> asyncio.Event:
+        """Keep every call of a method waiting, unanswered, until the returned event is set.
+
+        ``wait_arrived`` tells when a held call has come in.
+        """
+        release = asyncio.Event()
+        self._held[method] = release
+        return release
+
+    async def wait_arrived(self, method: str, count: int = 1, within: float = 5.0) -> None:
+        """Wait until ``count`` calls of a method have arrived (answered or held)."""
+        await self.wait_for(lambda: self.arrived.get(method, 0) >= count, within)
 
     def fail(self, method: str, error: str, times: int = 1) -> None:
         """Answer the next ``times`` calls of ``method`` with ``{"ok": false, "error": error}``."""
@@ -238,6 +253,11 @@ class SlackApiStandIn:
                 params.update(dict(await request.post()))
         auth = request.headers.get("Authorization", "")
         token = auth.removeprefix("Bearer ") or params.pop("token", None)
+        self.arrived[method] = self.arrived.get(method, 0) + 1
+        release = self._held.get(method)
+        if release is not None:
+            await self._notify()
+            await release.wait()
         limit = self._limits.get(method)
         if limit is not None and limit.times > 0:
             limit.times -= 1

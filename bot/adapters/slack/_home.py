@@ -9,6 +9,7 @@ import logging
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
 from slack_sdk.models.blocks import (
     ActionsBlock,
@@ -24,7 +25,7 @@ from slack_sdk.models.views import View
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack import render
-from bot.adapters.slack.handlers import PLATFORM, Body, SlackExchange, SlackPort
+from bot.adapters.slack.handlers import PLATFORM, Background, Body, SlackExchange, SlackPort
 from bot.chat import Chat, Command, Content, ReviewAsk
 from bot.engine.model import Place, PlayerSummary
 
@@ -139,8 +140,7 @@ class HomeExchange(SlackExchange):
     async def reply(self, content: Content, *, private: bool) -> str | None:
         """Ack, then post the answer in the app's direct messages."""
         if not self.acked:
-            await self._ack()
-            self.acked = True
+            await self.ack()
         if isinstance(content, ReviewAsk):
             message = render.review_question(content)
             await self.port.client.chat_postMessage(channel=self.user, **message.as_kwargs())
@@ -151,9 +151,10 @@ class HomeExchange(SlackExchange):
 class HomeTab:
     """The App Home tab: published when opened, and its two buttons."""
 
-    def __init__(self, chat: Chat, port: SlackPort) -> None:
+    def __init__(self, chat: Chat, port: SlackPort, background: Background) -> None:
         self.chat = chat
         self.port = port
+        self.background = background
 
     def register(self, app: AsyncApp) -> None:
         """Listen for the Home tab opening and for its buttons."""
@@ -162,10 +163,16 @@ class HomeTab:
         app.action(HOME_DASHBOARD_ACTION)(self.dashboard)
 
     async def opened(self, event: Body, body: Body, client: AsyncWebClient) -> None:
-        """Publish the person's Home tab (Slack sends this event for the Messages tab too)."""
+        """Publish the person's Home tab (Slack sends this event for the Messages tab too).
+
+        The event is acknowledged at once; the tab is published in the background.
+        """
         user, team = event.get("user"), body.get("team_id")
         if event.get("tab") != "home" or not isinstance(user, str) or not isinstance(team, str):
             return
+        self.background.spawn(self._publish(client, team, user))
+
+    async def _publish(self, client: AsyncWebClient, team: str, user: str) -> None:
         summary = await self.chat.engine.player_summary(PLATFORM, team, user)
         admin = await self._is_admin(client, user)
         view = home_view(summary, admin=admin, dashboard=self.chat.links is not None)
@@ -182,20 +189,22 @@ class HomeTab:
             return False
         return bool(info.get("is_admin") or info.get("is_owner") or info.get("is_primary_owner"))
 
-    async def review(self, ack: AsyncAck, body: Body) -> None:
+    async def review(self, ack: AsyncAck, body: Body) -> BoltResponse | None:
         """Start a review: the next due question, in the app's direct messages."""
-        await self._run("review", ack, body)
+        return await self._run("review", ack, body)
 
-    async def dashboard(self, ack: AsyncAck, body: Body) -> None:
+    async def dashboard(self, ack: AsyncAck, body: Body) -> BoltResponse | None:
         """Send an admin a fresh dashboard link in the app's direct messages."""
-        await self._run("dashboard", ack, body)
+        return await self._run("dashboard", ack, body)
 
-    async def _run(self, verb: str, ack: AsyncAck, body: Body) -> None:
+    async def _run(self, verb: str, ack: AsyncAck, body: Body) -> BoltResponse | None:
         exchange = HomeExchange(self.port, ack, body)
         team = body.get("team", {}).get("id") or body.get("team_id")
         user = body.get("user", {}).get("id")
         if not isinstance(team, str) or not isinstance(user, str):
             await ack()
-            return
+            return None
         event = Command(Place(PLATFORM, team, user), user, "quiz", text=verb)
-        await self.chat.command(event, exchange, kind="block_actions")
+        return await self.background.answer(
+            exchange, self.chat.command(event, exchange, kind="block_actions")
+        )

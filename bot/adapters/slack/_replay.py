@@ -7,9 +7,14 @@ body, so each genuine request has its own; one seen before is refused with 401, 
 ``X-Slack-Retry-Num`` is not covered by the signature, so it earns no exemption: a captured
 request replayed with it added is refused all the same.
 
-Slack redelivers an event it thinks failed (signed afresh, with the same ``event_id``). An
-event whose id was seen within the redelivery window is acknowledged and not handled again, so
-a reaction is never counted twice.
+Slack redelivers an event it thinks failed (signed afresh, with the same ``event_id``): one not
+acknowledged within 3 s, or answered with an error. An event is acknowledged only once it is
+settled (a reaction: its answer committed), so a redelivery is how an event that failed, or
+whose replica died, gets handled after all. Its id is therefore claimed in two steps: first as
+a short lease while it is handled (a redelivery meanwhile is told 503, come back later), then,
+once settled, for the whole redelivery window (a redelivery is acknowledged and not handled
+again, so a reaction is never counted twice). An event that failed gives its id back at once;
+one whose replica died leaves a lease that expires, and the next redelivery is handled.
 
 Both memories are shared through the database (``RequestClaims``), so every replica behind a
 load balancer refuses what any of them has seen; a small memory in each process answers the
@@ -39,6 +44,11 @@ log = logging.getLogger(__name__)
 REPLAY_WINDOW = 5 * 60 + 30
 # Slack retries a failed event at once, after a minute and after five; remember ids well past.
 REDELIVERY_WINDOW = 15 * 60
+# An event being handled holds its id this long; if its replica dies, Slack's redelivery a
+# minute later is handled.
+EVENT_LEASE = 30.0
+# Where the guard leaves, in a request's context, the call that says its event is settled.
+SETTLE = "quizbot_settle_event"
 # At most this many keys are kept in each process (about 20 MB); past it the oldest go first.
 REMEMBERED = 200_000
 # The check must leave the listener most of Slack's 3 s: past this the request is refused (503,
@@ -57,6 +67,14 @@ class SharedClaims(Protocol):
         """Give up keys this process won (for a request it refused after all)."""
         ...
 
+    async def extend(self, key: str, until: datetime) -> None:
+        """Hold a key this process won until a later time."""
+        ...
+
+    async def held_until(self, key: str) -> datetime | None:
+        """Return until when a key is held, or None."""
+        ...
+
 
 class ReplayGuard:
     """Remember recent request signatures and event ids; refuse or skip any that comes again."""
@@ -67,6 +85,7 @@ class ReplayGuard:
         *,
         window: float = REPLAY_WINDOW,
         redelivery_window: float = REDELIVERY_WINDOW,
+        lease: float = EVENT_LEASE,
         capacity: int = REMEMBERED,
         claim_deadline: float = CLAIM_DEADLINE,
         clock: Callable[[], float] = time.monotonic,
@@ -77,6 +96,9 @@ class ReplayGuard:
         self._late: set[asyncio.Task[None]] = set()
         self.window = window
         self.redelivery_window = redelivery_window
+        self.lease = lease
+        # Events this process is handling, each until its lease ends (by ``clock``).
+        self._handling: dict[str, float] = {}
         self.capacity = capacity
         self.clock = clock
         self.utc_clock = utc_clock
@@ -111,7 +133,8 @@ class ReplayGuard:
     ) -> BoltResponse:
         """Bolt middleware, after Bolt's own signature check.
 
-        401 for a replayed request; 200 without handling for a redelivered event.
+        401 for a replayed request; for a redelivered event, 200 without handling once it is
+        settled, 503 while it is still being handled.
         """
         values = req.headers.get("x-slack-signature") or []
         signature = values[0] if values else ""
@@ -121,33 +144,98 @@ class ReplayGuard:
         event = _event_key(req.body)
         if self.seen(signed):
             return _replayed("this replica")
-        if event is not None and self.seen(event):
-            return _redelivered(req.body)
-        if self.claims is not None:
-            now = self.utc_clock()
-            keys = {signed: now + timedelta(seconds=self.window)}
-            if event is not None:
-                keys[event] = now + timedelta(seconds=self.redelivery_window)
-            claiming = asyncio.ensure_future(self.claims.claim(keys, now=now))
-            try:
-                won = await asyncio.wait_for(asyncio.shield(claiming), self.claim_deadline)
-            except TimeoutError:
-                self._forget_when_done(claiming)
-                log.warning(
-                    "refused a request: the replay check took over %.1f s", self.claim_deadline
-                )
-                return BoltResponse(status=503, body="")
-            if signed not in won:
-                self.remember(signed)
-                return _replayed("another replica")
-            if event is not None and event not in won:
-                self.remember(event, self.redelivery_window)
+        if event is not None:
+            if self.handling(event):
+                return _busy(req.body)
+            if self.seen(event):
                 return _redelivered(req.body)
+        if self.claims is not None:
+            refused = await self._claim(signed, event, req.body)
+            if refused is not None:
+                return refused
         # Remembered only once the claim is made: a request that failed here may come again.
         self.remember(signed)
+        if event is None:
+            return await next()
+        return await self._handle(event, req, next)
+
+    async def _claim(self, signed: str, event: str | None, body: object) -> BoltResponse | None:
+        """Claim the request's keys across replicas; return the refusal if they are taken."""
+        claims = self.claims
+        assert claims is not None
+        now = self.utc_clock()
+        keys = {signed: now + timedelta(seconds=self.window)}
         if event is not None:
-            self.remember(event, self.redelivery_window)
+            keys[event] = now + timedelta(seconds=self.lease)
+        claiming = asyncio.ensure_future(claims.claim(keys, now=now))
+        try:
+            won = await asyncio.wait_for(asyncio.shield(claiming), self.claim_deadline)
+        except TimeoutError:
+            self._forget_when_done(claiming)
+            log.warning("refused a request: the replay check took over %.1f s", self.claim_deadline)
+            return BoltResponse(status=503, body="")
+        if signed not in won:
+            self.remember(signed)
+            return _replayed("another replica")
+        if event is not None and event not in won:
+            self.remember(signed)
+            # Held by another replica: settled there (held past a lease), or still being handled.
+            try:
+                until = await asyncio.wait_for(claims.held_until(event), self.claim_deadline)
+            except TimeoutError:
+                return _busy(body)
+            if until is not None and until > now + timedelta(seconds=self.lease):
+                self.remember(event, self.redelivery_window)
+                return _redelivered(body)
+            return _busy(body)
+        return None
+
+    async def _handle(
+        self, event: str, req: AsyncBoltRequest, next: Callable[[], Awaitable[BoltResponse]]
+    ) -> BoltResponse:
+        """Handle an event under its lease, leaving in its context the call that settles it.
+
+        Bolt's middleware does not see the listener's answer, so the event is settled by
+        ``answered`` once the request's answer is known, or by the listener's work later.
+        """
+        self._handling[event] = self.clock() + self.lease
+        req.context[SETTLE] = _Settlement(self, event)
         return await next()
+
+    def handling(self, event: str) -> bool:
+        """Return whether this process is handling the event (within its lease)."""
+        until = self._handling.get(event)
+        if until is None:
+            return False
+        if until <= self.clock():
+            del self._handling[event]
+            return False
+        return True
+
+    def settled(self, event: str, ok: bool) -> None:
+        """Record the outcome of an event: remember it handled, or give its id back."""
+        self._handling.pop(event, None)
+        if ok:
+            self.remember(event, self.redelivery_window)
+        if self.claims is None:
+            return
+        if ok:
+            until = self.utc_clock() + timedelta(seconds=self.redelivery_window)
+            self._in_background(self.claims.extend(event, until), "remember a handled event")
+        else:
+            self._in_background(self.claims.forget({event}), "give back a failed event")
+
+    def _in_background(self, work: Awaitable[None], what: str) -> None:
+        async def run() -> None:
+            try:
+                await work
+            except Exception:
+                # Lost, the lease expires on its own: a redelivery is then handled again.
+                log.exception("could not %s", what)
+
+        task = asyncio.ensure_future(run())
+        self._late.add(task)
+        task.add_done_callback(self._late.discard)
 
     async def settle(self) -> None:
         """Wait until the keys of requests refused for a late check are given back."""
@@ -176,6 +264,17 @@ class ReplayGuard:
         task.add_done_callback(self._late.discard)
 
 
+def answered(req: AsyncBoltRequest, response: BoltResponse) -> None:
+    """Settle the request's event if Slack is being told it succeeded (a 2xx).
+
+    Any other answer leaves the event to its listener's work, which settles it when it ends
+    (or, if the replica dies first, to its lease).
+    """
+    settle = req.context.get(SETTLE)
+    if isinstance(settle, _Settlement) and response.status < 300:
+        settle(True)
+
+
 def replay_guard(engine: QuizEngine) -> ReplayGuard:
     """Return the guard for an app on this engine: shared through its database, on its clock."""
     claims = RequestClaims(engine.store) if isinstance(engine.store, SqlStore) else None
@@ -194,6 +293,25 @@ def _event_key(body: object) -> str | None:
 def _replayed(where: str) -> BoltResponse:
     log.warning("refused a replayed request (its signature was seen before, by %s)", where)
     return BoltResponse(status=401, body="")
+
+
+class _Settlement:
+    """Said once by whoever handles an event: True, it is settled; False, it failed."""
+
+    def __init__(self, guard: ReplayGuard, event: str) -> None:
+        self.guard: ReplayGuard | None = guard
+        self.event = event
+
+    def __call__(self, ok: bool) -> None:
+        guard, self.guard = self.guard, None
+        if guard is not None:
+            guard.settled(self.event, ok)
+
+
+def _busy(body: object) -> BoltResponse:
+    event_id = body.get("event_id") if isinstance(body, dict) else None
+    log.info("event %s is still being handled: its redelivery is told to come back", event_id)
+    return BoltResponse(status=503, body="")
 
 
 def _redelivered(body: object) -> BoltResponse:

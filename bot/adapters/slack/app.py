@@ -30,7 +30,7 @@ from bot.adapters.slack._oauth import (
     oauth_settings,
     token_rotator,
 )
-from bot.adapters.slack._replay import ReplayGuard, replay_guard
+from bot.adapters.slack._replay import ReplayGuard, answered, replay_guard
 from bot.adapters.slack.handlers import Listeners, SlackPort
 from bot.chat import Charts, Chat, Publisher
 from bot.chat.runner import Closing, Loops, run
@@ -147,6 +147,9 @@ def assemble(
         # Socket Mode requests come over an authenticated WebSocket and carry no signature.
         request_verification_enabled=not settings.slack_app_token,
         oauth_settings=oauth,
+        # The HTTP answer goes when the listener returns; each listener returns once its work
+        # has acknowledged (bot.adapters.slack.handlers.Background), not on a 10 ms poll.
+        process_before_response=True,
     )
     guard = None if settings.slack_app_token else replay_guard(engine)
     if guard is not None:
@@ -155,7 +158,7 @@ def assemble(
         app.middleware(bind_workspace)
     listeners = Listeners(chat, port)
     listeners.register(app)
-    HomeTab(chat, port).register(app)
+    HomeTab(chat, port, listeners.background).register(app)
     return SlackBot(app=app, client=client, chat=chat, handlers=listeners, guard=guard)
 
 
@@ -186,6 +189,7 @@ def web_app(
             # Bolt itself could not route. Refuse it rather than answer 500.
             log.exception("could not dispatch a request")
             return web.Response(status=400, text="unexpected request")
+        answered(bolt_request, response)
         return await to_aiohttp_response(response)
 
     async def healthz(_request: web.Request) -> web.Response:

@@ -2,20 +2,29 @@
 
 A slash command is acknowledged at once and answered through its ``response_url``; a click on a
 choice is acknowledged only once its answer is committed (so a click Slack showed as taken is
-never lost), and its feedback comes as an ephemeral message. Everything a listener does after
-that is the chat core's; the core never raises, so no listener raises after its ack.
+never lost), and its feedback comes as an ephemeral message; a reaction event likewise only
+once its answer is committed (Slack redelivers an event that is not acknowledged). Everything
+a listener does after that is the chat core's; the core never raises, so no listener raises
+after its ack.
+
+The app runs with Bolt's ``process_before_response``: Bolt answers the HTTP request when the
+listener returns. Each listener starts the chat core's work as a task and returns as soon as
+that work has acknowledged (or settled, for an event), so the answer goes out the moment it is
+ready and the rest (the feedback message, the card's refresh) carries on in the background.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from typing import Any
 
 import aiohttp
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext, AsyncRespond
+from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -23,6 +32,7 @@ from bot import messages as M
 from bot.adapters.slack import render
 from bot.adapters.slack._channels import Channels
 from bot.adapters.slack._oauth import CURRENT_TOKEN, SqlInstallationStore, serving
+from bot.adapters.slack._replay import SETTLE
 from bot.chat import (
     Action,
     Chat,
@@ -60,8 +70,11 @@ NOT_A_MEMBER = ("not_in_channel", "channel_not_found")
 GONE = ("message_not_found", "cant_update_message")
 # A click is acknowledged once its answer is committed. Slack wants the ack within 3 s, and
 # the request's way in comes on top: a commit slower than this leaves the click unacknowledged
-# (Slack tells the user it failed; the feedback still follows).
+# (Slack tells the user it failed; the feedback still follows). A reaction event is answered
+# 503 past it, so that Slack redelivers it (and the redelivery waits for this one).
 ANSWER_DEADLINE = 2.5
+# No listener holds its HTTP request longer than this, whatever its work is doing.
+LISTENER_LIMIT = 2.9
 
 # Slack ships :a: and :b: but no :c:, :d: or :e:, so the digits are the main way to answer with a
 # reaction; a workspace may upload its own :c: :d: :e: (or :letter-c: ...) and those count too.
@@ -235,16 +248,29 @@ class SlackExchange:
         self.late = False
         self.channel = _where(body).get("channel", "")
         self.user = _where(body).get("user", "")
+        # Done once the request has its answer (the ack) or will get none (a late click).
+        self.answered: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    async def ack(self, **kwargs: Any) -> None:
+        """Acknowledge the request (with text for a command), and let its listener return."""
+        await self._ack(**kwargs)
+        self.acked = True
+        self.settle()
+
+    def settle(self) -> None:
+        """Let the listener answer Slack: the ack is given, or will not be."""
+        if not self.answered.done():
+            self.answered.set_result(None)
 
     async def defer(self, *, private: bool) -> None:
         """Ack now; or, for a click whose answer is not committed yet, never."""
         if self.acked or self.late:
             return
         if self.ack_when_late:
-            await self._ack()
-            self.acked = True
+            await self.ack()
         else:
             self.late = True
+            self.settle()
             log.warning(
                 "an answer took over %.1f s to commit; its click goes unacknowledged",
                 self.budget,
@@ -255,11 +281,9 @@ class SlackExchange:
         """Answer: in the ack if it is still to come and may carry text, else afterwards."""
         if not self.acked and not self.late:
             if "command" in self.body and isinstance(content, Text | Panel):
-                await self._ack(text=_text(content))
-                self.acked = True
+                await self.ack(text=_text(content))
                 return None
-            await self._ack()
-            self.acked = True
+            await self.ack()
         with _translated():
             return await self._after_ack(content, private)
 
@@ -310,6 +334,67 @@ class SlackExchange:
         return bool(info.get("is_admin") or info.get("is_owner") or info.get("is_primary_owner"))
 
 
+# ---------------------------------------------------------------- answering in time
+
+
+class Background:
+    """The work listeners leave running once Slack has its answer; a shutdown waits for it."""
+
+    def __init__(self, chat: Chat) -> None:
+        self.chat = chat
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """Run the work as a task, counted by the drain while it runs."""
+        task = asyncio.create_task(self._tracked(work))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _tracked(self, work: Coroutine[Any, Any, None]) -> None:
+        async with self.chat.drain.track():
+            try:
+                await work
+            except Exception:
+                log.exception("a Slack listener's work failed")
+
+    async def answer(
+        self, exchange: SlackExchange, work: Coroutine[Any, Any, None]
+    ) -> BoltResponse | None:
+        """Start the work; return once it has acknowledged the request (None: Bolt sends the
+        ack), or 503 for a request it will not acknowledge (a click whose commit is late).
+        """
+        task = self.spawn(work)
+        task.add_done_callback(lambda _task: exchange.settle())
+        await asyncio.wait((exchange.answered,), timeout=LISTENER_LIMIT)
+        if exchange.acked:
+            return None
+        if not exchange.answered.done():
+            log.warning("a request had no answer within %.1f s", LISTENER_LIMIT)
+        return BoltResponse(status=503, body="")
+
+    async def settle(
+        self, work: Callable[[Callable[[bool], None]], Coroutine[Any, Any, None]], deadline: float
+    ) -> BoltResponse | None:
+        """Start an event's work; return once it says the event is settled (None: Bolt acks
+        it), or 503 if it failed or is late, so that Slack redelivers the event.
+        """
+        outcome: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+
+        def settled(ok: bool) -> None:
+            if not outcome.done():
+                outcome.set_result(ok)
+
+        task = self.spawn(work(settled))
+        task.add_done_callback(lambda _task: settled(True))
+        done, _ = await asyncio.wait((outcome,), timeout=deadline)
+        if done and outcome.result():
+            return None
+        if not done:
+            log.warning("an event was not settled within %.1f s: Slack will redeliver it", deadline)
+        return BoltResponse(status=503, body="")
+
+
 # ---------------------------------------------------------------- listening
 
 
@@ -320,6 +405,7 @@ class Listeners:
         self.chat = chat
         self.port = port
         self.answer_deadline = ANSWER_DEADLINE
+        self.background = Background(chat)
 
     def register(self, app: AsyncApp) -> None:
         """Attach every listener and the error boundary to the app."""
@@ -332,9 +418,9 @@ class Listeners:
         app.error(self.on_error)
 
     def _listener(self, name: str) -> Any:
-        async def command(ack: AsyncAck, command: Body) -> None:
+        async def command(ack: AsyncAck, command: Body) -> BoltResponse | None:
             text = str(command.get("text", ""))
-            await self._hand(
+            return await self._hand(
                 SlackExchange(self.port, ack, command),
                 command,
                 M.INCOMPLETE_REQUEST,
@@ -350,27 +436,30 @@ class Listeners:
         exchange: SlackExchange,
         body: Body,
         refusal: str,
-        handle: Callable[..., Awaitable[None]],
+        handle: Callable[..., Coroutine[Any, Any, None]],
         make: Callable[[Place, str], object | None],
         *,
         kind: str = "block_actions",
-    ) -> None:
-        """Hand the chat core the event a payload makes, or refuse a payload that makes none."""
+    ) -> BoltResponse | None:
+        """Hand the chat core the event a payload makes, or refuse a payload that makes none;
+        return once Slack's answer is ready, the work going on in the background.
+        """
         where = _where(body)
         event = None
         if len(where) == 4:
             event = make(Place(PLATFORM, where["workspace"], where["channel"]), where["user"])
         if event is None:
-            await self.chat.refuse(exchange, None, where.get("user", ""), say(refusal), kind=kind)
+            work = self.chat.refuse(exchange, None, where.get("user", ""), say(refusal), kind=kind)
         else:
-            await handle(event, exchange, kind=kind)
+            work = handle(event, exchange, kind=kind)
+        return await self.background.answer(exchange, work)
 
-    async def answer_click(self, ack: AsyncAck, body: Body, action: Body) -> None:
+    async def answer_click(self, ack: AsyncAck, body: Body, action: Body) -> BoltResponse | None:
         """Hand a click on a choice to the chat core; the ack waits for the commit."""
         round_id, _, key = str(action.get("value", "")).partition(":")
         # isdigit() alone lets through digits int() refuses, such as superscripts.
         ok = round_id.isascii() and round_id.isdigit() and bool(key)
-        await self._hand(
+        return await self._hand(
             SlackExchange(self.port, ack, body, budget=self.answer_deadline, ack_when_late=False),
             body,
             M.NOT_A_BUTTON,
@@ -378,11 +467,11 @@ class Listeners:
             lambda place, user: Click(place, user, int(round_id), key) if ok else None,
         )
 
-    async def review_click(self, ack: AsyncAck, body: Body, action: Body) -> None:
+    async def review_click(self, ack: AsyncAck, body: Body, action: Body) -> BoltResponse | None:
         """Hand a click on a private review question to the chat core."""
         question_id, _, key = str(action.get("value", "")).rpartition(":")
         ok = bool(question_id) and len(key) == 1 and key in "ABCDE"
-        await self._hand(
+        return await self._hand(
             SlackExchange(self.port, ack, body),
             body,
             M.NOT_A_REVIEW_BUTTON,
@@ -390,18 +479,32 @@ class Listeners:
             lambda place, user: ReviewClick(place, user, question_id, key) if ok else None,
         )
 
-    async def reaction_added(self, event: Body, body: Body, context: AsyncBoltContext) -> None:
-        """Hand an emoji reaction on a message to the chat core, if it stands for a choice."""
+    async def reaction_added(
+        self, event: Body, body: Body, context: AsyncBoltContext
+    ) -> BoltResponse | None:
+        """Hand an emoji reaction on a message to the chat core, if it stands for a choice;
+        the event is acknowledged once its answer is committed.
+        """
         key, item, user = (
             emoji_choice(event.get("reaction", "")),
             event.get("item", {}),
             event.get("user"),
         )
         if key is None or item.get("type") != "message" or not user or user == context.bot_user_id:
-            return
+            return None
         place = Place(PLATFORM, str(body.get("team_id")), str(item.get("channel")))
         reaction = Reaction(place, str(user), str(item.get("ts")), key)
-        await self.chat.reaction(reaction, kind="event_callback")
+        guard = context.get(SETTLE)  # the replay guard's, in HTTP mode
+
+        async def work(settled: Callable[[bool], None]) -> None:
+            def both(ok: bool) -> None:
+                settled(ok)
+                if callable(guard):
+                    guard(ok)
+
+            await self.chat.reaction(reaction, kind="event_callback", settled=both)
+
+        return await self.background.settle(work, self.answer_deadline)
 
     async def on_error(self, error: Exception, body: Body) -> None:
         """Log what escaped a listener (the chat core catches what its flows raise)."""
