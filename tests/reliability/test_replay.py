@@ -21,9 +21,9 @@ from typing import Any
 
 import aiohttp
 import aiosqlite
-from aiohttp import web
 import pytest
 import sqlalchemy as sa
+from aiohttp import web
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
