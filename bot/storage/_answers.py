@@ -5,14 +5,21 @@ Every outcome (accepted, changed, already, closed) is settled by one call to the
 - PostgreSQL: one statement (``POSTGRES_ANSWER``): data-modifying CTEs insert the answer, or
   change it where allowed, and upsert the review item, while ``FOR SHARE`` on the round holds off
   a concurrent close until the statement's own commit (it runs in autocommit).
-- SQLite: one call into the store's writer thread (``SqliteWriter``). A right answer is one
-  statement committed on its own; a miss is the insert and the review upsert in one
-  transaction; when the insert found the round closed or the user already answered, one more
-  statement reads why (a change of answer is then made in a transaction, still in that call).
+- SQLite: one call into the store's writer thread (``SqliteWriter``), at most two statements.
+  The answer is one upsert (``sqlite_answer_upsert``): it inserts into an open round, and on a
+  second answer its ``DO UPDATE ... WHERE`` asks ``quizbot_second_answer`` (``StoredAnswer``, a
+  function of the writer's connection) whether the engine's rule lets the answer change. That
+  function is shown the stored row as it was before the statement, which RETURNING cannot
+  report (it gives the values after an update), and keeps it: the statement's rowcount and that
+  row tell all four outcomes apart. A right answer, or any answer without a review item, is
+  that one statement, atomic on its own; a miss adds the review upsert when the answer counts,
+  both in one transaction.
 
-The decisions are written once, in ``answer_steps``, a generator that yields the statements it
-needs and receives their results; the SQLite writer and a SQLAlchemy transaction both drive it.
-PostgreSQL falls back to the transaction only when a click races the same user's other click.
+Statement by statement, the decisions are ``answer_steps``, a generator that yields the
+statements it needs and receives their results, driven by a SQLAlchemy transaction (an in-memory
+SQLite database, or a PostgreSQL click racing the same user's other click). It and the SQLite
+upsert leave the change to the engine's rule, ``rules.second_answer``; PostgreSQL's statement
+says the same in SQL, and the storage suite runs every path against the same cases.
 
 The review rule stays the engine's: it passes the state a first miss gets
 (``review.after_round_miss(None, ...)``), and the upsert merges it into a stored item exactly as
@@ -29,11 +36,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import sqlite
 
 from bot.engine.model import AnswerRecord, AnswerStatus
 from bot.engine.review import ReviewItem
 from bot.engine.rules import second_answer
 from bot.storage._schema import UTCDateTime, answers, channel_settings, review_items, rounds
+from bot.storage._sqlite_writer import in_transaction
 
 Outcome = tuple[AnswerStatus, AnswerRecord | None]
 
@@ -155,9 +164,9 @@ def _aware(value: datetime | str) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-def build_statements(insert: Callable[[sa.Table], Any]) -> dict[str, Any]:
-    """Build, once per store, the statements ``answer_steps`` names, for the store's dialect."""
-    source = (
+def _answer_source() -> Any:
+    """Return the SELECT that gives the answer's row when its round exists and is open."""
+    return (
         sa.select(
             sa.bindparam("a_round", type_=sa.Integer()),
             rounds.c.platform,
@@ -173,9 +182,13 @@ def build_statements(insert: Callable[[sa.Table], Any]) -> dict[str, Any]:
         .where(rounds.c.id == sa.bindparam("a_round"), rounds.c.closed_at.is_(None))
         .with_for_update(read=True)
     )
+
+
+def build_statements(insert: Callable[[sa.Table], Any]) -> dict[str, Any]:
+    """Build, once per store, the statements ``answer_steps`` names, for the store's dialect."""
     insert_answer = (
         insert(answers)
-        .from_select(_ANSWER_COLUMNS, source)
+        .from_select(_ANSWER_COLUMNS, _answer_source())
         .on_conflict_do_nothing(index_elements=["round_id", "user_id"])
     )
     mine = sa.and_(answers.c.round_id == rounds.c.id, answers.c.user_id == sa.bindparam("a_user"))
@@ -262,37 +275,120 @@ class Compiled:
         return values
 
 
-def first_step(steps: Steps, compiled: dict[str, Compiled]) -> tuple[str, list[Any]]:
-    """Start the steps: return their first statement and its driver parameters.
+# ---------------------------------------------------------------- SQLite, one upsert
 
-    Called before the call into the writer thread, so that the thread, which must take the
-    GIL back for every bit of Python it runs, has only the statement to run.
+SECOND_ANSWER = "quizbot_second_answer"
+
+
+class StoredAnswer:
+    """``quizbot_second_answer(choice, correct, points, answered_at, elapsed_ms, new, allowed)``.
+
+    Registered on the writer's connection, where the answer upsert calls it from its
+    ``DO UPDATE ... WHERE`` once for the stored answer it conflicts with, its columns as they
+    were before the statement. It returns whether ``rules.second_answer`` lets the new choice
+    replace the stored one, and keeps the stored row for the outcome (the writer runs one call
+    at a time, so the row is the current call's).
     """
-    key, params = next(steps)
-    return key, compiled[key].values(params)
+
+    def __init__(self) -> None:
+        self.row: tuple[Any, ...] | None = None
+
+    def register(self, conn: sqlite3.Connection) -> None:
+        """Define the function on a new connection."""
+        conn.create_function(SECOND_ANSWER, 7, self._decide)
+
+    def _decide(
+        self,
+        choice: str,
+        correct: int,
+        points: int,
+        answered_at: str,
+        elapsed_ms: int,
+        new_choice: str,
+        allowed: int | None,
+    ) -> bool:
+        self.row = (choice, correct, points, answered_at, elapsed_ms)
+        status = second_answer(choice, new_choice, allow_change=bool(allowed))
+        return status is AnswerStatus.CHANGED
 
 
-def run_on_sqlite(
-    conn: sqlite3.Connection,
-    steps: Steps,
-    compiled: dict[str, Compiled],
-    first: tuple[str, list[Any]],
-    *,
-    stop_before: str | None = None,
-) -> Outcome | None:
-    """Drive started steps on a raw sqlite3 connection; None if they reach ``stop_before``."""
-    key, values = first
-    try:
-        while True:
-            if key == stop_before:
-                return None
-            cursor = conn.execute(compiled[key].sql, values)
-            row = cursor.fetchone() if cursor.description else None
-            key, params = steps.send(Done(cursor.rowcount, row))
-            values = compiled[key].values(params)
-    except StopIteration as stop:
-        result: Outcome = stop.value
-        return result
+def sqlite_answer_upsert() -> Any:
+    """Return SQLite's one statement for an answer: insert it, or change it where allowed.
+
+    Inserted or changed, rowcount 1; refused (closed, or a second answer that does not change),
+    rowcount 0. ``StoredAnswer`` saw a stored answer exactly when there was one in an open round.
+    """
+    stmt = sqlite.insert(answers).from_select(_ANSWER_COLUMNS, _answer_source())
+    new, stored = stmt.excluded, answers.c
+    # The channel's setting, read only when a second answer meets a first; None is no setting.
+    setting = (
+        sa.select(channel_settings.c.allow_change)
+        .select_from(rounds)
+        .join(
+            channel_settings,
+            sa.and_(
+                channel_settings.c.platform == rounds.c.platform,
+                channel_settings.c.workspace == rounds.c.workspace,
+                channel_settings.c.channel == rounds.c.channel,
+            ),
+        )
+        .where(rounds.c.id == sa.bindparam("a_round"))
+        .scalar_subquery()
+    )
+    allowed = sa.func.coalesce(sa.bindparam("a_allow", type_=sa.Boolean()), setting)
+    changes = getattr(sa.func, SECOND_ANSWER)(
+        stored.choice,
+        stored.correct,
+        stored.points,
+        stored.answered_at,
+        stored.elapsed_ms,
+        new.choice,
+        allowed,
+        type_=sa.Boolean(),
+    )
+    return stmt.on_conflict_do_update(
+        index_elements=["round_id", "user_id"],
+        set_={c: new[c] for c in ("choice", "correct", "points", "answered_at", "elapsed_ms")},
+        where=changes,
+    )
+
+
+Settled = tuple[int, tuple[Any, ...] | None]
+
+
+def sqlite_settle(
+    stored: StoredAnswer,
+    upsert: str,
+    values: list[Any],
+    review: tuple[str, list[Any]] | None,
+) -> Callable[[sqlite3.Connection], Settled]:
+    """Return the writer's call for an answer: the upsert's rowcount and the stored row it met.
+
+    With a review item (``review``: its statement and parameters), the upsert and, when the
+    answer counts, the review upsert run in one transaction; without, the upsert runs alone.
+    """
+
+    def answer(conn: sqlite3.Connection) -> Settled:
+        stored.row = None
+        counted = conn.execute(upsert, values).rowcount
+        if counted == 1 and review is not None:
+            conn.execute(*review)
+        return counted, stored.row
+
+    return answer if review is None else in_transaction(answer)
+
+
+def sqlite_outcome(answer: AnswerRecord, settled: Settled) -> Outcome:
+    """Return the outcome of what ``sqlite_settle``'s call reported."""
+    counted, row = settled
+    if row is None:
+        # No stored answer met: inserted, or the round is closed (or does not exist).
+        return (AnswerStatus.ACCEPTED if counted == 1 else AnswerStatus.CLOSED), None
+    status = AnswerStatus.CHANGED if counted == 1 else AnswerStatus.ALREADY
+    return status, stored_answer(answer, row)
+
+
+# ---------------------------------------------------------------- SQLAlchemy, step by step
 
 
 async def run_on_connection(conn: Any, steps: Steps, statements: dict[str, Any]) -> Outcome:

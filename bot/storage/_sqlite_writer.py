@@ -27,10 +27,23 @@ class SqliteWriter:
     noticeably more on a path taken for every answer.
     """
 
-    def __init__(self, path: str, pragmas: Sequence[str], *, timeout: float = 30) -> None:
+    def __init__(
+        self,
+        path: str,
+        pragmas: Sequence[str],
+        *,
+        timeout: float = 30,
+        setup: Callable[[sqlite3.Connection], None] | None = None,
+    ) -> None:
+        """Open nothing yet: the thread and its connection start with the first call.
+
+        ``setup``, if given, is called with the connection once it is open (after the pragmas),
+        in the writer's thread: to define functions its statements use.
+        """
         self.path = path
         self.pragmas = tuple(pragmas)
         self.timeout = timeout
+        self.setup = setup
         self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._conn: sqlite3.Connection | None = None
@@ -80,6 +93,8 @@ class SqliteWriter:
             )
             for pragma in self.pragmas:
                 conn.execute(pragma)
+            if self.setup is not None:
+                self.setup(conn)
             self._conn = conn
         if self._trace is not None:
             self._trace(None)

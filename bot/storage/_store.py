@@ -31,17 +31,21 @@ from bot.engine.review import ReviewItem
 from bot.errors import ConfigError
 from bot.storage._analytics import AnalyticsSql
 from bot.storage._answers import (
-    CHANGE,
     POSTGRES_ANSWER,
+    REVIEW,
     Compiled,
     Outcome,
+    StoredAnswer,
+    answer_params,
     answer_steps,
     build_statements,
-    first_step,
     postgres_args,
     postgres_outcome,
+    review_params,
     run_on_connection,
-    run_on_sqlite,
+    sqlite_answer_upsert,
+    sqlite_outcome,
+    sqlite_settle,
 )
 from bot.storage._dashboard import DashboardSql
 from bot.storage._metrics import with_round_metrics
@@ -56,7 +60,7 @@ from bot.storage._schema import (
     rounds,
     upgrade,
 )
-from bot.storage._sqlite_writer import SqliteWriter, Trace, in_transaction
+from bot.storage._sqlite_writer import SqliteWriter, Trace
 
 log = logging.getLogger(__name__)
 
@@ -192,9 +196,14 @@ class SqlStore(ScheduleSql, ReviewSql, AnalyticsSql, DashboardSql):
         self._raw_trace: Trace | None = None
         database = engine.url.database
         in_file = self.dialect == "sqlite" and database not in (None, "", ":memory:")
-        self._writer = SqliteWriter(str(database), SQLITE_PRAGMAS) if in_file else None
+        self._stored_answer = StoredAnswer()
+        self._writer = (
+            SqliteWriter(str(database), SQLITE_PRAGMAS, setup=self._stored_answer.register)
+            if in_file
+            else None
+        )
         self._answer_statements = build_statements(self._insert)
-        self._answer_compiled_cache: dict[str, Compiled] | None = None
+        self._sqlite_answer = sqlite_answer_upsert() if in_file else None
         self._scheduled_results = self._build_scheduled_results()
 
     # -------------------------------------------------------------- plumbing
@@ -255,13 +264,6 @@ class SqlStore(ScheduleSql, ReviewSql, AnalyticsSql, DashboardSql):
                     constants[name] = bind.effective_value
             cached = Compiled(compiled.string, names, processors, constants)
             self._compiled_cache[id(stmt)] = cached
-        return cached
-
-    def _answer_compiled(self) -> dict[str, Compiled]:
-        cached = self._answer_compiled_cache
-        if cached is None:
-            cached = {k: self._compiled(v) for k, v in self._answer_statements.items()}
-            self._answer_compiled_cache = cached
         return cached
 
     def trace_raw_statements(self, callback: Trace | None) -> None:
@@ -430,26 +432,16 @@ class SqlStore(ScheduleSql, ReviewSql, AnalyticsSql, DashboardSql):
             if outcome is not None:
                 return outcome
         elif self._writer is not None:
-            compiled = self._answer_compiled()
-            steps = answer_steps(answer, allow_change=allow_change, miss=miss)
-            first = first_step(steps, compiled)
-
-            def again(conn: Any) -> Outcome | None:
-                steps = answer_steps(answer, allow_change=allow_change, miss=miss)
-                return run_on_sqlite(conn, steps, compiled, first_step(steps, compiled))
-
-            def settle(conn: Any) -> Outcome | None:
-                if miss is not None:
-                    return in_transaction(lambda c: run_on_sqlite(c, steps, compiled, first))(conn)
-                # Without a review item to queue, an answer is one statement, atomic on its
-                # own; each statement more hands the GIL to and fro once more. Only a change
-                # of answer needs a transaction: then it is all done again in one.
-                outcome = run_on_sqlite(conn, steps, compiled, first, stop_before=CHANGE)
-                return outcome if outcome is not None else in_transaction(again)(conn)
-
-            settled = await self._writer.run(settle)
-            assert settled is not None  # only the autocommit drive stops early
-            return settled
+            # Parameters converted here, so that the writer's thread has only the statements to
+            # run: it takes the GIL back for every bit of Python it runs.
+            upsert = self._compiled(self._sqlite_answer)
+            values = upsert.values(answer_params(answer) | {"a_allow": allow_change})
+            review = None
+            if miss is not None:
+                compiled = self._compiled(self._answer_statements[REVIEW])
+                review = (compiled.sql, compiled.values(review_params(miss)))
+            call = sqlite_settle(self._stored_answer, upsert.sql, values, review)
+            return sqlite_outcome(answer, await self._writer.run(call))
         # An in-memory SQLite database, or a PostgreSQL click that raced the same user's other
         # click: the same decisions, statement by statement, in one transaction.
         async with self.write() as conn:

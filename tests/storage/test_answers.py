@@ -3,7 +3,9 @@ the engine's own (SQLite always, PostgreSQL when QUIZBOT_TEST_DATABASE_URL is se
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -15,7 +17,7 @@ from sqlalchemy import event
 from bot.engine import AnswerStatus, ChannelSettings, Place
 from bot.engine.model import AnswerRecord
 from bot.engine.review import ReviewItem, after_round_miss
-from bot.storage import SqlStore
+from bot.storage import SqlStore, open_store
 from bot.storage._schema import review_items
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -36,6 +38,22 @@ def miss(user: str, now: datetime = T0, question_id: str = "q1") -> ReviewItem:
 async def new_round(store: SqlStore, place: Place = PLACE) -> int:
     rnd = await store.create_round(place, "q1", opened_at=T0, closes_at=T0 + timedelta(minutes=10))
     return rnd.id
+
+
+@pytest.fixture(params=["as configured", "in memory"])
+async def any_store(request: pytest.FixtureRequest, store: SqlStore) -> AsyncIterator[SqlStore]:
+    """The store under test, and for SQLite also an in-memory one, which has no writer thread
+    and takes ``answer_steps`` statement by statement, as a racing PostgreSQL click does."""
+    if request.param == "as configured":
+        yield store
+        return
+    if store.dialect != "sqlite":
+        pytest.skip("an in-memory database is SQLite's")
+    memory = await open_store("sqlite+aiosqlite:///:memory:")
+    try:
+        yield memory
+    finally:
+        await memory.close()
 
 
 class Trips:
@@ -63,36 +81,59 @@ class Trips:
         self.sqlalchemy, self.raw_calls, self.raw_statements = 0, 0, []
 
 
-async def test_every_outcome_is_one_round_trip(store: SqlStore):
+# What each outcome sends on SQLite, in order: the answer's upsert, then the review item's when
+# the answer counts and was a miss. PostgreSQL sends one statement for every outcome.
+ANSWER, REVIEW = "INSERT INTO answers ", "INSERT INTO review_items "
+SQLITE_STATEMENTS = {
+    "right": [ANSWER],
+    "first miss": [ANSWER, REVIEW],
+    "already, changes off": [ANSWER],
+    "already, a miss": [ANSWER],
+    "already, the same choice": [ANSWER],
+    "changed to a miss": [ANSWER, REVIEW],
+    "changed to right": [ANSWER],
+    "closed": [ANSWER],
+    "closed, a miss": [ANSWER],
+    "no such round": [ANSWER],
+    "repeat miss": [ANSWER, REVIEW],
+}
+
+
+async def test_every_outcome_is_one_round_trip_of_at_most_two_statements(store: SqlStore):
     rid = await new_round(store)
     changing = Place("slack", "T1", "CCHANGE")
     await store.set_channel_settings(changing, ChannelSettings(allow_change=True))
     rchange = await new_round(store, changing)
-    await store.record_answer(answer(rchange, "U9"))
+    for user, choice in [("U7", "B"), ("U9", "A")]:
+        await store.record_answer(answer(rchange, user, choice))
     await store.record_answer(answer(rchange, "U8", "C"), miss=miss("U8"))
     trips = Trips(store)
-    cases = [
-        ("right", answer(rid, "U1"), None, AnswerStatus.ACCEPTED),
-        ("first miss", answer(rid, "U2", "B"), miss("U2"), AnswerStatus.ACCEPTED),
-        ("already", answer(rid, "U2", "C"), miss("U2"), AnswerStatus.ALREADY),
-        ("changed to a miss", answer(rchange, "U9", "D"), miss("U9"), AnswerStatus.CHANGED),
-        ("changed to right", answer(rchange, "U8", "A"), None, AnswerStatus.CHANGED),
-    ]
-    most = {"right": 1, "first miss": 2, "already": 2}
-    for name, record, queued, status in cases:
+
+    async def check(name: str, record: AnswerRecord, queued: ReviewItem | None, status: str):
         trips.reset()
-        assert (await store.record_answer(record, miss=queued))[0] is status, name
+        assert (await store.record_answer(record, miss=queued))[0].value == status, name
         assert (trips.sqlalchemy, trips.raw_calls) == (0, 1), name
-        assert len(trips.raw_statements) <= most.get(name, 5), (name, trips.raw_statements)
-    await store.close_round(rid, T0 + timedelta(minutes=1))
-    rnext = await new_round(store)
-    for name, record, status in [
-        ("closed", answer(rid, "U3", "B"), AnswerStatus.CLOSED),
-        ("repeat miss", answer(rnext, "U2", "B"), AnswerStatus.ACCEPTED),
-    ]:
-        trips.reset()
-        assert (await store.record_answer(record, miss=miss(record.user)))[0] is status, name
-        assert (trips.sqlalchemy, trips.raw_calls) == (0, 1), name
+        if store.dialect == "postgresql":
+            assert len(trips.raw_statements) == 1, (name, trips.raw_statements)
+        else:
+            sent = [sql.lstrip() for sql in trips.raw_statements]
+            want = SQLITE_STATEMENTS[name]
+            assert len(sent) == len(want), (name, sent)
+            assert all(map(str.startswith, sent, want)), (name, sent)
+
+    await check("right", answer(rid, "U1"), None, "accepted")
+    await check("first miss", answer(rid, "U2", "B"), miss("U2"), "accepted")
+    await check("already, changes off", answer(rid, "U1", "B"), None, "already")
+    await check("already, a miss", answer(rid, "U2", "C"), miss("U2"), "already")
+    await check("already, the same choice", answer(rchange, "U7", "B"), None, "already")
+    await check("changed to a miss", answer(rchange, "U9", "D"), miss("U9"), "changed")
+    await check("changed to right", answer(rchange, "U8", "A"), None, "changed")
+    await store.close_round(rchange, T0 + timedelta(minutes=1))
+    await check("closed", answer(rchange, "U8", "B"), None, "closed")
+    await check("closed, a miss", answer(rchange, "U5", "B"), miss("U5"), "closed")
+    await check("no such round", answer(4242, "U5", "B"), miss("U5"), "closed")
+    rnext = await new_round(store, changing)
+    await check("repeat miss", answer(rnext, "U2", "B"), miss("U2"), "accepted")
 
 
 async def test_a_first_or_repeat_miss_is_at_most_two_statements(store: SqlStore):
@@ -103,6 +144,168 @@ async def test_a_first_or_repeat_miss_is_at_most_two_statements(store: SqlStore)
         await store.record_answer(answer(rid, "U1", "B"), miss=miss("U1"))
         assert len(trips.raw_statements) <= 2, trips.raw_statements
         await store.close_round(rid, T0)
+
+
+def record(round_id: int, user: str, choice: str, minutes: int, ms: int) -> AnswerRecord:
+    correct = choice == "A"
+    at = T0 + timedelta(minutes=minutes)
+    return AnswerRecord(round_id, user, choice, correct, 3 if correct else 0, at, ms)
+
+
+@pytest.mark.parametrize(
+    ("allow_change", "setting", "first", "again", "status"),
+    [
+        (None, True, "A", "B", AnswerStatus.CHANGED),
+        (None, True, "B", "A", AnswerStatus.CHANGED),
+        (None, True, "B", "B", AnswerStatus.ALREADY),
+        (None, False, "A", "B", AnswerStatus.ALREADY),
+        (None, None, "A", "B", AnswerStatus.ALREADY),
+        (True, None, "B", "C", AnswerStatus.CHANGED),
+        (True, True, "C", "C", AnswerStatus.ALREADY),
+        (False, True, "B", "A", AnswerStatus.ALREADY),
+    ],
+)
+async def test_a_second_answer_reports_the_whole_first_and_keeps_what_counts(
+    any_store: SqlStore,
+    allow_change: bool | None,
+    setting: bool | None,
+    first: str,
+    again: str,
+    status: AnswerStatus,
+):
+    if setting is not None:
+        await any_store.set_channel_settings(PLACE, ChannelSettings(allow_change=setting))
+    rid = await new_round(any_store)
+    earlier, later = record(rid, "U1", first, 1, 1100), record(rid, "U1", again, 4, 4400)
+    other = record(rid, "U2", "D", 2, 2200)
+    assert await any_store.record_answer(earlier) == (AnswerStatus.ACCEPTED, None)
+    assert await any_store.record_answer(other) == (AnswerStatus.ACCEPTED, None)
+    got = await any_store.record_answer(
+        later,
+        allow_change=allow_change,
+        miss=None if later.correct else miss("U1", later.answered_at),
+    )
+    # CHANGED reports the answer replaced, ALREADY the one that still counts: all of it.
+    assert got == (status, earlier)
+    kept = later if status is AnswerStatus.CHANGED else earlier
+    # A change takes the new answer's points, time and elapsed time; the other user's stays.
+    assert await any_store.round_answers(rid) == sorted([kept, other], key=lambda a: a.answered_at)
+    queued = await any_store.review_item("slack", "T1", "U1", "q1")
+    if status is AnswerStatus.CHANGED and not later.correct:
+        assert queued == replace(miss("U1", later.answered_at), version=1)
+    else:
+        assert queued is None
+
+
+async def test_a_closed_round_keeps_its_answers_whatever_the_channel_allows(any_store: SqlStore):
+    await any_store.set_channel_settings(PLACE, ChannelSettings(allow_change=True))
+    rid = await new_round(any_store)
+    first = record(rid, "U1", "A", 1, 1100)
+    await any_store.record_answer(first)
+    await any_store.close_round(rid, T0 + timedelta(minutes=2))
+    for late in (record(rid, "U1", "B", 3, 3300), record(rid, "U2", "B", 3, 3300)):
+        for allow_change in (None, True):
+            got = await any_store.record_answer(
+                late, allow_change=allow_change, miss=miss(late.user)
+            )
+            assert got == (AnswerStatus.CLOSED, None)
+    assert await any_store.round_answers(rid) == [first]
+    assert await any_store.review_items("slack", "T1", "U1", include_done=True) == []
+    assert await any_store.review_items("slack", "T1", "U2", include_done=True) == []
+
+
+@pytest.mark.parametrize("allow_change", [True, False])
+async def test_two_clicks_of_one_user_at_once_count_once(
+    store: SqlStore, database_url: str, allow_change: bool
+):
+    # Two clicks at the same time through the same store, then through two replicas' stores.
+    replica = await open_store(database_url)
+    try:
+        for n, (one, two) in enumerate([(store, store), (store, replica)] * 5):
+            rid = await new_round(store, Place("slack", "T1", f"CRACE{n}"))
+            clicks = record(rid, "U1", "B", 1, 1100), record(rid, "U1", "C", 1, 1200)
+            got = await asyncio.gather(
+                *(
+                    who.record_answer(click, allow_change=allow_change, miss=miss("U1"))
+                    for who, click in zip((one, two), clicks, strict=True)
+                )
+            )
+            # One goes in; the other replaces it or is refused, and reports it either way.
+            accepted = [g[0] is AnswerStatus.ACCEPTED for g in got]
+            assert sorted(accepted) == [False, True], got
+            first, second = (clicks, clicks[::-1])[accepted[1]]
+            status, reported = got[accepted.index(False)]
+            [row] = await store.round_answers(rid)
+            assert reported == first
+            if allow_change:
+                assert (status, row) == (AnswerStatus.CHANGED, second)
+            else:
+                assert (status, row) == (AnswerStatus.ALREADY, first)
+            await store.close_round(rid, T0)
+        # Queued once; every later miss, due no sooner, left it as it was.
+        assert await store.review_item("slack", "T1", "U1", "q1") == replace(miss("U1"), version=1)
+    finally:
+        await replica.close()
+
+
+async def test_a_close_racing_an_answer_decides_it_one_way_or_the_other(
+    store: SqlStore, database_url: str
+):
+    await store.set_channel_settings(PLACE, ChannelSettings(allow_change=True))
+    replica = await open_store(database_url)
+    sent: list[asyncio.Task[Any]] = []
+    answers: list[tuple[AnswerRecord, ReviewItem]] = []
+
+    def on_close(_conn: Any, _cur: Any, sql: str, *_: Any) -> None:
+        # The close's UPDATE has run and its transaction is not yet committed: answer now.
+        if sql.lstrip().startswith("UPDATE rounds") and answers:
+            sent.extend(asyncio.ensure_future(store.record_answer(a, miss=m)) for a, m in answers)
+            answers.clear()
+
+    try:
+        for closer in (store, replica):
+            event.listen(closer.engine.sync_engine, "after_cursor_execute", on_close)
+        for n in range(12):
+            rid = await new_round(store)
+            first = record(rid, "U1", "A", 1, 1100)
+            await store.record_answer(first)
+            user = f"V{n}"
+            change, new = record(rid, "U1", "B", 2, 2200), record(rid, user, "C", 2, 2200)
+            clicks = [(r, miss(r.user, r.answered_at, f"q{n}")) for r in (change, new)]
+            closer = (store, replica)[n % 2]
+            if n % 4 < 2:
+                # Sent together: the close and the answers race for the database.
+                closed, *got = await asyncio.gather(
+                    closer.close_round(rid, T0 + timedelta(minutes=2)),
+                    *(store.record_answer(a, miss=m) for a, m in clicks),
+                )
+            else:
+                # Sent while the close holds the round: they must wait for it and find it closed.
+                answers[:] = clicks
+                closed = await closer.close_round(rid, T0 + timedelta(minutes=2))
+                got = list(await asyncio.gather(*sent))
+                sent.clear()
+                assert got == [(AnswerStatus.CLOSED, None)] * 2, n
+            assert closed
+            got_change, got_new = got
+            rows = {r.user: r for r in await store.round_answers(rid)}
+            # Either the answer came before the close and counts, review item and all, or it
+            # came after and left nothing behind.
+            if got_change[0] is AnswerStatus.CHANGED:
+                assert got_change[1] == first and rows["U1"] == change
+            else:
+                assert got_change == (AnswerStatus.CLOSED, None) and rows["U1"] == first
+            if got_new[0] is AnswerStatus.ACCEPTED:
+                assert rows[user] == new
+            else:
+                assert got_new == (AnswerStatus.CLOSED, None) and user not in rows
+            for who, (status, _) in (("U1", got_change), (user, got_new)):
+                item = await store.review_item("slack", "T1", who, f"q{n}")
+                assert (item is not None) == (status is not AnswerStatus.CLOSED), (n, who)
+    finally:
+        for closer in (store, replica):
+            event.remove(closer.engine.sync_engine, "after_cursor_execute", on_close)
+        await replica.close()
 
 
 async def test_a_miss_is_queued_with_the_answer_that_counts(store: SqlStore):
@@ -174,11 +377,14 @@ async def test_an_answer_to_a_round_that_does_not_exist_is_closed(store: SqlStor
 STORED_STATES = list(itertools.product((False, True), (0, 1), (-2, 0, 3), (0, 2), (1, 4)))
 
 
-async def test_a_miss_merges_into_a_stored_item_exactly_as_the_engine_rule_says(store: SqlStore):
-    rid = await new_round(store)
+@pytest.mark.parametrize("changed", [False, True], ids=["first answer", "changed answer"])
+async def test_a_miss_merges_into_a_stored_item_exactly_as_the_engine_rule_says(
+    any_store: SqlStore, changed: bool
+):
+    rid = await new_round(any_store)
     now = T0 + timedelta(minutes=1)
     expected: dict[str, ReviewItem] = {}
-    async with store.write() as conn:
+    async with any_store.write() as conn:
         for n, (done, right, due_days, step, version) in enumerate(STORED_STATES):
             user = f"U{n}"
             due = now + timedelta(days=1 + due_days)
@@ -201,10 +407,15 @@ async def test_a_miss_merges_into_a_stored_item_exactly_as_the_engine_rule_says(
             # save_review_item raises the version of what it writes; nothing written, no raise.
             expected[user] = new if new == stored else replace(new, version=new.version + 1)
     for user in expected:
-        status, _ = await store.record_answer(answer(rid, user, "B", now), miss=miss(user, now))
-        assert status is AnswerStatus.ACCEPTED
+        if changed:
+            # A right answer first, changed to a miss: the change queues it as a miss would.
+            await any_store.record_answer(answer(rid, user, "A", T0))
+        status, _ = await any_store.record_answer(
+            answer(rid, user, "B", now), allow_change=changed, miss=miss(user, now)
+        )
+        assert status is (AnswerStatus.CHANGED if changed else AnswerStatus.ACCEPTED)
     for user, want in expected.items():
-        assert await store.review_item("slack", "T1", user, "q1") == want, user
+        assert await any_store.review_item("slack", "T1", user, "q1") == want, user
 
 
 async def test_a_review_item_belongs_to_the_answering_user(store: SqlStore):
