@@ -110,3 +110,67 @@ async def test_a_claim_whose_reply_was_lost_still_wins_its_keys(
     assert await claims.claim({"sig:LOSTREPLY": LATER}, now=T0) == {"sig:LOSTREPLY"}
     assert proxy.cuts == 1
     assert await RequestClaims(store).claim({"sig:LOSTREPLY": LATER}, now=T0) == set()
+
+
+async def test_claims_waiting_together_share_one_statement(store: SqlStore):
+    claims = RequestClaims(store)
+    # Forty requests arrive at once: they go together.
+    results = await asyncio.gather(*(claims.claim({f"sig:{i}": LATER}, now=T0) for i in range(40)))
+    assert results == [{f"sig:{i}"} for i in range(40)]
+    assert claims.claims == 40 and claims.statements == 1
+    # One arriving while a statement is in flight waits for the next.
+    first = asyncio.ensure_future(claims.claim({"sig:a": LATER}, now=T0))
+    await asyncio.sleep(0)  # its statement is under way
+    second = await asyncio.gather(*(claims.claim({f"sig:b{i}": LATER}, now=T0) for i in range(5)))
+    assert await first == {"sig:a"} and second == [{f"sig:b{i}"} for i in range(5)]
+    assert claims.statements == 3
+    assert len(await rows(store)) == 46
+
+
+async def test_a_batch_larger_than_a_statement_is_split(store: SqlStore):
+    claims = RequestClaims(store, batch_keys=8)
+    results = await asyncio.gather(
+        *(claims.claim({f"sig:{i}": LATER, f"event:{i}": LATER}, now=T0) for i in range(12))
+    )
+    assert results == [{f"sig:{i}", f"event:{i}"} for i in range(12)]
+    # Four requests (8 keys) to a statement.
+    assert claims.statements == 3
+
+
+async def test_the_same_key_twice_in_one_batch_goes_to_the_first_asker(store: SqlStore):
+    claims = RequestClaims(store)
+    first, second, third = await asyncio.gather(
+        claims.claim({"sig:other": LATER}, now=T0),
+        claims.claim({"sig:twice": LATER, "sig:a": LATER}, now=T0),
+        claims.claim({"sig:twice": LATER, "sig:b": LATER}, now=T0),
+    )
+    assert claims.statements == 1
+    assert (first, second, third) == ({"sig:other"}, {"sig:twice", "sig:a"}, {"sig:b"})
+
+
+async def test_a_failed_batch_fails_its_askers_and_the_next_claims_work(store: SqlStore):
+    claims = RequestClaims(store)
+    real = claims._claim
+    failing = [True]
+
+    async def broken(*args: object) -> set[str]:
+        if failing.pop() if failing else False:
+            raise sa.exc.OperationalError("INSERT", {}, Exception("disk I/O error"))
+        return await real(*args)  # type: ignore[arg-type]
+
+    claims._claim = broken  # type: ignore[method-assign]
+    with pytest.raises(sa.exc.OperationalError):
+        await claims.claim({"sig:lost": LATER}, now=T0)
+    assert await claims.claim({"sig:lost": LATER}, now=T0) == {"sig:lost"}
+
+
+async def test_a_held_key_reports_until_when_and_can_be_extended(store: SqlStore):
+    claims = RequestClaims(store)
+    assert await claims.held_until("event:E") is None
+    await claims.claim({"event:E": T0 + timedelta(seconds=30)}, now=T0)
+    assert await claims.held_until("event:E") == T0 + timedelta(seconds=30)
+    await claims.extend("event:E", LATER)
+    assert await claims.held_until("event:E") == LATER
+    assert (
+        await RequestClaims(store).claim({"event:E": LATER}, now=T0 + timedelta(minutes=1)) == set()
+    )
