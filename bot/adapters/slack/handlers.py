@@ -344,19 +344,23 @@ class Background:
         self.chat = chat
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-        """Run the work as a task, counted by the drain while it runs."""
-        task = asyncio.create_task(self._tracked(work))
+    def spawn(self, work: Coroutine[Any, Any, None], *, tracked: bool = True) -> asyncio.Task[None]:
+        """Run the work as a task, counted by the drain while it runs (``tracked``; the chat
+        core's handlers count themselves).
+        """
+        task = asyncio.create_task(self._tracked(work) if tracked else work)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._done)
         return task
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("a Slack listener's work failed", exc_info=task.exception())
 
     async def _tracked(self, work: Coroutine[Any, Any, None]) -> None:
         async with self.chat.drain.track():
-            try:
-                await work
-            except Exception:
-                log.exception("a Slack listener's work failed")
+            await work
 
     async def answer(
         self, exchange: SlackExchange, work: Coroutine[Any, Any, None]
@@ -364,12 +368,17 @@ class Background:
         """Start the work; return once it has acknowledged the request (None: Bolt sends the
         ack), or 503 for a request it will not acknowledge (a click whose commit is late).
         """
-        task = self.spawn(work)
+        task = self.spawn(work, tracked=False)
         task.add_done_callback(lambda _task: exchange.settle())
-        await asyncio.wait((exchange.answered,), timeout=LISTENER_LIMIT)
+        # A timer, not asyncio.wait: nearly every request is answered long before it.
+        limit = asyncio.get_running_loop().call_later(LISTENER_LIMIT, exchange.settle)
+        try:
+            await exchange.answered
+        finally:
+            limit.cancel()
         if exchange.acked:
             return None
-        if not exchange.answered.done():
+        if not exchange.late and not task.done():
             log.warning("a request had no answer within %.1f s", LISTENER_LIMIT)
         return BoltResponse(status=503, body="")
 
@@ -385,7 +394,7 @@ class Background:
             if not outcome.done():
                 outcome.set_result(ok)
 
-        task = self.spawn(work(settled))
+        task = self.spawn(work(settled), tracked=False)  # the chat core counts it
         task.add_done_callback(lambda _task: settled(True))
         done, _ = await asyncio.wait((outcome,), timeout=deadline)
         if done and outcome.result():
