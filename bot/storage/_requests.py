@@ -65,13 +65,18 @@ class RequestClaims:
         that is therefore made again, still wins the keys its first attempt took. Of two calls
         waiting together for the same key, the first wins it.
         """
-        if not keys:
-            return set()
+        return await asyncio.shield(self.submit(keys, now=now))
+
+    def submit(self, keys: Mapping[str, datetime], *, now: datetime) -> asyncio.Future[set[str]]:
+        """Queue a claim; return the future of the keys it wins (``claim``, without a task)."""
         ask = _Ask(keys, now)
+        if not keys:
+            ask.done.set_result(set())
+            return ask.done
         self._waiting.append(ask)
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush())
-        return await asyncio.shield(ask.done)
+        return ask.done
 
     async def _flush(self) -> None:
         """Claim what is waiting, a statement at a time, until nothing is."""

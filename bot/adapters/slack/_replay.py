@@ -59,8 +59,8 @@ CLAIM_DEADLINE = 1.0
 class SharedClaims(Protocol):
     """Keys claimed once across replicas (``bot.storage.RequestClaims``)."""
 
-    async def claim(self, keys: Mapping[str, datetime], *, now: datetime) -> set[str]:
-        """Claim each key until its time; return the keys this call won."""
+    def submit(self, keys: Mapping[str, datetime], *, now: datetime) -> asyncio.Future[set[str]]:
+        """Claim each key until its time; the future holds the keys this call won."""
         ...
 
     async def forget(self, keys: set[str]) -> None:
@@ -167,10 +167,11 @@ class ReplayGuard:
         keys = {signed: now + timedelta(seconds=self.window)}
         if event is not None:
             keys[event] = now + timedelta(seconds=self.lease)
-        claiming = asyncio.ensure_future(claims.claim(keys, now=now))
-        try:
-            won = await asyncio.wait_for(asyncio.shield(claiming), self.claim_deadline)
-        except TimeoutError:
+        claiming = claims.submit(keys, now=now)
+        done, _ = await asyncio.wait((claiming,), timeout=self.claim_deadline)
+        if done:
+            won = claiming.result()
+        else:
             self._forget_when_done(claiming)
             log.warning("refused a request: the replay check took over %.1f s", self.claim_deadline)
             return BoltResponse(status=503, body="")
