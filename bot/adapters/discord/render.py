@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 from datetime import datetime
@@ -98,6 +99,10 @@ STYLE = Style(
 def markdown(text: Text, limit: int = CONTENT_MAX) -> str:
     """Return neutral text as Discord markdown, within a message's length."""
     return clip(render(text, STYLE), limit)
+
+
+# The feedback to answers repeats (one text per choice and outcome): each is rendered once.
+_feedback_markdown = functools.lru_cache(maxsize=256)(markdown)
 
 
 def custom_id(round_id: int, key: str) -> str:
@@ -335,7 +340,7 @@ def message(content: Content) -> dict[str, Any]:
         case Text():
             return {"content": markdown(content)}
         case Feedback(text=text):
-            return {"content": markdown(text)}
+            return {"content": _feedback_markdown(text)}
         case Panel(start_review=True):
             return {"embed": panel_embed(content), "view": start_review_view()}
         case Panel():
