@@ -29,6 +29,7 @@ from bot.engine import QuizEngine
 from bot.engine.model import Place
 from bot.errors import ConfigError
 from bot.links import LinkMaker
+from bot.observability.heap import freeze_heap
 from bot.observability.redact import install_redaction
 from bot.text import say
 from bot.web import dashboard_for
@@ -119,7 +120,7 @@ class QuizClient(discord.Client):
         return self.chat.drain
 
     async def setup_hook(self) -> None:
-        """Sync the commands."""
+        """Sync the commands, then freeze what startup loaded (see ``freeze_heap``)."""
         guild = discord.Object(self.guild_id) if self.guild_id else None
         if guild is not None:
             # Guild commands appear at once; global ones can take a while to reach every server.
@@ -130,6 +131,8 @@ class QuizClient(discord.Client):
             len(self.synced),
             f"to guild {guild.id}" if guild else "globally",
         )
+        # Logged in, not yet connected to the gateway: no interaction is in flight.
+        freeze_heap()
 
     async def _handle(
         self, interaction: discord.Interaction[Any], kind: str, event: Callable[[Place, str], Any]
