@@ -20,6 +20,9 @@ class Turn:
     def __init__(self, exchange: Exchange) -> None:
         self.exchange = exchange
         self._lock = asyncio.Lock()
+        # The clock is a timer, not a task: nearly every answer beats the budget, and a task
+        # per turn (started, cancelled, awaited) cost more than the rest of the turn's waiting.
+        self._timer: asyncio.TimerHandle | None = None
         self._watch: asyncio.Task[None] | None = None
         self.deferred = False
 
@@ -29,11 +32,13 @@ class Turn:
         if budget <= 0:
             await self.defer(private=private)
         else:
-            self._watch = asyncio.create_task(self._watchdog(budget, private))
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_later(budget, self._due, private)
 
-    async def _watchdog(self, budget: float, private: bool) -> None:
-        await asyncio.sleep(budget)
-        await self.defer(private=private)
+    def _due(self, private: bool) -> None:
+        """The budget ran out with the work still going: defer now, in a task of its own."""
+        self._timer = None
+        self._watch = asyncio.get_running_loop().create_task(self.defer(private=private))
 
     async def defer(self, *, private: bool) -> None:
         """Give the first response now, the answer to follow (nothing if one was given)."""
@@ -44,14 +49,20 @@ class Turn:
     async def reply(self, content: Content, *, private: bool) -> str | None:
         """Answer the interaction (the first response, or a follow-up)."""
         async with self._lock:
-            if self._watch is not None and asyncio.current_task() is not self._watch:
-                # The answer is here: the watch has nothing left to do.
-                self._watch.cancel()
+            # The answer is here: the clock has nothing left to do.
+            self._stop_clock()
             return await self.exchange.reply(content, private=private)
 
     async def close(self) -> None:
         """Stop watching the clock."""
+        self._stop_clock()
         if self._watch is not None:
-            self._watch.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watch
+
+    def _stop_clock(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._watch is not None and asyncio.current_task() is not self._watch:
+            self._watch.cancel()

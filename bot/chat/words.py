@@ -6,6 +6,7 @@ themselves are chosen here, once.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -113,32 +114,46 @@ def notification(question: Question) -> Text:
 
 def feedback(outcome: AnswerOutcome) -> Feedback:
     """Return the private reply to someone who answered."""
-    mine = label(outcome.choice, strong=True)
-    if outcome.status is AnswerStatus.CLOSED:
+    return _feedback(
+        outcome.status,
+        outcome.choice,
+        outcome.previous,
+        outcome.correct,
+        outcome.points,
+        outcome.short,
+        outcome.streak,
+    )
+
+
+# Everyone who answers a round alike gets the same reply: each is put together once.
+@functools.lru_cache(maxsize=256)
+def _feedback(
+    status: AnswerStatus,
+    choice: Choice,
+    previous: Choice | None,
+    correct: bool,
+    points: int,
+    short: str,
+    streak: int,
+) -> Feedback:
+    mine = label(choice, strong=True)
+    if status is AnswerStatus.CLOSED:
         return Feedback(say(M.FEEDBACK_CLOSED))
-    if outcome.status is AnswerStatus.ALREADY:
+    if status is AnswerStatus.ALREADY:
         return Feedback(say(M.FEEDBACK_ALREADY, choice=mine))
     parts: list[Text] = []
-    if outcome.status is AnswerStatus.CHANGED and outcome.previous is not None:
-        parts.append(
-            say(
-                M.FEEDBACK_CHANGED,
-                before=Strong(outcome.previous.key),
-                after=Strong(outcome.choice.key),
-            )
-        )
-    if outcome.correct:
-        template = M.FEEDBACK_RIGHT_ONE if outcome.points == 1 else M.FEEDBACK_RIGHT_MANY
-        parts.append(
-            say(template, icon=Icon.RIGHT, right=Strong(M.RIGHT), choice=mine, n=outcome.points)
-        )
+    if status is AnswerStatus.CHANGED and previous is not None:
+        parts.append(say(M.FEEDBACK_CHANGED, before=Strong(previous.key), after=Strong(choice.key)))
+    if correct:
+        template = M.FEEDBACK_RIGHT_ONE if points == 1 else M.FEEDBACK_RIGHT_MANY
+        parts.append(say(template, icon=Icon.RIGHT, right=Strong(M.RIGHT), choice=mine, n=points))
     else:
         parts.append(
             say(M.FEEDBACK_WRONG, icon=Icon.WRONG, wrong=Strong(M.NOT_THIS_TIME), choice=mine)
         )
-    parts.append(Text((Verbatim(outcome.short),)))
-    if outcome.streak > 1:
-        parts.append(say(M.STREAK, icon=Icon.STREAK, n=outcome.streak))
+    parts.append(Text((Verbatim(short),)))
+    if streak > 1:
+        parts.append(say(M.STREAK, icon=Icon.STREAK, n=streak))
     return Feedback(join(parts))
 
 

@@ -8,6 +8,7 @@ constraint, so several replicas can share a store without talking to each other.
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
@@ -139,6 +140,7 @@ class QuizEngine:
         self.rng = rng or random.Random()
         self.default_minutes = default_minutes
         self._rounds: OrderedDict[int, Round] = OrderedDict()
+        self._loading: dict[int, asyncio.Task[Round | None]] = {}
 
     def _now(self) -> datetime:
         now = self.clock()
@@ -214,12 +216,23 @@ class QuizEngine:
         store re-checks it inside the answer's transaction, so a stale entry is harmless.
         """
         rnd = self._rounds.get(round_id)
-        if rnd is None:
-            rnd = await self.store.get_round(round_id)
-            if rnd is not None:
-                self._rounds[round_id] = rnd
-                if len(self._rounds) > ROUND_CACHE_SIZE:
-                    self._rounds.popitem(last=False)
+        if rnd is not None:
+            return rnd
+        # The first clicks on a new card come all at once: one read serves every one of them.
+        loading = self._loading.get(round_id)
+        if loading is None:
+            loading = asyncio.create_task(self._load_round(round_id))
+            self._loading[round_id] = loading
+            loading.add_done_callback(lambda _: self._loading.pop(round_id, None))
+        # Shielded: a click given up on does not cancel the read the others wait for.
+        return await asyncio.shield(loading)
+
+    async def _load_round(self, round_id: int) -> Round | None:
+        rnd = await self.store.get_round(round_id)
+        if rnd is not None:
+            self._rounds[round_id] = rnd
+            if len(self._rounds) > ROUND_CACHE_SIZE:
+                self._rounds.popitem(last=False)
         return rnd
 
     async def attach_message(self, round_id: int, message_ref: str) -> None:

@@ -6,8 +6,7 @@ import asyncio
 import functools
 import logging
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from typing import ParamSpec, TypeVar
 
 from bot.observability.metrics import IN_FLIGHT
@@ -32,19 +31,22 @@ class Drain:
         """Return how many handlers are running."""
         return self._active
 
-    @asynccontextmanager
-    async def track(self) -> AsyncIterator[None]:
-        """Count the block as a handler in flight."""
+    def track(self) -> _Tracked:
+        """Count the block (``async with``) as a handler in flight."""
+        return _Tracked(self)
+
+    def enter(self) -> None:
+        """Count one more handler in flight (``leave`` when it ends)."""
         self._active += 1
         IN_FLIGHT.inc()
         self._idle.clear()
-        try:
-            yield
-        finally:
-            self._active -= 1
-            IN_FLIGHT.dec()
-            if self._active == 0:
-                self._idle.set()
+
+    def leave(self) -> None:
+        """Count one handler fewer in flight."""
+        self._active -= 1
+        IN_FLIGHT.dec()
+        if self._active == 0:
+            self._idle.set()
 
     def wrap(self, handler: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
         """Return the coroutine function, counted while it runs."""
@@ -76,6 +78,21 @@ class Drain:
             return False
         log.info("drained: no handler in flight")
         return True
+
+
+class _Tracked:
+    """``Drain.track()``: a plain class, since a generator-based one costs more on every click."""
+
+    __slots__ = ("_drain",)
+
+    def __init__(self, drain: Drain) -> None:
+        self._drain = drain
+
+    async def __aenter__(self) -> None:
+        self._drain.enter()
+
+    async def __aexit__(self, *_: object) -> None:
+        self._drain.leave()
 
 
 def stop_on_signals(stop: asyncio.Event) -> None:

@@ -7,6 +7,7 @@ prometheus-client is imported here, so any layer may count without pulling in a 
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -94,9 +95,22 @@ class TaskCollector:
 REGISTRY.register(TaskCollector())
 
 
+# Every answer and every handler counts in one of a few labelled series: each is looked up once
+# (labels() takes a lock and builds a key on every call, on a path taken for every click).
+@functools.cache
+def _answers(platform: str, status: str) -> Any:
+    return ANSWERS.labels(platform=platform, status=status)
+
+
+@functools.cache
+def handler_seconds(platform: str, kind: str) -> Any:
+    """Return the handler histogram's series for one platform and kind of request."""
+    return HANDLER_SECONDS.labels(platform=platform, kind=kind)
+
+
 def count_answer(platform: str, status: str) -> None:
     """Count one answer the store handled."""
-    ANSWERS.labels(platform=platform, status=status).inc()
+    _answers(platform, status).inc()
 
 
 def count_round_opened(platform: str) -> None:
@@ -139,4 +153,4 @@ def timed(platform: str, kind: str) -> Iterator[None]:
     try:
         yield
     finally:
-        HANDLER_SECONDS.labels(platform=platform, kind=kind).observe(time.perf_counter() - start)
+        handler_seconds(platform, kind).observe(time.perf_counter() - start)

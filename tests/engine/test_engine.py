@@ -458,3 +458,28 @@ def test_a_channels_first_question_is_the_banks_first():
     assert pick_question(qs, {"other-channel-only": 4}, random.Random(3)).id == "seed"
     picked = {pick_question(qs, {"seed": 1}, random.Random(i)).id for i in range(30)}
     assert picked == {"b", "c"}
+
+
+async def test_clicks_arriving_together_read_their_round_once(
+    sqlite_store: SqlStore, clock: FakeClock
+):
+    engine = build(sqlite_store, clock)
+    card = await engine.start_round(PLACE)
+    cold = build(sqlite_store, clock)  # another process: nothing cached
+    reads = 0
+    get_round = sqlite_store.get_round
+
+    async def counted(round_id: int):  # type: ignore[no-untyped-def]
+        nonlocal reads
+        reads += 1
+        return await get_round(round_id)
+
+    sqlite_store.get_round = counted  # type: ignore[method-assign]
+    keys = [card.question.answer] * 10
+    outcomes = await asyncio.gather(
+        *(cold.answer("slack", "T1", card.round_id, f"U{i}", k) for i, k in enumerate(keys))
+    )
+    assert reads == 1
+    assert all(o.status is AnswerStatus.ACCEPTED for o in outcomes)
+    await cold.answer("slack", "T1", card.round_id, "U99", card.question.answer)
+    assert reads == 1  # cached from then on

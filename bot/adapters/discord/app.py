@@ -29,6 +29,7 @@ from bot.engine import QuizEngine
 from bot.engine.model import Place
 from bot.errors import ConfigError
 from bot.links import LinkMaker
+from bot.observability.heap import freeze_heap
 from bot.observability.redact import install_redaction
 from bot.text import say
 from bot.web import dashboard_for
@@ -119,8 +120,7 @@ class QuizClient(discord.Client):
         return self.chat.drain
 
     async def setup_hook(self) -> None:
-        """Register the persistent buttons and sync the commands."""
-        self.add_dynamic_items(render.AnswerButton)
+        """Sync the commands, then freeze what startup loaded (see ``freeze_heap``)."""
         guild = discord.Object(self.guild_id) if self.guild_id else None
         if guild is not None:
             # Guild commands appear at once; global ones can take a while to reach every server.
@@ -131,6 +131,8 @@ class QuizClient(discord.Client):
             len(self.synced),
             f"to guild {guild.id}" if guild else "globally",
         )
+        # Logged in, not yet connected to the gateway: no interaction is in flight.
+        freeze_heap()
 
     async def _handle(
         self, interaction: discord.Interaction[Any], kind: str, event: Callable[[Place, str], Any]
@@ -172,6 +174,27 @@ class QuizClient(discord.Client):
         exchange = DiscordExchange(interaction, budget=self.answer_deadline)
         place, user = place_of(interaction), str(interaction.user.id)
         await self.chat.refuse(exchange, place, user, text, kind="command")
+
+    async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
+        """Hand a click on one of the bot's buttons to the chat core, read from its custom_id.
+
+        Every click comes here, whenever its message was sent: the buttons keep working across
+        restarts, and discord.py builds no view for them (see ``render.Buttons``).
+        """
+        if interaction.type is not discord.InteractionType.component:
+            return
+        data: Any = interaction.data
+        if data.get("component_type") != discord.ComponentType.button.value:
+            return
+        click = render.read_click(str(data.get("custom_id", "")))
+        if click is None:
+            return
+        if click.round_id is not None and click.key is not None:
+            await self.choice_clicked(interaction, click.round_id, click.key)
+        elif click.question_id is not None and click.key is not None:
+            await self.review_clicked(interaction, click.question_id, click.key)
+        else:
+            await self.start_review_clicked(interaction)
 
     async def choice_clicked(
         self, interaction: discord.Interaction[Any], round_id: int, key: str

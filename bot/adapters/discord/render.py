@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 from datetime import datetime
-from typing import Any, Protocol, cast
+from typing import Any, NamedTuple
 
 import discord
 
@@ -100,6 +101,10 @@ def markdown(text: Text, limit: int = CONTENT_MAX) -> str:
     return clip(render(text, STYLE), limit)
 
 
+# The feedback to answers repeats (one text per choice and outcome): each is rendered once.
+_feedback_markdown = functools.lru_cache(maxsize=256)(markdown)
+
+
 def custom_id(round_id: int, key: str) -> str:
     """Return the fixed ``custom_id`` of a choice button: ``quiz:{round_id}:{key}``."""
     return _checked(f"quiz:{round_id}:{key}")
@@ -119,28 +124,33 @@ def _checked(value: str) -> str:
 # ---------------------------------------------------------------- buttons
 
 
-class Clicks(Protocol):
-    """The client side of the buttons: what a click is handed to."""
+class Click(NamedTuple):
+    """What a button's ``custom_id`` says.
 
-    async def choice_clicked(
-        self, interaction: discord.Interaction[Any], round_id: int, key: str
-    ) -> None:
-        """Answer a click on a choice button."""
-        ...
+    A card's choice has ``round_id`` and ``key``, a review's ``question_id`` and ``key``;
+    "Start a review" has none of them.
+    """
 
-    async def review_clicked(
-        self, interaction: discord.Interaction[Any], question_id: str, key: str
-    ) -> None:
-        """Answer a click on a review button."""
-        ...
-
-    async def start_review_clicked(self, interaction: discord.Interaction[Any]) -> None:
-        """Answer a click on "Start a review"."""
-        ...
+    round_id: int | None
+    question_id: str | None
+    key: str | None
 
 
-class AnswerButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=BUTTON_TEMPLATE):
-    """A choice of a card or a review, working from its ``custom_id`` alone, across restarts."""
+def read_click(custom_id: str) -> Click | None:
+    """Return what a click on one of the bot's buttons asks for; None for any other custom_id."""
+    m = BUTTON_RE.fullmatch(custom_id)
+    if m is None:
+        return None
+    round_id = m["round_id"]
+    return Click(int(round_id) if round_id is not None else None, m["question_id"], m["key"])
+
+
+class AnswerButton(discord.ui.Button[Any]):
+    """A choice of a card or a review, or "Start a review": a button with a fixed ``custom_id``.
+
+    The client reads each click from its ``custom_id`` alone (``read_click``), so a button
+    works across restarts, and discord.py keeps nothing in memory for it.
+    """
 
     def __init__(
         self,
@@ -150,38 +160,29 @@ class AnswerButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=BUTT
         style: discord.ButtonStyle = discord.ButtonStyle.primary,
         disabled: bool = False,
     ) -> None:
-        super().__init__(
-            discord.ui.Button(label=label, style=style, disabled=disabled, custom_id=value)
-        )
-        match = BUTTON_RE.fullmatch(_checked(value))
-        assert match is not None
-        self.match = match
+        super().__init__(label=label, style=style, disabled=disabled, custom_id=_checked(value))
 
-    @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-        /,
-    ) -> AnswerButton:
-        """Rebuild the button from a click, with nothing kept in memory."""
-        return cls(match[0], label=match["key"] or M.START_REVIEW)
 
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        """Hand the click to the client."""
-        clicks, m = cast(Clicks, interaction.client), self.match
-        if m["start"] is not None:
-            await clicks.start_review_clicked(interaction)
-        elif m["round_id"] is not None:
-            await clicks.choice_clicked(interaction, int(m["round_id"]), m["key"])
-        else:
-            await clicks.review_clicked(interaction, m["question_id"], m["key"])
+class Buttons(discord.ui.View):
+    """A message's buttons as sent, which discord.py never dispatches nor keeps.
+
+    discord.py keeps every unfinished view it sends, and for a click on a dynamic item it
+    rebuilds the whole view from the message: more work per click than the answer itself.
+    This view counts as finished from the start, so the view store stays empty and every
+    click reaches ``QuizClient.on_interaction``.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(timeout=None)
+
+    def is_finished(self) -> bool:
+        """Say finished: nothing is ever dispatched to this view."""
+        return True
 
 
 def start_review_view() -> discord.ui.View:
     """Return the "Start a review" button under /quiz me (it runs /quiz review)."""
-    view = discord.ui.View(timeout=None)
+    view = Buttons()
     view.add_item(
         AnswerButton(START_REVIEW_ID, label=M.START_REVIEW, style=discord.ButtonStyle.success)
     )
@@ -190,7 +191,7 @@ def start_review_view() -> discord.ui.View:
 
 def card_view(card: QuestionCard) -> discord.ui.View:
     """Return the card's buttons: one per choice, each with a fixed parseable ``custom_id``."""
-    view = discord.ui.View(timeout=None)
+    view = Buttons()
     for c in card.question.choices:
         view.add_item(AnswerButton(custom_id(card.round_id, c.key), label=label(c.key, c.text)))
     return view
@@ -198,7 +199,7 @@ def card_view(card: QuestionCard) -> discord.ui.View:
 
 def reveal_view(reveal: Reveal) -> discord.ui.View:
     """Return the closed card's buttons: all disabled, the right one green and ticked."""
-    view = discord.ui.View(timeout=None)
+    view = Buttons()
     for t in reveal.tallies:
         name = label(t.choice.key, t.choice.text)
         view.add_item(
@@ -214,7 +215,7 @@ def reveal_view(reveal: Reveal) -> discord.ui.View:
 
 def review_view(question: Question) -> discord.ui.View:
     """Return one review button per choice."""
-    view = discord.ui.View(timeout=None)
+    view = Buttons()
     for c in question.choices:
         view.add_item(
             AnswerButton(review_custom_id(question.id, c.key), label=label(c.key, c.text))
@@ -339,7 +340,7 @@ def message(content: Content) -> dict[str, Any]:
         case Text():
             return {"content": markdown(content)}
         case Feedback(text=text):
-            return {"content": markdown(text)}
+            return {"content": _feedback_markdown(text)}
         case Panel(start_review=True):
             return {"embed": panel_embed(content), "view": start_review_view()}
         case Panel():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import discord
 import pytest
 
 from bot.adapters.discord import render
@@ -74,7 +75,7 @@ def test_labels_fit_discords_80_characters(text: str, label: str) -> None:
 
 def test_card_view_has_one_enabled_button_per_choice() -> None:
     card = QuestionCard(a_round(), question())
-    buttons = [i.item for i in render.card_view(card).children]  # type: ignore[attr-defined]
+    buttons = [b for b in render.card_view(card).children if isinstance(b, discord.ui.Button)]
     assert [(b.custom_id, b.disabled) for b in buttons] == [
         ("quiz:7:A", False),
         ("quiz:7:B", False),
@@ -156,7 +157,7 @@ def test_the_reveal_embed_marks_the_answer_and_shows_results() -> None:
     assert fields["Results"] == "4 people answered; 3 right (75%)."
     assert fields["Fastest right"] == "<@11> (1.2 s), <@12> (3.0 s)"
     view = render.reveal_view(reveal)
-    buttons = [i.item for i in view.children]  # type: ignore[attr-defined]
+    buttons = [b for b in view.children if isinstance(b, discord.ui.Button)]
     assert [(b.disabled, b.style.value, b.label) for b in buttons] == [
         (True, 3, "✓ A. InfiniBand"),
         (True, 2, "B. 1 Gbps Ethernet"),

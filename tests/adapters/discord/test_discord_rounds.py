@@ -159,6 +159,23 @@ async def test_a_click_after_a_restart_still_counts(
         assert await second.answered_count(round_id) == 1
 
 
+async def test_clicks_are_read_from_their_custom_id_with_no_view_kept(
+    bot: QuizClient, api: DiscordStandIn, engine: QuizEngine
+) -> None:
+    card, round_id = await post_card(api, engine)
+    call = await api.interact(api.click(int(card["id"]), f"quiz:{round_id}:A", user=3101))
+    assert "Right!" in content_of(call) and is_ephemeral(call)
+    # discord.py neither keeps the card's view nor rebuilds one for a click.
+    store = bot._connection._view_store
+    assert not store.persistent_views and not store._dynamic_items and not store._views
+    # A button that is not the bot's gets no answer at all.
+    start = len(api.calls)
+    await api.send_interaction(api.click(int(card["id"]), "someone-else:1", user=3102))
+    await asyncio.sleep(0.2)
+    assert not [c for c in api.calls[start:] if c.path.endswith("/callback")]
+    assert await engine.answered_count(round_id) == 1
+
+
 async def test_a_click_from_another_server_is_refused_and_not_recorded(
     bot: QuizClient, api: DiscordStandIn, engine: QuizEngine
 ) -> None:
