@@ -97,9 +97,9 @@ async def test_admins_see_the_dashboard_button_and_get_a_link(slack: Harness) ->
 async def test_the_review_button_starts_a_review_in_the_apps_messages(slack: Harness) -> None:
     round_id = await slack.post_card("storage")
     await slack.click(round_id, "B", user="U9")  # a miss: it comes back for review
-    done = slack.handled.count
     await slack.command("close", user=ADMIN)
-    await slack.handled.wait(done + 1)  # the reveal is posted after the ack
+    # The reveal is posted after the ack: wait for everything started to finish.
+    await slack.handled.wait(slack.handled.started)
     slack.clock.advance(days=1, minutes=1)
     await slack.event(home_opened("U9"), event_id="Ev-home-5")
     view = await published(slack)
