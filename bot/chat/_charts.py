@@ -27,6 +27,7 @@ from bot.chat.content import Chart, EstimateView
 from bot.chat.grammar import Args
 from bot.engine.charts import chart_estimate
 from bot.engine.model import ChartSpec
+from bot.observability.heap import freeze_heap
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,8 @@ class Charts:
         """Draw an estimate's chart."""
         async with self._drawing:
             png = await asyncio.to_thread(render_chart, result)
+            # The first chart loaded matplotlib, whose objects stay as long as the process.
+            freeze_heap("charts")
         title = headline(result)
         slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60]
         return Chart(png=png, filename=f"bandwidth-{slug}.png", title=title)

@@ -132,7 +132,7 @@ class QuizClient(discord.Client):
             f"to guild {guild.id}" if guild else "globally",
         )
         # Logged in, not yet connected to the gateway: no interaction is in flight.
-        freeze_heap()
+        freeze_heap("startup")
 
     async def _handle(
         self, interaction: discord.Interaction[Any], kind: str, event: Callable[[Place, str], Any]
