@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 
+from bot.observability import heap
 from bot.observability.heap import freeze_heap
 
 
@@ -17,3 +18,22 @@ def test_the_heap_is_frozen_once_for_each_thing_loaded() -> None:
     freeze_heap("a test")  # the second time does nothing
     assert gc.get_freeze_count() == frozen
     assert kept and made
+
+
+def test_after_startup_the_youngest_generation_is_collected_less_often() -> None:
+    saved = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        heap._done.discard("startup")
+        heap.freeze_heap("startup")
+        assert gc.get_threshold() == (heap.YOUNG_THRESHOLD, 10, 10)
+        gc.set_threshold(heap.YOUNG_THRESHOLD * 2, 5, 5)  # a deployment's own choice stays
+        heap._done.discard("startup")
+        heap.freeze_heap("startup")
+        assert gc.get_threshold() == (heap.YOUNG_THRESHOLD * 2, 5, 5)
+        gc.set_threshold(700, 10, 10)
+        heap.freeze_heap("charts")  # only startup changes it
+        assert gc.get_threshold() == (700, 10, 10)
+    finally:
+        gc.set_threshold(*saved)
+        heap._done.add("startup")

@@ -168,8 +168,7 @@ class ReplayGuard:
         if event is not None:
             keys[event] = now + timedelta(seconds=self.lease)
         claiming = claims.submit(keys, now=now)
-        done, _ = await asyncio.wait((claiming,), timeout=self.claim_deadline)
-        if done:
+        if await _within(claiming, self.claim_deadline):
             won = claiming.result()
         else:
             self._forget_when_done(claiming)
@@ -263,6 +262,31 @@ class ReplayGuard:
         task = asyncio.ensure_future(forget())
         self._late.add(task)
         task.add_done_callback(self._late.discard)
+
+
+async def _within(future: asyncio.Future[set[str]], seconds: float) -> bool:
+    """Wait up to ``seconds`` for the future; return whether it is done (it is not cancelled).
+
+    A timer and one callback: ``asyncio.wait`` builds sets, a waiter and a callback per
+    future on every call, and this is on every request's way in.
+    """
+    if future.done():
+        return True
+    loop = asyncio.get_running_loop()
+    waiter: asyncio.Future[None] = loop.create_future()
+
+    def wake(_: object = None) -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    future.add_done_callback(wake)
+    timer = loop.call_later(seconds, wake)
+    try:
+        await waiter
+    finally:
+        timer.cancel()
+        future.remove_done_callback(wake)
+    return future.done()
 
 
 def answered(req: AsyncBoltRequest, response: BoltResponse) -> None:

@@ -39,6 +39,7 @@ from bot.engine import QuizEngine
 from bot.errors import ConfigError
 from bot.observability.drain import Drain
 from bot.observability.health import Pingable, mount
+from bot.observability.heap import freeze_heap
 from bot.observability.redact import install_redaction
 from bot.storage import InstallationSql
 from bot.web import dashboard_for
@@ -323,7 +324,8 @@ class HttpMode(Closing):
         self._runner: web.AppRunner | None = None
 
     async def open(self) -> None:
-        """Listen on the port."""
+        """Freeze what startup loaded (see ``freeze_heap``), then listen on the port."""
+        freeze_heap("startup")
         drain = self.bot.chat.drain
         self._runner, bound = await start_http(
             self.bot.app, self.host, self.port, store=self.store, drain=drain, extra=self.extra
@@ -356,7 +358,8 @@ class SocketMode(Closing):
         self.on_ready = on_ready
 
     async def open(self) -> None:
-        """Connect."""
+        """Freeze what startup loaded (see ``freeze_heap``), then connect."""
+        freeze_heap("startup")
         await self.handler.connect_async()  # type: ignore[no-untyped-call]
         log.info("quizbot slack: connected in Socket Mode")
         if self.on_ready is not None:

@@ -417,11 +417,15 @@ class Listeners:
         self.background = Background(chat)
 
     def register(self, app: AsyncApp) -> None:
-        """Attach every listener and the error boundary to the app."""
-        for name in COMMANDS:
-            app.command(name)(self._listener(name.removeprefix("/")))
+        """Attach every listener and the error boundary to the app.
+
+        Bolt tries the listeners in the order they were added, so the click on a choice, the
+        request that comes in crowds, is first.
+        """
         app.action(ANSWER_ACTION)(self.answer_click)
         app.action(REVIEW_ACTION)(self.review_click)
+        for name in COMMANDS:
+            app.command(name)(self._listener(name.removeprefix("/")))
         for event in EVENTS:
             app.event(event)(getattr(self, event))
         app.error(self.on_error)
