@@ -215,6 +215,23 @@ class Chat:
             finally:
                 await turn.close()
 
+    # ---------------------------------------------------------------- the bot removed
+
+    async def left_workspace(self, workspace: str, *, kind: str = "event") -> None:
+        """The bot was removed from a workspace (uninstalled): its daily questions stop.
+
+        Raises if the schedules could not be removed, so that a platform which redelivers the
+        event tries again.
+        """
+        async with self._handling(kind):
+            stopped = await self.schedules.forget_workspace(self.platform, workspace)
+            log.info(
+                "removed from workspace %s: %d daily schedules stopped",
+                workspace,
+                stopped,
+                extra={"platform": self.platform, "workspace": workspace},
+            )
+
     # ---------------------------------------------------------------- the error boundary
 
     def _handling(self, kind: str) -> _Handling:

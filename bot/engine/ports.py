@@ -253,6 +253,10 @@ class ScheduleStore(Protocol):
         """Remove the channel's schedule; return whether there was one."""
         ...
 
+    async def delete_schedules(self, platform: str, workspace: str) -> int:
+        """Remove every schedule of a workspace (the bot left it); return how many there were."""
+        ...
+
     async def schedule_states(self, platform: str) -> list[ScheduleState]:
         """Return every schedule of a platform with its latest claimed slots."""
         ...

@@ -119,6 +119,10 @@ class ScheduleService:
             raise UserError(NOT_ADMIN)
         return await self.store.delete_schedule(place)
 
+    async def forget_workspace(self, platform: str, workspace: str) -> int:
+        """Stop every daily question of a workspace the bot was removed from; return how many."""
+        return await self.store.delete_schedules(platform, workspace)
+
     async def _view(self, schedule: Schedule) -> ScheduleView:
         now = self.clock()
         claimed = await self.store.last_claim(schedule.place, ClaimKind.POST)

@@ -83,6 +83,13 @@ class ScheduleSql:
             result = await conn.execute(schedules.delete().where(_where_place(schedules, place)))
         return bool(result.rowcount)
 
+    async def delete_schedules(self, platform: str, workspace: str) -> int:
+        """Remove every schedule of a workspace (the bot left it); return how many there were."""
+        where = sa.and_(schedules.c.platform == platform, schedules.c.workspace == workspace)
+        async with self.write() as conn:
+            result = await conn.execute(schedules.delete().where(where))
+        return int(result.rowcount or 0)
+
     async def schedule_states(self, platform: str) -> list[ScheduleState]:
         """Return every schedule of a platform with its latest claimed slots."""
 

@@ -48,6 +48,9 @@ EVENT_SCOPE: dict[str, str | None] = {
     "reaction_added": "reactions:read",
     "reaction_removed": "reactions:read",
     "app_home_opened": None,
+    # https://docs.slack.dev/reference/events/app_uninstalled and .../tokens_revoked: no scope.
+    "app_uninstalled": None,
+    "tokens_revoked": None,
 }
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import aiohttp
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext, AsyncRespond
+from slack_bolt.listener.async_builtins import AsyncTokenRevocationListeners
 from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -63,7 +64,7 @@ PLATFORM = "slack"
 Body = dict[str, Any]
 # What the app listens to; deploy/slack-manifest.yaml declares exactly these.
 COMMANDS = tuple(f"/{grammar.name}" for grammar in GRAMMARS)
-EVENTS = ("reaction_added",)
+EVENTS = ("reaction_added", "app_uninstalled", "tokens_revoked")
 ANSWER_ACTION = re.compile(re.escape(render.ANSWER_ACTION_PREFIX) + "[A-E]")
 REVIEW_ACTION = re.compile(re.escape(render.REVIEW_ACTION_PREFIX) + "[A-E]")
 NOT_A_MEMBER = ("not_in_channel", "channel_not_found")
@@ -518,6 +519,41 @@ class Listeners:
             await self.chat.reaction(reaction, kind="event_callback", settled=both)
 
         return await self.background.settle(work, self.answer_deadline)
+
+    async def app_uninstalled(self, body: Body, context: AsyncBoltContext) -> None:
+        """The app was removed from a workspace: forget its tokens and stop its schedules.
+
+        A failure raises, so Slack is answered with an error and redelivers the event.
+        """
+        team = str(body.get("team_id") or context.team_id or "")
+        installations = self.port.installations
+        if installations is not None:
+            await AsyncTokenRevocationListeners(installations).handle_app_uninstalled_events(
+                context
+            )
+        else:
+            log.warning(
+                "the app was uninstalled from workspace %s: SLACK_BOT_TOKEN no longer works there",
+                team,
+                extra={"platform": PLATFORM, "workspace": team},
+            )
+        await self.chat.left_workspace(team)
+
+    async def tokens_revoked(self, event: Body, body: Body, context: AsyncBoltContext) -> None:
+        """Tokens of a workspace were revoked: forget them (with OAuth), or say so."""
+        team = str(body.get("team_id") or context.team_id or "")
+        installations = self.port.installations
+        if installations is not None:
+            await AsyncTokenRevocationListeners(installations).handle_tokens_revoked_events(
+                event, context
+            )
+            log.info("tokens revoked in workspace %s: forgotten", team)
+        elif (event.get("tokens") or {}).get("bot"):
+            log.warning(
+                "the bot token of workspace %s was revoked: SLACK_BOT_TOKEN no longer works there",
+                team,
+                extra={"platform": PLATFORM, "workspace": team},
+            )
 
     async def on_error(self, error: Exception, body: Body) -> None:
         """Log what escaped a listener (the chat core catches what its flows raise)."""

@@ -142,9 +142,11 @@ class Sender:
         body = urllib.parse.urlencode({"payload": json.dumps(payload)})
         return await self.post(body, "application/x-www-form-urlencoded", **signing)
 
-    async def event(self, event: dict, *, event_id: str, retry: int | None = None) -> Reply:
+    async def event(
+        self, event: dict, *, event_id: str, retry: int | None = None, team: str = TEAM
+    ) -> Reply:
         """Send an Events API callback, optionally marked as Slack's retry number ``retry``."""
-        body = json.dumps(event_callback(event, event_id=event_id))
+        body = json.dumps(event_callback(event, event_id=event_id, team=team))
         if retry is None:
             return await self.post(body, "application/json")
         headers = {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import random
 import urllib.parse
@@ -53,6 +54,23 @@ async def test_an_admin_sets_shows_and_stops_the_daily_question(slack: Harness) 
         "The daily question in this channel is stopped."
     )
     assert await schedule_store_of(slack.engine).get_schedule(PLACE) is None
+
+
+async def test_the_app_uninstalled_stops_the_workspace_daily_questions(
+    slack: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    await reply_to(slack, "schedule 09:30 UTC", user=ADMIN)
+    other = Place("slack", "TOTHER", CHANNEL)
+    store = schedule_store_of(slack.engine)
+    mine = await store.get_schedule(PLACE)
+    assert mine is not None
+    await store.put_schedule(dataclasses.replace(mine, place=other))
+    reply = await slack.event({"type": "app_uninstalled"}, event_id="EvUNINSTALL")
+    assert reply.status == 200
+    assert await store.get_schedule(PLACE) is None
+    assert await store.get_schedule(other) is not None  # another workspace's stays
+    # With one SLACK_BOT_TOKEN there is no installation to forget: the operator is told.
+    assert any("SLACK_BOT_TOKEN no longer works" in r.getMessage() for r in caplog.records)
 
 
 @pytest.mark.parametrize("text", ["schedule 09:30", "schedule off"])

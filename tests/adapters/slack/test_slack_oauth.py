@@ -17,6 +17,7 @@ from aiohttp import web
 from bot.adapters.slack._oauth import BOT_SCOPES
 from bot.adapters.slack.app import check_credentials, serve
 from bot.config import Settings
+from bot.engine.model import Place
 from bot.errors import ConfigError
 from bot.storage import InstallationSql, SqlStore, open_store
 from tests.adapters.slack.conftest import BANK, CHANNEL, SECRET, Sender, round_of
@@ -242,3 +243,57 @@ async def test_two_workspaces_install_and_stay_apart(
         if "token-not-for-logs" in r.getMessage() or CLIENT_SECRET in r.getMessage()
     ]
     assert secrets_seen == []
+
+
+async def test_an_uninstall_forgets_the_workspace_tokens_and_schedules(
+    tmp_path: Path, standin: OAuthStandIn
+):
+    settings = oauth_settings(tmp_path, standin)
+    stop = asyncio.Event()
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    task = asyncio.create_task(
+        serve(settings, host="127.0.0.1", port=0, stop=stop, on_ready=ready.set_result)
+    )
+    store: SqlStore | None = None
+    try:
+        events = await asyncio.wait_for(ready, 20)
+        base = events.removesuffix("/slack/events")
+        async with aiohttp.ClientSession() as session:
+            for team in ("TAAA", "TBBB"):
+                status, _ = await install(session, base, team)
+                assert status == 200
+            slack = Sender(standin=standin, session=session, url=events)
+            for team in ("TAAA", "TBBB"):
+                await slack.command(
+                    "schedule 09:30 UTC", team=team, user="UADMIN", respond_to=f"s-{team}"
+                )
+            await standin.wait_for(
+                lambda: all(standin.responses_to(f"s-{t}") for t in ("TAAA", "TBBB")), within=10
+            )
+            store = await open_store(settings.database_url)
+            sql = InstallationSql(store)
+
+            def place(team: str) -> Place:
+                return Place("slack", team, CHANNEL)
+
+            assert await store.get_schedule(place("TAAA")) is not None
+
+            reply = await slack.event({"type": "app_uninstalled"}, event_id="EvGONE", team="TAAA")
+            assert reply.status == 200
+            assert await sql.find_installation(None, "TAAA") is None
+            assert await store.get_schedule(place("TAAA")) is None
+            # The other workspace keeps its installation and its daily question.
+            assert await sql.find_installation(None, "TBBB") is not None
+            assert await store.get_schedule(place("TBBB")) is not None
+
+            revoked = {"type": "tokens_revoked", "tokens": {"bot": ["U0BOT"]}}
+            reply = await slack.event(revoked, event_id="EvREVOKED", team="TBBB")
+            assert reply.status == 200
+            assert await sql.find_installation(None, "TBBB") is None
+            # Revoking tokens is not leaving: the schedule stays until the app is removed.
+            assert await store.get_schedule(place("TBBB")) is not None
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 20)
+        if store is not None:
+            await store.close()
