@@ -131,9 +131,11 @@ async def serve_quiz(api_url: str, gateway_url: str, token: str, database_url: s
     """Run quizbot's Discord client on a fresh database and the one-question bank."""
     from bot.adapters.discord.app import QuizClient, configure_endpoints
     from bot.config import Settings
+    from bot.observability.heap import collect_for_serving
     from bot.runtime import open_runtime
 
     configure_endpoints(api_url, gateway_url)
+    collect_for_serving()  # as `quizbot discord` does
     settings = Settings(QUIZBOT_DATABASE_URL=database_url, QUIZBOT_QUESTIONS=str(ONE_QUESTION))
     async with open_runtime(settings) as rt:
         client = QuizClient(rt.engine, guild_ready_timeout=0.05)

@@ -33,10 +33,12 @@ def run(args: argparse.Namespace) -> int:
     """Run the bot until interrupted, or print the invite link; return the exit status."""
     from bot.adapters.discord.app import application_id, invite_url, serve
     from bot.config import load_settings
+    from bot.observability.heap import collect_for_serving
 
     settings = load_settings()
     if args.invite_url:
         print(invite_url(asyncio.run(application_id(settings))))
         return 0
+    collect_for_serving()
     asyncio.run(serve(settings))
     return 0

@@ -40,9 +40,11 @@ def run_slack(args: argparse.Namespace) -> int:
 
     from bot.adapters.slack.app import check_credentials, serve
     from bot.config import load_settings
+    from bot.observability.heap import collect_for_serving
 
     settings = load_settings()
     check_credentials(settings)
     host = args.host or settings.listen_host()
+    collect_for_serving()
     asyncio.run(serve(settings, host=host, port=args.port, handle_signals=True))
     return 0

@@ -35,16 +35,22 @@ def freeze_heap(after: str) -> None:
 
     Once per process for each ``after`` (what has just been loaded: "startup", "charts").
     Best called where little is in flight: an object frozen while in use that later becomes
-    garbage in a reference cycle is never collected. After "startup" the youngest generation
-    is collected less often (``YOUNG_THRESHOLD``), since the bot is about to serve.
+    garbage in a reference cycle is never collected.
     """
     if after in _done:
         return
     _done.add(after)
     gc.collect()
     gc.freeze()
-    if after == "startup":
-        young, middle, old = gc.get_threshold()
-        if young < YOUNG_THRESHOLD:
-            gc.set_threshold(YOUNG_THRESHOLD, middle, old)
     log.debug("after %s, %d objects frozen", after, gc.get_freeze_count())
+
+
+def collect_for_serving() -> None:
+    """Collect the youngest generation every ``YOUNG_THRESHOLD`` allocations, not Python's 700.
+
+    For the process of a long-running bot (``quizbot slack``, ``quizbot discord``), called
+    before it serves; a higher threshold already set is kept.
+    """
+    young, middle, old = gc.get_threshold()
+    if young < YOUNG_THRESHOLD:
+        gc.set_threshold(YOUNG_THRESHOLD, middle, old)

@@ -20,20 +20,25 @@ def test_the_heap_is_frozen_once_for_each_thing_loaded() -> None:
     assert kept and made
 
 
-def test_after_startup_the_youngest_generation_is_collected_less_often() -> None:
+def test_a_serving_process_collects_the_youngest_generation_less_often() -> None:
     saved = gc.get_threshold()
     try:
         gc.set_threshold(700, 10, 10)
-        heap._done.discard("startup")
-        heap.freeze_heap("startup")
+        heap.collect_for_serving()
         assert gc.get_threshold() == (heap.YOUNG_THRESHOLD, 10, 10)
-        gc.set_threshold(heap.YOUNG_THRESHOLD * 2, 5, 5)  # a deployment's own choice stays
-        heap._done.discard("startup")
-        heap.freeze_heap("startup")
+        gc.set_threshold(heap.YOUNG_THRESHOLD * 2, 5, 5)  # a higher one already set stays
+        heap.collect_for_serving()
         assert gc.get_threshold() == (heap.YOUNG_THRESHOLD * 2, 5, 5)
+    finally:
+        gc.set_threshold(*saved)
+
+
+def test_freezing_leaves_the_thresholds_alone() -> None:
+    saved = gc.get_threshold()
+    try:
         gc.set_threshold(700, 10, 10)
-        heap.freeze_heap("charts")  # only startup changes it
+        heap._done.discard("a later test")
+        heap.freeze_heap("a later test")
         assert gc.get_threshold() == (700, 10, 10)
     finally:
         gc.set_threshold(*saved)
-        heap._done.add("startup")
