@@ -416,6 +416,10 @@ class Listeners:
         self.port = port
         self.answer_deadline = ANSWER_DEADLINE
         self.background = Background(chat)
+        # With OAuth, Bolt's own listeners forget a workspace's tokens in the installation store.
+        self.revocations = (
+            AsyncTokenRevocationListeners(port.installations) if port.installations else None
+        )
 
     def register(self, app: AsyncApp) -> None:
         """Attach every listener and the error boundary to the app.
@@ -526,11 +530,8 @@ class Listeners:
         A failure raises, so Slack is answered with an error and redelivers the event.
         """
         team = str(body.get("team_id") or context.team_id or "")
-        installations = self.port.installations
-        if installations is not None:
-            await AsyncTokenRevocationListeners(installations).handle_app_uninstalled_events(
-                context
-            )
+        if self.revocations is not None:
+            await self.revocations.handle_app_uninstalled_events(context)
         else:
             log.warning(
                 "the app was uninstalled from workspace %s: SLACK_BOT_TOKEN no longer works there",
@@ -542,11 +543,8 @@ class Listeners:
     async def tokens_revoked(self, event: Body, body: Body, context: AsyncBoltContext) -> None:
         """Tokens of a workspace were revoked: forget them (with OAuth), or say so."""
         team = str(body.get("team_id") or context.team_id or "")
-        installations = self.port.installations
-        if installations is not None:
-            await AsyncTokenRevocationListeners(installations).handle_tokens_revoked_events(
-                event, context
-            )
+        if self.revocations is not None:
+            await self.revocations.handle_tokens_revoked_events(event, context)
             log.info("tokens revoked in workspace %s: forgotten", team)
         elif (event.get("tokens") or {}).get("bot"):
             log.warning(

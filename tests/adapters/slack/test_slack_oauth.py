@@ -6,6 +6,7 @@ import asyncio
 import logging
 import re
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,21 @@ def test_oauth_mode_needs_no_bot_token():
     assert check_credentials(settings) is False  # HTTP mode
 
 
+@asynccontextmanager
+async def running(settings: Settings, **options: Any) -> AsyncIterator[str]:
+    """Serve the app on port 0 with ``serve``'s options; yield its events URL; stop it after."""
+    stop = asyncio.Event()
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    task = asyncio.create_task(
+        serve(settings, host="127.0.0.1", port=0, stop=stop, on_ready=ready.set_result, **options)
+    )
+    try:
+        yield await asyncio.wait_for(ready, 20)
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 20)
+
+
 async def install(session: aiohttp.ClientSession, base: str, team: str) -> tuple[int, str]:
     """Go through the install page and Slack's redirect back; return the callback's answer."""
     async with session.get(f"{base}/slack/install", timeout=TIMEOUT) as page:
@@ -119,23 +135,13 @@ async def test_two_workspaces_install_and_stay_apart(
 ):
     caplog.set_level(logging.DEBUG)
     settings = oauth_settings(tmp_path, standin)
-    stop = asyncio.Event()
-    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    task = asyncio.create_task(
-        serve(
-            settings,
-            host="127.0.0.1",
-            port=0,
-            stop=stop,
-            on_ready=ready.set_result,
-            timer_interval=0.1,
-        )
-    )
     store: SqlStore | None = None
     try:
-        events = await asyncio.wait_for(ready, 20)
-        base = events.removesuffix("/slack/events")
-        async with aiohttp.ClientSession() as session:
+        async with (
+            running(settings, timer_interval=0.1) as events,
+            aiohttp.ClientSession() as session,
+        ):
+            base = events.removesuffix("/slack/events")
             for team in ("TAAA", "TBBB"):
                 status, used = await install(session, base, team)
                 assert status == 200
@@ -233,8 +239,6 @@ async def test_two_workspaces_install_and_stay_apart(
             }
             assert all(c.params["channel"] == CHANNEL for c in standin.of("chat.update"))
     finally:
-        stop.set()
-        await asyncio.wait_for(task, 20)
         if store is not None:
             await store.close()
     secrets_seen = [
@@ -249,16 +253,10 @@ async def test_an_uninstall_forgets_the_workspace_tokens_and_schedules(
     tmp_path: Path, standin: OAuthStandIn
 ):
     settings = oauth_settings(tmp_path, standin)
-    stop = asyncio.Event()
-    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    task = asyncio.create_task(
-        serve(settings, host="127.0.0.1", port=0, stop=stop, on_ready=ready.set_result)
-    )
     store: SqlStore | None = None
     try:
-        events = await asyncio.wait_for(ready, 20)
-        base = events.removesuffix("/slack/events")
-        async with aiohttp.ClientSession() as session:
+        async with running(settings) as events, aiohttp.ClientSession() as session:
+            base = events.removesuffix("/slack/events")
             for team in ("TAAA", "TBBB"):
                 status, _ = await install(session, base, team)
                 assert status == 200
@@ -293,7 +291,5 @@ async def test_an_uninstall_forgets_the_workspace_tokens_and_schedules(
             # Revoking tokens is not leaving: the schedule stays until the app is removed.
             assert await store.get_schedule(place("TBBB")) is not None
     finally:
-        stop.set()
-        await asyncio.wait_for(task, 20)
         if store is not None:
             await store.close()
