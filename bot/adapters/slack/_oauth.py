@@ -22,9 +22,9 @@ from contextvars import ContextVar
 from datetime import timedelta
 from typing import Any
 
-from slack_bolt.async_app import AsyncBoltContext
 from slack_bolt.authorization.async_authorize import AsyncInstallationStoreAuthorize
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
+from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.oauth.installation_store import Bot, Installation
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
@@ -281,8 +281,8 @@ def serving(token: str | None) -> Iterator[None]:
 
 
 async def bind_workspace(
-    context: AsyncBoltContext, next: Callable[[], Awaitable[BoltResponse]]
+    req: AsyncBoltRequest, next: Callable[[], Awaitable[BoltResponse]]
 ) -> BoltResponse:
     """Bolt middleware: the request's workspace token becomes the current one."""
-    CURRENT_TOKEN.set(context.bot_token)
+    CURRENT_TOKEN.set(req.context.bot_token)
     return await next()

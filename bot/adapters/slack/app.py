@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import aiohttp
@@ -13,7 +13,10 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
+from slack_bolt.middleware.async_middleware import AsyncMiddleware
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
@@ -49,6 +52,34 @@ log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
 HEALTH_PATH = "/healthz"
 RATE_LIMIT_RETRIES = 3
+
+
+Next = Callable[[], Awaitable[BoltResponse]]
+
+
+class Middleware(AsyncMiddleware):
+    """A Bolt middleware that is handed the request and ``next``, and nothing it must look up.
+
+    Bolt wraps a plain function in a middleware that works out, on every request, which of the
+    arguments it may name the function asks for (``inspect.signature`` and a dict of them). The
+    replay check is on every request's way in, and that lookup cost about as much CPU as the
+    check itself (py-spy, ``benchmarks/slack_clicks.py``); an instance of this class is called
+    directly.
+    """
+
+    def __init__(self, process: Callable[[AsyncBoltRequest, Next], Awaitable[BoltResponse]]):
+        self.process = process
+        self._name = f"{process.__module__}.{process.__qualname__}"
+
+    async def async_process(
+        self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Next
+    ) -> BoltResponse:
+        return await self.process(req, next)
+
+    @property
+    def name(self) -> str:
+        """The middleware's name in Bolt's debug log: the function's."""
+        return self._name
 
 
 class _TokenInClient(logging.Filter):
@@ -154,9 +185,9 @@ def assemble(
     )
     guard = None if settings.slack_app_token else replay_guard(engine)
     if guard is not None:
-        app.middleware(guard.middleware)
+        app.middleware(Middleware(guard.middleware))
     if oauth is not None:
-        app.middleware(bind_workspace)
+        app.middleware(Middleware(bind_workspace))
     listeners = Listeners(chat, port)
     listeners.register(app)
     HomeTab(chat, port, listeners.background).register(app)
