@@ -77,13 +77,18 @@ class Counts:
     round_trips: int = 0
 
 
+# Transaction control, not counted as statements.
+CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
+
+
 class StatementCounter:
     """Count what a store sends to its database, on every path it has.
 
-    Statements are SQL statements other than BEGIN/COMMIT/ROLLBACK. Round trips are the waits on
-    the database: on PostgreSQL each statement, BEGIN, COMMIT, ROLLBACK and connection ping is
-    one network exchange; on SQLite each is a call into the driver's thread, except on the
-    store's own writer, which runs a whole answer in one call.
+    Statements are SQL statements other than transaction control (BEGIN, COMMIT, ROLLBACK, and
+    the SAVEPOINT and RELEASE that the SQLite writer puts around each call it groups). Round
+    trips are the waits on the database: on PostgreSQL each statement, BEGIN, COMMIT, ROLLBACK
+    and connection ping is one network exchange; on SQLite each is a call into the driver's
+    thread, except on the store's own writer, which runs a whole answer in one call.
     """
 
     def __init__(self, store: Any) -> None:
@@ -139,7 +144,7 @@ class StatementCounter:
 
     def _saw(self, sql: str) -> None:
         head = sql.lstrip()[:9].upper()
-        if not head.startswith(("BEGIN", "COMMIT", "ROLLBACK")):
+        if not head.startswith(CONTROL):
             self.counts.statements += 1
         self.counts.round_trips += 1
 
@@ -152,7 +157,7 @@ class StatementCounter:
         """Count a statement on a raw path (None marks one round trip carrying them)."""
         if sql is None:
             self.counts.round_trips += 1
-        elif not sql.lstrip()[:9].upper().startswith(("BEGIN", "COMMIT", "ROLLBACK")):
+        elif not sql.lstrip()[:9].upper().startswith(CONTROL):
             self.counts.statements += 1
 
     def _patch_aiosqlite(self) -> None:

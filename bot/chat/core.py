@@ -37,7 +37,6 @@ log = logging.getLogger(__name__)
 COUNTED = (AnswerStatus.ACCEPTED, AnswerStatus.CHANGED)
 # Hears whether a reaction's answer is settled (True) or failed and may be tried again (False).
 Settled = Callable[[bool], None]
-ANSWER_SLOTS = 15
 
 
 class Chat:
@@ -52,7 +51,7 @@ class Chat:
         admins_only: bool = False,
         charts: Charts | None = None,
         refresh_every: float = 3.0,
-        answer_slots: int = ANSWER_SLOTS,
+        answer_slots: int | None = None,
         links: LinkMaker | None = None,
     ) -> None:
         self.engine = engine
@@ -68,9 +67,9 @@ class Chat:
         self.schedules = ScheduleService(engine, schedule_store_of(engine))
         # Counts the work still running, so a shutdown can let it finish.
         self.drain = Drain()
-        # More answers at once than the store has connections would only queue in its pool,
-        # where a long burst meets the pool's timeout; here they wait their turn instead.
-        self._answering = asyncio.Semaphore(answer_slots)
+        # More answers at once than the store can use would only queue inside it (in a pool,
+        # where a long burst meets the pool's timeout); here they wait their turn instead.
+        self._answering = asyncio.Semaphore(answer_slots or engine.store.answers_at_once)
         grammars = {g.name: g for g in GRAMMARS}
         self.grammars = grammars
         missing = [

@@ -41,6 +41,15 @@ class RoundAlreadyOpen(QuizbotError):
 class Store(Protocol):
     """Durable state of rounds and answers; every method is one transaction."""
 
+    @property
+    def answers_at_once(self) -> int:
+        """How many ``record_answer`` calls are worth having under way at once.
+
+        More would only wait inside the store (for a pooled connection, where a long burst
+        meets the pool's timeout); fewer would leave it idle, or commit fewer answers together.
+        """
+        ...
+
     async def create_round(
         self,
         place: Place,

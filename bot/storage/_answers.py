@@ -42,7 +42,6 @@ from bot.engine.model import AnswerRecord, AnswerStatus
 from bot.engine.review import ReviewItem
 from bot.engine.rules import second_answer
 from bot.storage._schema import UTCDateTime, answers, channel_settings, review_items, rounds
-from bot.storage._sqlite_writer import in_transaction
 
 Outcome = tuple[AnswerStatus, AnswerRecord | None]
 
@@ -364,8 +363,8 @@ def sqlite_settle(
 ) -> Callable[[sqlite3.Connection], Settled]:
     """Return the writer's call for an answer: the upsert's rowcount and the stored row it met.
 
-    With a review item (``review``: its statement and parameters), the upsert and, when the
-    answer counts, the review upsert run in one transaction; without, the upsert runs alone.
+    With a review item (``review``: its statement and parameters), the review upsert follows
+    when the answer counts; the writer makes the call atomic.
     """
 
     def answer(conn: sqlite3.Connection) -> Settled:
@@ -375,7 +374,7 @@ def sqlite_settle(
             conn.execute(*review)
         return counted, stored.row
 
-    return answer if review is None else in_transaction(answer)
+    return answer
 
 
 def sqlite_outcome(answer: AnswerRecord, settled: Settled) -> Outcome:

@@ -208,6 +208,15 @@ class SqlStore(ScheduleSql, ReviewSql, AnalyticsSql, DashboardSql):
 
     # -------------------------------------------------------------- plumbing
 
+    @property
+    def answers_at_once(self) -> int:
+        """As many answers as the SQLite writer commits together, or the pool's connections."""
+        if self._writer is not None:
+            return self._writer.group
+        size = getattr(self.engine.sync_engine.pool, "size", None)
+        # SQLite in memory: one connection, which SQLAlchemy's pool hands out in turn.
+        return size() if callable(size) else 1
+
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
         """Open a write transaction (committed on exit, rolled back on error)."""

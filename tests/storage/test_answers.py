@@ -74,7 +74,7 @@ class Trips:
     def _raw(self, sql: str | None) -> None:
         if sql is None:
             self.raw_calls += 1
-        elif sql.split()[0].upper() not in ("BEGIN", "COMMIT", "ROLLBACK"):
+        elif sql.split()[0].upper() not in ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE"):
             self.raw_statements.append(sql)
 
     def reset(self) -> None:

@@ -169,7 +169,6 @@ def assemble(
         admins_only=settings.listed_admins_only(),
         charts=charts,
         refresh_every=refresh_every,
-        answer_slots=settings.db_pool_size + settings.db_max_overflow,
     )
     logging.getLogger("slack_bolt.AsyncApp").addFilter(TOKEN_IN_CLIENT)
     app = AsyncApp(

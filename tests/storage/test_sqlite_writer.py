@@ -1,0 +1,189 @@
+"""The SQLite writer: calls waiting together share one transaction, and each stays atomic."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.storage._sqlite_writer import SqliteWriter
+
+PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON")
+Call = Callable[[sqlite3.Connection], Any]
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    db = tmp_path / "writer.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
+        conn.execute("INSERT INTO parent VALUES (1)")
+        # Checked at COMMIT, so a violation fails the commit, not the statement.
+        conn.execute(
+            "CREATE TABLE row (name TEXT PRIMARY KEY, parent INTEGER NOT NULL"
+            " REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)"
+        )
+    return db
+
+
+@pytest.fixture
+async def writer(path: Path) -> AsyncIterator[SqliteWriter]:
+    w = SqliteWriter(str(path), PRAGMAS)
+    try:
+        yield w
+    finally:
+        await w.close()
+
+
+def stored(path: Path) -> set[str]:
+    """Return the rows a separate connection sees: what is committed."""
+    with sqlite3.connect(path) as conn:
+        return {name for (name,) in conn.execute("SELECT name FROM row")}
+
+
+def insert(name: str, parent: int = 1) -> Call:
+    def call(conn: sqlite3.Connection) -> str:
+        conn.execute("INSERT INTO row VALUES (?, ?)", (name, parent))
+        return name
+
+    return call
+
+
+def insert_then_fail(name: str) -> Call:
+    def call(conn: sqlite3.Connection) -> None:
+        conn.execute("INSERT INTO row VALUES (?, 1)", (name,))
+        raise LookupError(f"{name} failed after its insert")
+
+    return call
+
+
+async def grouped(writer: SqliteWriter, calls: list[Call]) -> list[Any]:
+    """Hold the writer on one call while ``calls`` queue behind it, then let it go.
+
+    Return each queued call's result, or what it raised.
+    """
+    started, gate = threading.Event(), threading.Event()
+
+    def hold(conn: sqlite3.Connection) -> str:
+        started.set()
+        gate.wait(10)
+        return "held"
+
+    begun: list[str] = []
+    holding = asyncio.ensure_future(writer.run(hold))
+    assert await asyncio.to_thread(started.wait, 10)
+    # From here on, every transaction the writer opens is the queued calls'.
+    writer.trace(lambda sql: sql is not None and sql.startswith("BEGIN") and begun.append(sql))
+    queued = [asyncio.ensure_future(writer.run(call)) for call in calls]
+    await asyncio.sleep(0)  # one turn of the loop: each task puts its call on the queue
+    gate.set()
+    assert await holding == "held"
+    results = await asyncio.gather(*queued, return_exceptions=True)
+    writer.trace(None)
+    assert begun == ["BEGIN IMMEDIATE"], "the queued calls shared one transaction"
+    return results
+
+
+async def test_calls_waiting_together_are_committed_in_one_transaction(
+    writer: SqliteWriter, path: Path
+):
+    results = await grouped(writer, [insert(f"r{i}") for i in range(10)])
+    assert results == [f"r{i}" for i in range(10)]
+    assert stored(path) == {f"r{i}" for i in range(10)}
+    assert writer.calls == 11
+
+
+async def test_a_call_that_fails_in_a_group_is_undone_alone(writer: SqliteWriter, path: Path):
+    results = await grouped(writer, [insert("a"), insert_then_fail("b"), insert("c")])
+    assert results[0] == "a" and results[2] == "c"
+    assert isinstance(results[1], LookupError)
+    assert stored(path) == {"a", "c"}
+
+
+async def test_a_statement_error_fails_only_its_call(writer: SqliteWriter, path: Path):
+    await writer.run(insert("dup"))
+    results = await grouped(writer, [insert("x"), insert("dup"), insert("y")])
+    assert isinstance(results[1], sqlite3.IntegrityError)
+    assert stored(path) == {"dup", "x", "y"}
+
+
+async def test_each_result_comes_once_its_commit_is_made(writer: SqliteWriter, path: Path):
+    seen: list[bool] = []
+
+    async def one(name: str) -> None:
+        await writer.run(insert(name))
+        seen.append(name in stored(path))
+
+    await asyncio.gather(*(one(f"n{i}") for i in range(20)))
+    assert seen == [True] * 20
+
+
+async def test_a_failed_commit_fails_every_call_of_its_group(writer: SqliteWriter, path: Path):
+    # The orphan's parent does not exist: the deferred check fails the group's COMMIT.
+    results = await grouped(writer, [insert("p"), insert("orphan", parent=99), insert("q")])
+    assert all(isinstance(r, sqlite3.IntegrityError) for r in results), results
+    assert stored(path) == set()
+    # The connection is usable again.
+    assert await writer.run(insert("after")) == "after"
+    assert stored(path) == {"after"}
+
+
+async def test_a_transaction_rolled_back_under_the_group_fails_all_of_it(
+    writer: SqliteWriter, path: Path
+):
+    def lose_everything(conn: sqlite3.Connection) -> None:
+        # What SQLite does itself on a full disk or an I/O error: the whole transaction goes.
+        conn.execute("ROLLBACK")
+        raise sqlite3.OperationalError("database or disk is full")
+
+    results = await grouped(writer, [insert("e"), lose_everything, insert("f")])
+    assert all(isinstance(r, sqlite3.OperationalError) for r in results), results
+    assert stored(path) == set()
+    assert await writer.run(insert("g")) == "g"
+
+
+async def test_alone_a_failing_call_is_rolled_back(writer: SqliteWriter, path: Path):
+    with pytest.raises(LookupError):
+        await writer.run(insert_then_fail("solo"))
+    assert stored(path) == set()
+    assert await writer.run(insert("next")) == "next"
+    assert stored(path) == {"next"}
+
+
+async def test_a_group_of_one_commits_each_call_alone(path: Path):
+    writer = SqliteWriter(str(path), PRAGMAS, group=1)
+    try:
+        await asyncio.gather(*(writer.run(insert(f"s{i}")) for i in range(5)))
+        assert writer.transactions == writer.calls == 5
+    finally:
+        await writer.close()
+    with pytest.raises(ValueError, match="at least one"):
+        SqliteWriter(str(path), PRAGMAS, group=0)
+
+
+async def test_the_group_size_bounds_a_transaction(path: Path):
+    writer = SqliteWriter(str(path), PRAGMAS, group=4)
+    try:
+        started, gate = threading.Event(), threading.Event()
+
+        def hold(conn: sqlite3.Connection) -> None:
+            started.set()
+            gate.wait(10)
+
+        holding = asyncio.ensure_future(writer.run(hold))
+        assert await asyncio.to_thread(started.wait, 10)
+        queued = [asyncio.ensure_future(writer.run(insert(f"g{i}"))) for i in range(10)]
+        await asyncio.sleep(0)
+        gate.set()
+        await holding
+        await asyncio.gather(*queued)
+        # The held call, then 10 calls in groups of at most 4: 4, 4, 2.
+        assert (writer.transactions, writer.calls) == (4, 11)
+    finally:
+        await writer.close()
+    assert len(stored(path)) == 10
