@@ -217,17 +217,20 @@ class Chat:
     # ---------------------------------------------------------------- the bot removed
 
     async def left_workspace(self, workspace: str, *, kind: str = "event") -> None:
-        """The bot was removed from a workspace (uninstalled): its daily questions stop.
+        """The bot was removed from a workspace (uninstalled, kicked): its daily questions stop.
 
-        Raises if the schedules could not be removed, so that a platform which redelivers the
-        event tries again.
+        Its open rounds are closed without a reveal, which could no longer be posted there.
+        Raises if the schedules or rounds could not be changed, so that a platform which
+        redelivers the event tries again.
         """
         async with self._handling(kind):
             stopped = await self.schedules.forget_workspace(self.platform, workspace)
+            closed = await self.engine.close_workspace(self.platform, workspace)
             log.info(
-                "removed from workspace %s: %d daily schedules stopped",
+                "removed from workspace %s: %d daily schedules stopped, %d open rounds closed",
                 workspace,
                 stopped,
+                closed,
                 extra={"platform": self.platform, "workspace": workspace},
             )
 

@@ -369,6 +369,20 @@ class QuizEngine:
             raise UserError(say(M.JUST_CLOSED))
         return reveal
 
+    async def close_workspace(self, platform: str, workspace: str) -> int:
+        """Close every open round of a workspace the bot was removed from; return how many.
+
+        No reveal is computed: there is nowhere left to post one. The answers stay, and count
+        as those of any closed round.
+        """
+        closed = 0
+        now = self._now()
+        for rnd in await self.store.open_rounds(platform, workspace):
+            if await self.store.close_round(rnd.id, now):
+                closed += 1
+            self._rounds.pop(rnd.id, None)
+        return closed
+
     async def close_due(self, platform: str) -> list[Reveal]:
         """Close every round of the platform whose time has passed; return the reveals won."""
         reveals = []

@@ -79,6 +79,10 @@ class Store(Protocol):
         """Return the open rounds of a platform whose closing time has passed."""
         ...
 
+    async def open_rounds(self, platform: str, workspace: str) -> list[Round]:
+        """Return every open round of a workspace, whatever its closing time."""
+        ...
+
     async def question_counts(self, place: Place) -> dict[str, int]:
         """Return how many rounds each question has had in this channel."""
         ...

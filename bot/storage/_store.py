@@ -387,6 +387,20 @@ class SqlStore(ScheduleSql, ReviewSql, AnalyticsSql, DashboardSql):
         async with self.read() as conn:
             return [_round(r) for r in await conn.execute(query)]
 
+    async def open_rounds(self, platform: str, workspace: str) -> list[Round]:
+        """Return every open round of a workspace, whatever its closing time."""
+        query = (
+            rounds.select()
+            .where(
+                rounds.c.platform == platform,
+                rounds.c.workspace == workspace,
+                rounds.c.closed_at.is_(None),
+            )
+            .order_by(rounds.c.id)
+        )
+        async with self.read() as conn:
+            return [_round(r) for r in await conn.execute(query)]
+
     async def question_counts(self, place: Place) -> dict[str, int]:
         """Return how many rounds each question has had in this channel."""
         query = (

@@ -109,6 +109,19 @@ async def test_due_rounds(store: SqlStore):
     assert await store.due_rounds("discord", now) == []
 
 
+async def test_open_rounds_of_a_workspace_whatever_their_closing_time(store: SqlStore):
+    first = await new_round(store)
+    endless = await store.create_round(
+        Place("slack", "T1", "C2"), "q1", opened_at=T0, closes_at=None
+    )
+    closed = await new_round(store, Place("slack", "T1", "C3"))
+    assert await store.close_round(closed, T0 + timedelta(minutes=1))
+    await new_round(store, Place("slack", "T2", "C1"))
+    await new_round(store, Place("discord", "T1", "C1"))
+    assert [r.id for r in await store.open_rounds("slack", "T1")] == [first, endless.id]
+    assert await store.open_rounds("slack", "T9") == []
+
+
 async def test_scores_are_isolated_by_workspace(store: SqlStore):
     r1 = await new_round(store)
     r2 = await new_round(store, Place("slack", "T2", "C1"))

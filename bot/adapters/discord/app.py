@@ -238,6 +238,19 @@ class QuizClient(discord.Client):
         reaction = Reaction(place, str(payload.user_id), str(payload.message_id), key)
         await self.chat.reaction(reaction, kind="reaction")
 
+    async def on_guild_remove(self, guild: discord.Guild) -> None:
+        """The bot was removed from a server (kicked, or the server deleted): forget it there.
+
+        Its daily questions there stop and its open rounds close without a reveal. discord.py
+        calls this only for a server the bot has left, not for one that is down for a while
+        (``on_guild_unavailable``), which keeps everything. The gateway does not send the event
+        again, so a failure is logged and the schedules stay until an admin stops them.
+        """
+        try:
+            await self.chat.left_workspace(str(guild.id), kind="event")
+        except Exception:
+            log.exception("could not forget server %s after leaving it", guild.id)
+
     async def on_ready(self) -> None:
         """Log where the bot is."""
         log.info("connected to Discord as %s in %d servers", self.user, len(self.guilds))

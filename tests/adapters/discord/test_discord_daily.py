@@ -217,3 +217,41 @@ async def test_quiz_me_offers_a_review_button_that_starts_one(
     asked = api.response_message(click)
     assert asked["embeds"][0]["title"] == "Review: a question you missed"
     assert buttons(asked)[0]["custom_id"] == "review:discord-test-interconnect:A"
+
+
+async def test_leaving_a_server_stops_its_schedules_and_closes_its_rounds(
+    bot: QuizClient, api: DiscordStandIn, engine: QuizEngine
+) -> None:
+    schedule = {"time": "09:30"}
+    await api.interact(api.command("quiz", "schedule", schedule, permissions=MANAGE_GUILD))
+    card, round_id = await post_card(api, engine)
+    schedules = schedule_store_of(engine)
+    assert await schedules.get_schedule(place(api)) is not None
+    guild = bot.get_guild(api.guild_id)
+    assert guild is not None
+
+    # A server that is down for a while is not one the bot has left: everything stays.
+    await api.dispatch("GUILD_DELETE", {"id": str(api.guild_id), "unavailable": True})
+    await eventually(lambda: _true(guild.unavailable))
+    assert await schedules.get_schedule(place(api)) is not None
+    assert not (await engine.get_round(round_id)).is_closed
+
+    before = len(api.calls)
+    await api.dispatch("GUILD_DELETE", {"id": str(api.guild_id)})
+
+    async def forgotten() -> bool:
+        return await schedules.get_schedule(place(api)) is None
+
+    await eventually(forgotten)
+    await eventually(lambda: _closed(engine, round_id))
+    # No reveal is posted where the bot no longer is.
+    assert not [c for c in api.calls[before:] if revealed(c, int(card["id"]))]
+    assert [c for c in api.calls[before:] if c.method != "GET"] == []
+
+
+async def _true(value: bool) -> bool:
+    return value
+
+
+async def _closed(engine: QuizEngine, round_id: int) -> bool:
+    return (await engine.get_round(round_id)).is_closed

@@ -275,14 +275,26 @@ async def test_an_uninstall_forgets_the_workspace_tokens_and_schedules(
                 return Place("slack", team, CHANNEL)
 
             assert await store.get_schedule(place("TAAA")) is not None
+            for team in ("TAAA", "TBBB"):
+                await slack.command("next", team=team, user="UADMIN", respond_to=f"n-{team}")
+
+            # Each round exists before its card is posted.
+            await standin.wait_for(lambda: len(standin.of("chat.postMessage")) == 2, within=10)
+            assert all([await store.open_round(place(t)) for t in ("TAAA", "TBBB")])
+            posted = len(standin.calls)
 
             reply = await slack.event({"type": "app_uninstalled"}, event_id="EvGONE", team="TAAA")
             assert reply.status == 200
             assert await sql.find_installation(None, "TAAA") is None
             assert await store.get_schedule(place("TAAA")) is None
-            # The other workspace keeps its installation and its daily question.
+            # Its open round is closed, and no reveal is sent where the app no longer is.
+            assert await store.open_round(place("TAAA")) is None
+            reveal = ("chat.update", "chat.postMessage", "files.completeUploadExternal")
+            assert [c.method for c in standin.calls[posted:] if c.method in reveal] == []
+            # The other workspace keeps its installation, its daily question and its round.
             assert await sql.find_installation(None, "TBBB") is not None
             assert await store.get_schedule(place("TBBB")) is not None
+            assert await store.open_round(place("TBBB")) is not None
 
             revoked = {"type": "tokens_revoked", "tokens": {"bot": ["U0BOT"]}}
             reply = await slack.event(revoked, event_id="EvREVOKED", team="TBBB")
