@@ -8,19 +8,22 @@ few users, and a few users' reviews (the queue, the next question, an answer to 
 round in another workspace runs first, so the first day does not pay for cold caches.
 
 Each day the same work runs a second time in a new workspace with no history at all: the
-baseline measured beside it, so a change in the machine's load from one day to the next weighs
-on both. Printed for the first and the last days: CPU and wall milliseconds per answer for the
-answers alone and for the whole day's work divided by its answers (CPU of this process, driver
-threads included; on PostgreSQL the server's CPU is not in it, but shows in the wall time), the
-whole day's cost as a multiple of the same day's without history, and for each other
-operation CPU and wall milliseconds a call. The ratios compare the mean of the last ten days
-with the mean of days 2 to 11, the first with a history (reviews fall due from the second day),
-and the last day with the first. The aim is on the answers' multiples of the no-history
-baseline; the whole day's multiple also grows with the reviews that fall due, work a workspace
-without history has none of.
+baseline measured beside it. The two workspaces' answers are interleaved, a wave of
+``--concurrency`` answers in one and then in the other (which goes first alternates), so a
+change in the machine's load during the day weighs on both alike.
+
+Printed for the first and the last days: CPU and wall milliseconds per answer for the answers
+alone and for the whole day's work divided by its answers (CPU of this process, driver threads
+included; on PostgreSQL the server's CPU is not in it, but shows in the wall time), the whole
+day's cost as a multiple of the same day's without history, and for each other operation CPU
+and wall milliseconds a call. The ratios compare the mean of the last ten days with the mean of
+days 2 to 11, the first with a history (reviews fall due from the second day), and the last day
+with the first. The aim is on the answers' multiples of the no-history baseline; the whole
+day's multiple also grows with the reviews that fall due, work a workspace without history has
+none of.
 
     .venv/bin/python benchmarks/history_soak.py [--days D] [--users U] [--concurrency C]
-                                                [--postgres [URL]]
+                                                [--postgres [URL]] [--series]
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from _common import BANK, POSTGRES, database, lap, wrong_key
 
@@ -65,42 +69,66 @@ async def timed(costs: dict[str, float], name: str, work: Callable[[], Awaitable
 
 
 async def day(
-    engine: QuizEngine, clock: Clock, place: Place, users: int, concurrency: int, n: int
-) -> dict[str, float]:
-    """Run one day's round and the reads around it; return CPU seconds per operation."""
-    costs: dict[str, float] = {}
-    workspace = place.workspace
+    engine: QuizEngine,
+    clock: Clock,
+    places: list[Place],
+    users: int,
+    concurrency: int,
+    n: int,
+) -> list[dict[str, float]]:
+    """Run one day's round in each place side by side; return CPU seconds per operation, each.
+
+    The answers of the places are interleaved wave by wave (``concurrency`` answers at once,
+    the places taking turns to go first), so that a change in the machine's load during the
+    day weighs on each place alike. The other operations run place after place.
+    """
+    every = [{} for _ in places]
     clock.now = START + timedelta(days=n)
-    card = None
+    cards = []
+    for place, costs in zip(places, every, strict=True):
 
-    async def start() -> None:
-        nonlocal card
-        card = await engine.start_round(place, scheduled=True, slot=clock.now.date().isoformat())
+        async def start(place: Place = place) -> None:
+            slot = clock.now.date().isoformat()
+            cards.append(await engine.start_round(place, scheduled=True, slot=slot))
 
-    await timed(costs, "start round", start)
-    assert card is not None
-    question, round_id = card.question, card.round_id
+        await timed(costs, "start round", start)
     clock.now += timedelta(minutes=5)
+    # The same users in every place: user i is right about two times in three, a little more
+    # often the better they are.
     skill = random.Random(n)
-    queue = iter(range(users))
+    rights = [skill.random() < 0.55 + 0.2 * (i % 10) / 10 for i in range(users)]
 
-    async def worker() -> None:
-        for i in queue:
-            # User i is right about two times in three, a little more often the better they are.
-            right = skill.random() < 0.55 + 0.2 * (i % 10) / 10
-            key = question.answer if right else wrong_key(question, i + n)
-            await engine.answer(place.platform, workspace, round_id, f"U{i}", key)
+    async def answer(place: Place, card: Any, i: int) -> None:
+        question = card.question
+        key = question.answer if rights[i] else wrong_key(question, i + n)
+        await engine.answer(place.platform, place.workspace, card.round_id, f"U{i}", key)
 
-    done = lap()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    answering = done()
-    costs["answers"], costs["answers wall"] = answering.cpu, answering.wall
+    for costs in every:
+        costs["answers"] = costs["answers wall"] = 0.0
+    for wave, first in enumerate(range(0, users, concurrency)):
+        users_now = range(first, min(first + concurrency, users))
+        turns = list(zip(places, cards, every, strict=True))
+        for place, card, costs in turns if wave % 2 else turns[::-1]:
+            done = lap()
+            await asyncio.gather(*(answer(place, card, i) for i in users_now))
+            took = done()
+            costs["answers"] += took.cpu
+            costs["answers wall"] += took.wall
     clock.now += timedelta(minutes=10)
-    await timed(costs, "close + reveal", lambda: engine.close(round_id))
+    for place, card, costs in zip(places, cards, every, strict=True):
+        round_id = card.round_id
+        await timed(costs, "close + reveal", lambda round_id=round_id: engine.close(round_id))
+        await reads(engine, place, users, costs)
+    return every
+
+
+async def reads(engine: QuizEngine, place: Place, users: int, costs: dict[str, float]) -> None:
+    """After the close: the leaderboards, a few users' stats and a few users' reviews."""
+    platform, workspace = place.platform, place.workspace
 
     async def leaderboards() -> None:
         for period in (Period.WEEK, Period.MONTH, Period.ALL):
-            await engine.leaderboard(place.platform, workspace, period, "U1")
+            await engine.leaderboard(platform, workspace, period, "U1")
 
     async def stats() -> None:
         for i in range(STATS_USERS):
@@ -109,15 +137,14 @@ async def day(
     async def reviews() -> None:
         for i in range(REVIEW_USERS):
             user = f"U{i * 53 % users}"
-            await engine.review_queue(place.platform, workspace, user)
-            due = await engine.next_review(place.platform, workspace, user)
+            await engine.review_queue(platform, workspace, user)
+            due = await engine.next_review(platform, workspace, user)
             if due is not None:
-                await engine.answer_review(place.platform, workspace, user, due.id, due.answer)
+                await engine.answer_review(platform, workspace, user, due.id, due.answer)
 
     await timed(costs, "leaderboards", leaderboards)
     await timed(costs, "stats", stats)
     await timed(costs, "reviews", reviews)
-    return costs
 
 
 def mean(values: list[float]) -> float:
@@ -146,16 +173,22 @@ async def main() -> int:
         try:
             clock = Clock()
             engine = QuizEngine(store, load_bank([BANK]), clock=clock, rng=random.Random(7))
-            await day(engine, clock, Place("slack", "TWARM", "CWARM"), 200, args.concurrency, 0)
+            await day(engine, clock, [Place("slack", "TWARM", "CWARM")], 200, args.concurrency, 0)
             place = Place("slack", "T1", "CDAILY")
             for n in range(args.days):
                 # The same day's work in a workspace of its own, without history: the baseline
-                # measured beside it, so the machine's load on that day weighs on both (which
-                # goes first alternates, so neither always finds the other's warm caches).
+                # measured beside it, wave by wave, so the machine's load weighs on both.
                 new = Place("slack", f"TFRESH{n}", "CFRESH")
-                pair = [(place, days), (new, fresh)]
-                for spot, into in pair if n % 2 else pair[::-1]:
-                    into.append(await day(engine, clock, spot, args.users, args.concurrency, n))
+                spots = [place, new] if n % 2 else [new, place]
+                by_place = dict(
+                    zip(
+                        spots,
+                        await day(engine, clock, spots, args.users, args.concurrency, n),
+                        strict=True,
+                    )
+                )
+                days.append(by_place[place])
+                fresh.append(by_place[new])
                 if (n + 1) % 10 == 0:
                     print(f"  day {n + 1}/{args.days} done", flush=True)
         finally:
