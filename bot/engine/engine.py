@@ -48,10 +48,12 @@ from bot.text import Code, Text, say
 FASTEST_SHOWN = 3
 LEADERBOARD_SIZE = 10
 ROUND_CACHE_SIZE = 4096
-# A right answer in a scheduled round reads the latest 8 rounds for the streak, the latest 64
-# if the run is longer, and all of them only past that: the cost follows the run, not the
-# history (a run is usually short; reading 32 rounds costs about twice as much as 8).
-STREAK_WINDOWS = (8, 64)
+# A right answer in a scheduled round reads the latest 8 rounds for the streak, then twice as
+# many each time the run fills them, and all of them only past the last: the rows read are at
+# most about four times the run, whatever the history. (With 8 then 64, a run of 8 read every
+# round up to 64 of them, and the soak's cost per answer grew with the history:
+# benchmarks/history_soak.py.)
+STREAK_WINDOWS = (8, 16, 32, 64, 128, 256)
 
 
 class Bank(Protocol):

@@ -6,6 +6,7 @@ import asyncio
 import random
 from collections import Counter
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -356,7 +357,9 @@ async def test_stats_and_streaks_over_scheduled_rounds(sqlite_store: SqlStore, c
     assert (stats.current_streak, stats.best_streak) == (0, 3)
 
 
-@pytest.mark.parametrize("windows", [(1,), (1, 2), (2, 3), (3, 6), (8, 64)])
+@pytest.mark.parametrize(
+    "windows", [(1,), (1, 2), (2, 3), (3, 6), (8, 64), engine_module.STREAK_WINDOWS]
+)
 async def test_a_right_answer_reports_the_streak_over_the_whole_history(
     sqlite_store: SqlStore,
     clock: FakeClock,
@@ -376,6 +379,31 @@ async def test_a_right_answer_reports_the_streak_over_the_whole_history(
         await engine.close(card.round_id)
         clock.advance(days=1)
     assert reported == [1, 0, 1, 1, 2, 3, 4, 5]
+
+
+async def test_the_streak_read_follows_the_run_not_the_history(
+    sqlite_store: SqlStore, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+):
+    engine = build(sqlite_store, clock, [make_question(f"q{i}", answer="A") for i in range(3)])
+    # 40 days: a miss on day 30, then a run of 10 right answers.
+    plan = ["A"] * 29 + ["B"] + ["A"] * 10
+    asked: list[int | None] = []
+    read = sqlite_store.scheduled_results
+
+    async def spy(place: Place, user: str, *, newest: int | None = None) -> Any:
+        asked.append(newest)
+        return await read(place, user, newest=newest)
+
+    for day, choice in enumerate(plan):
+        card = await engine.start_round(PLACE, scheduled=True)
+        if day == len(plan) - 1:
+            monkeypatch.setattr(sqlite_store, "scheduled_results", spy)
+        outcome = await engine.answer("slack", "T1", card.round_id, "U1", choice)
+        await engine.close(card.round_id)
+        clock.advance(days=1)
+    assert outcome.streak == 10
+    # The run of 10 fills the 8 newest rounds, not the 16 newest: 24 rows read, not 40.
+    assert asked == [8, 16]
 
 
 @pytest.mark.parametrize(
