@@ -35,12 +35,12 @@ import statistics
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from _common import BANK, POSTGRES, database, lap, wrong_key
 
 from bot.engine import Period, Place, QuizEngine
 from bot.engine.loader import load_bank
+from bot.engine.model import QuestionCard
 from bot.storage import open_store
 
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)  # a Monday
@@ -98,7 +98,7 @@ async def day(
     skill = random.Random(n)
     rights = [skill.random() < 0.55 + 0.2 * (i % 10) / 10 for i in range(users)]
 
-    async def answer(place: Place, card: Any, i: int) -> None:
+    async def answer(place: Place, card: QuestionCard, i: int) -> None:
         question = card.question
         key = question.answer if rights[i] else wrong_key(question, i + n)
         await engine.answer(place.platform, place.workspace, card.round_id, f"U{i}", key)

@@ -152,7 +152,7 @@ class SqliteWriter:
             try:
                 if not alone:
                     conn.execute("SAVEPOINT quizbot_call")
-                outcomes.append((True, fn(conn)))
+                result = fn(conn)
                 if not alone:
                     conn.execute("RELEASE quizbot_call")
             except BaseException as exc:
@@ -160,15 +160,19 @@ class SqliteWriter:
                     # SQLite rolled the whole transaction back (a full disk, an I/O error):
                     # the calls before this one are undone too, and the rest are not run.
                     return [(False, exc)] * len(fns)
-                outcomes.append((False, exc))
                 try:
                     if alone:
                         conn.execute("ROLLBACK")
-                        return outcomes
-                    conn.execute("ROLLBACK TO quizbot_call")
-                    conn.execute("RELEASE quizbot_call")
+                    else:
+                        conn.execute("ROLLBACK TO quizbot_call")
+                        conn.execute("RELEASE quizbot_call")
                 except BaseException as undo:
                     return [(False, undo)] * len(fns)
+                outcomes.append((False, exc))
+                if alone:
+                    return outcomes
+            else:
+                outcomes.append((True, result))
         try:
             conn.execute("COMMIT")
         except BaseException as exc:

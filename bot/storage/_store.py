@@ -214,7 +214,7 @@ class SqlStore(ScheduleSql, ReviewSql, AnalyticsSql, DashboardSql):
         if self._writer is not None:
             return self._writer.group
         size = getattr(self.engine.sync_engine.pool, "size", None)
-        # SQLite in memory: one connection, which SQLAlchemy's pool hands out in turn.
+        # SQLite in memory: one connection, shared by every checkout, so one answer at a time.
         return size() if callable(size) else 1
 
     @asynccontextmanager
