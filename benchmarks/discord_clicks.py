@@ -5,11 +5,17 @@ connected to the stand-in's gateway. Clicks arrive as INTERACTION_CREATE dispatc
 time is from the moment the stand-in sends its dispatch to the moment the interaction's callback
 (the ephemeral reply) reaches the stand-in.
 
-- bare: a persistent View whose one button only answers "ok";
-- durable: the same View, but the button first commits one row (aiosqlite on a SQLite file;
+- bare: a persistent View whose buttons only answer "ok";
+- durable: the same View, but a button first commits one row (aiosqlite on a SQLite file;
   asyncpg, autocommit, with ``--postgres``), the least a bot that keeps answers must do;
 - quizbot, on a one-question bank (the seed question): it parses the button's custom_id,
   grades the click, commits the answer (and a miss's review item), then answers with feedback.
+
+Discord sends the whole message with every click, and discord.py parses it before any handler
+runs, so the baselines' buttons are on the same message as quizbot's: its card for the seed
+question, as quizbot renders it (question, choices, facts, four buttons), posted in answer to
+a command as ``/quiz next`` posts it. ``--small-message`` puts them on a message with one
+button and nothing else instead (about a quarter of the card's size), as runs before did.
 
 Each bot runs ``--runs`` times, alternating (bare, durable, quizbot, quizbot, durable, bare,
 ...). Each run sends a warm-up, then two bursts by the same ``--clicks`` users, in waves of
@@ -23,7 +29,8 @@ alone, in this process, in the same waves: the share of quizbot's time that is g
 database commit rather than Discord handling.
 
     .venv/bin/python benchmarks/discord_clicks.py [--clicks N] [--concurrency K] [--runs R]
-                                                  [--right-only] [--postgres [URL]]
+                                                  [--right-only] [--small-message]
+                                                  [--postgres [URL]]
 """
 
 from __future__ import annotations
@@ -36,8 +43,9 @@ import statistics
 import sys
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -45,8 +53,10 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._common import POSTGRES, cpu_seconds, database  # noqa: E402
 from tests.standins.discord_api import EPHEMERAL, DiscordStandIn  # noqa: E402
 
+if TYPE_CHECKING:
+    from bot.engine.model import Question
+
 SELF = Path(__file__).resolve()
-BARE_ID, DURABLE_ID = "bare:ok", "durable:ok"
 ONE_QUESTION = ROOT / "questions" / "01-interconnects" / "01-multinode-interconnect.yaml"
 WARM_UP = 20
 DEADLINE = 3.0  # Discord's: no first response by then, and the interaction has failed
@@ -66,14 +76,21 @@ async def serve_view(api_url: str, gateway_url: str, token: str, database_url: s
     from bot.adapters.discord.app import configure_endpoints, intents
 
     save = None if database_url is None else await durable_writer(database_url)
-    custom_id = BARE_ID if save is None else DURABLE_ID
+    prefix = "bare" if save is None else "durable"
 
     class Answers(discord.ui.View):
+        """One button per choice of the seed question (and "ok", for ``--small-message``)."""
+
         def __init__(self) -> None:
             super().__init__(timeout=None)
+            for key in ("ok", *seed_question().keys):
+                button: discord.ui.Button[Answers] = discord.ui.Button(
+                    label=key, custom_id=f"{prefix}:{key}"
+                )
+                button.callback = self.ok  # type: ignore[method-assign]
+                self.add_item(button)
 
-        @discord.ui.button(label="OK", custom_id=custom_id)
-        async def ok(self, interaction: discord.Interaction, _: discord.ui.Button) -> None:
+        async def ok(self, interaction: discord.Interaction) -> None:
             if save is not None:
                 message = interaction.message.id if interaction.message else 0
                 await save(str(interaction.user.id), str(message))
@@ -200,7 +217,13 @@ async def waves(
 
 
 async def one_run(
-    bot: str, users: range, concurrency: int, database_url: str | None, *, right_only: bool
+    bot: str,
+    users: range,
+    concurrency: int,
+    database_url: str | None,
+    *,
+    right_only: bool,
+    small_message: bool = False,
 ) -> tuple[Run, Run]:
     """Start the stand-in and one bot; send two bursts by the same users; return them."""
     async with DiscordStandIn() as api:
@@ -212,7 +235,7 @@ async def one_run(
         proc = await asyncio.create_subprocess_exec(*args, cwd=ROOT, env=env)
         try:
             await api.wait_connected(within=120)
-            message, ids = await card(api, bot)
+            message, ids = await card(api, bot, small=small_message)
             if right_only and bot == "quizbot":
                 ids = [right_answer(ids)]
             for i in range(WARM_UP):
@@ -222,7 +245,7 @@ async def one_run(
                 if burst == 2:
                     if bot == "quizbot":
                         await close_round(api)
-                    message, ids = await card(api, bot)
+                    message, ids = await card(api, bot, small=small_message)
                     if right_only and bot == "quizbot":
                         ids = [right_answer(ids)]
                 cpu = cpu_seconds(proc.pid)
@@ -255,25 +278,67 @@ async def close_round(api: DiscordStandIn) -> None:
     )
 
 
-async def card(api: DiscordStandIn, bot: str) -> tuple[int, list[str]]:
+async def card(api: DiscordStandIn, bot: str, *, small: bool) -> tuple[int, list[str]]:
     """Get a message with the bot's buttons into a channel; return it and their custom_ids."""
-    if bot in ("bare", "durable"):
+    if bot == "quizbot":
+        payload = api.command("quiz", "next")
+        await api.interact(payload, within=60)
+        message = api.response_message(payload)
+    elif small:
         button = {"type": 2, "style": 1, "label": "OK", "custom_id": f"{bot}:ok"}
         row = {"type": 1, "components": [button]}
         message = api.add_message(api.channel_ids()[0], {"components": [row]})
     else:
-        payload = api.command("quiz", "next")
-        await api.interact(payload, within=60)
-        message = api.response_message(payload)
+        message = baseline_card(api, bot)
     ids = [b["custom_id"] for row in message["components"] for b in row["components"]]
     return int(message["id"]), ids
 
 
-def right_answer(ids: list[str]) -> str:
-    """Return the custom_id of the right choice of the one question."""
+def baseline_card(api: DiscordStandIn, bot: str) -> dict[str, Any]:
+    """Post quizbot's card of the seed question with the baseline's own custom_ids.
+
+    It is rendered by quizbot's Discord renderer and shaped as the stand-in shapes a message
+    sent in answer to a command, as ``/quiz next``'s card is: each click then carries the
+    same message to the baseline as to quizbot.
+    """
+    from bot.adapters.discord import render
+    from bot.engine.model import Place, QuestionCard, Round
+
+    channel = api.channel_ids()[0]
+    now = datetime.now(UTC)
+    question = seed_question()
+    place = Place("discord", str(api.guild_id), str(channel))
+    rnd = Round(1, place, question.id, now, now + timedelta(minutes=10))
+    shown = QuestionCard(rnd, question)
+    components = render.card_view(shown).to_components()
+    for row in components:
+        for button in row["components"]:
+            button["custom_id"] = f"{bot}:{button['custom_id'].rsplit(':', 1)[1]}"
+    body = {"embeds": [render.card_embed(shown).to_dict()], "components": components}
+    message = api.add_message(channel, body)
+    message.update(
+        type=20,
+        application_id=str(api.application_id),
+        interaction_metadata={
+            "id": str(api.snowflake()),
+            "type": 2,
+            "user": api.user(1001),
+            "authorizing_integration_owners": {},
+        },
+    )
+    return message
+
+
+def seed_question() -> Question:
+    """Return the one question of the benchmark's bank."""
     from bot.engine.loader import load_bank
 
-    answer = load_bank([ONE_QUESTION]).filter(None)[0].answer
+    return load_bank([ONE_QUESTION]).filter(None)[0]
+
+
+def right_answer(ids: list[str]) -> str:
+    """Return the custom_id of the right choice of the one question."""
+    answer = seed_question().answer
     return next(i for i in ids if i.endswith(":" + answer))
 
 
@@ -378,6 +443,7 @@ async def main(args: argparse.Namespace) -> int:
                 args.concurrency,
                 target,
                 right_only=args.right_only,
+                small_message=args.small_message,
             )
             runs[1].append(first)
             runs[2].append(second)
@@ -392,7 +458,8 @@ async def main(args: argparse.Namespace) -> int:
             engine_url, args.clicks * args.runs, args.concurrency, right_only=args.right_only
         )
     where = "PostgreSQL" if args.postgres else "SQLite"
-    print(f"\nquizbot discord on {where}")
+    shown = "a one-button message" if args.small_message else "quizbot's card"
+    print(f"\nquizbot discord on {where}; the baselines' buttons on {shown}")
     missed = report(runs, engine, args.clicks, args.concurrency)
     # The quizbot runs share one database: it holds every run's answers so far.
     per_run = WARM_UP + 2 * args.clicks
@@ -415,6 +482,11 @@ def parse() -> argparse.Namespace:
         "--right-only",
         action="store_true",
         help="every click picks the right choice (default: clicks spread over every choice)",
+    )
+    parser.add_argument(
+        "--small-message",
+        action="store_true",
+        help="put the baselines' buttons on a one-button message, not on quizbot's card",
     )
     parser.add_argument(
         "--postgres",
