@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import discord.utils
 import pytest
 
 from bot.adapters.discord.app import ShardedQuizClient, shard_options
@@ -22,6 +23,13 @@ from tests.adapters.discord.conftest import BANK
 from tests.standins.discord_api import DiscordStandIn
 
 ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_discord_py_decodes_json_with_orjson():
+    """The install has orjson, which discord.py then uses for every event and response it reads
+    (a click's event carries the whole card: see docs/benchmarks.md, "Discord clicks")."""
+    assert discord.utils.HAS_ORJSON
+    assert discord.utils._from_json('{"a": [1]}') == {"a": [1]}
 
 
 @pytest.mark.parametrize(
