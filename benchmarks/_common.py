@@ -5,12 +5,13 @@ Not a benchmark itself; ``engine_answers.py`` and ``history_soak.py`` import it.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,22 @@ from bot.engine.model import Question  # noqa: E402
 
 BANK = ROOT / "questions"
 POSTGRES = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Keep this process's garbage collector out of a timed stretch (collect first).
+
+    The process that plays the platform and sends the load holds every request and response
+    it has seen; a full collection of its heap (30 ms and more by the later runs) stalls every
+    click in flight, and lands on whichever bot is being timed.
+    """
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 @asynccontextmanager

@@ -18,7 +18,9 @@ a command as ``/quiz next`` posts it. ``--small-message`` puts them on a message
 button and nothing else instead (about a quarter of the card's size), as runs before did.
 
 Each bot runs ``--runs`` times, alternating (bare, durable, quizbot, quizbot, durable, bare,
-...). Each run sends a warm-up, then two bursts by the same ``--clicks`` users, in waves of
+...). This process, which plays Discord, pauses its own garbage collector while it times a
+burst (``collector_paused``): a full collection of its heap stalled whichever bot was timed.
+Each run sends a warm-up, then two bursts by the same ``--clicks`` users, in waves of
 ``--concurrency`` at once, spread over every choice (``--right-only``: all on the right one).
 Between the bursts quizbot's round is closed and the question asked again, so in the second
 burst each user who missed already has a review item for it (the repeat-miss case). Reported
@@ -50,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._common import POSTGRES, cpu_seconds, database  # noqa: E402
+from benchmarks._common import POSTGRES, collector_paused, cpu_seconds, database  # noqa: E402
 from tests.standins.discord_api import EPHEMERAL, DiscordStandIn  # noqa: E402
 
 if TYPE_CHECKING:
@@ -200,7 +202,17 @@ async def waves(
 ) -> Run:
     """Click the message's buttons, one click per user, ``concurrency`` at once."""
     run = Run(bot)
-    start = time.perf_counter()
+    with collector_paused():
+        start = time.perf_counter()
+        await waves_of(api, run, message, ids, users, concurrency)
+        run.wall = time.perf_counter() - start
+    return run
+
+
+async def waves_of(
+    api: DiscordStandIn, run: Run, message: int, ids: list[str], users: range, concurrency: int
+) -> None:
+    """Send the waves; record each click's time in ``run``."""
     for first in range(0, len(users), concurrency):
         wave = [
             api.click(message, ids[(first + i) % len(ids)], user=users[first + i])
@@ -212,8 +224,6 @@ async def waves(
             if call.status != 200 or not flags & EPHEMERAL:
                 run.failed += 1
             run.times.append(call.at - api.dispatched_at[int(payload["id"])])
-    run.wall = time.perf_counter() - start
-    return run
 
 
 async def one_run(
