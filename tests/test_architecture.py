@@ -27,6 +27,7 @@ LAYERS = {
     "links": 0,
     "config": 0,
     "logs": 0,
+    "tasks": 0,  # waiting on a call with a deadline, without cancelling it
     "observability": 4,
     "observability.metrics": 0,  # counters every layer may bump
     "cli": 7,

@@ -7,7 +7,6 @@ has no HTTP server of its own).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from bot.observability.drain import Drain
 from bot.observability.metrics import REGISTRY
+from bot.tasks import finish_within
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,8 @@ class Probes:
         if self.connected is not None and not self.connected():
             return web.json_response({"ok": False, "reason": "not connected"}, status=503)
         try:
-            await asyncio.wait_for(self.store.ping(), self.ping_timeout)
+            # A ping past the timeout is left to finish, so its connection goes back to the pool.
+            await finish_within(self.store.ping(), self.ping_timeout, what="the readiness ping")
         except Exception as exc:
             # The reason names the kind of failure only: a URL or credential never leaks here.
             log.warning("readiness: database unreachable (%s)", type(exc).__name__)

@@ -151,3 +151,40 @@ async def test_readyz_waits_for_the_connection_a_process_needs(store: SqlStore):
         assert (await get(srv.port, "/readyz"))[0] == 200
     finally:
         await srv.close()
+
+
+class HeldPing:
+    """A real store whose ping waits for ``release`` first: a database that stalls."""
+
+    def __init__(self, store: SqlStore) -> None:
+        self.store = store
+        self.release = asyncio.Event()
+        self.finished = asyncio.Event()
+
+    async def ping(self) -> None:
+        await self.release.wait()
+        await self.store.ping()
+        self.finished.set()
+
+
+async def test_a_slow_ping_is_503_and_is_left_to_finish_not_cancelled(store: SqlStore):
+    held = HeldPing(store)
+    app = web.Application()
+    probes = mount(app, held)
+    probes.ping_timeout = 0.05
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        status, _, body = await get(port, "/readyz")
+        assert status == 503 and "database unreachable (TimeoutError)" in body
+        # The ping given up on still runs to its end, and its connection goes back to the pool.
+        held.release.set()
+        await asyncio.wait_for(held.finished.wait(), 10)
+        await asyncio.sleep(0)
+        assert store.engine.pool.checkedout() == 0
+        assert (await get(port, "/readyz"))[0] == 200
+    finally:
+        await runner.cleanup()

@@ -37,6 +37,7 @@ from slack_bolt.response import BoltResponse
 from bot.engine import QuizEngine
 from bot.engine.ports import utc_now
 from bot.storage import RequestClaims, SqlStore
+from bot.tasks import finish_within
 
 log = logging.getLogger(__name__)
 
@@ -181,7 +182,9 @@ class ReplayGuard:
             self.remember(signed)
             # Held by another replica: settled there (held past a lease), or still being handled.
             try:
-                until = await asyncio.wait_for(claims.held_until(event), self.claim_deadline)
+                until = await finish_within(
+                    claims.held_until(event), self.claim_deadline, what="the replay check's read"
+                )
             except TimeoutError:
                 return _busy(body)
             if until is not None and until > now + timedelta(seconds=self.lease):
