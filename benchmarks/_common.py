@@ -31,7 +31,7 @@ def collector_paused() -> Iterator[None]:
     """Keep this process's garbage collector out of a timed stretch (collect first).
 
     The process that plays the platform and sends the load holds every request and response
-    it has seen; a full collection of its heap (30 ms and more by the later runs) stalls every
+    it has seen; a full collection of its heap (15-34 ms measured in the Discord runs) stalls every
     click in flight, and lands on whichever bot is being timed.
     """
     gc.collect()
