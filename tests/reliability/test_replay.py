@@ -15,7 +15,7 @@ import time
 import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -311,6 +311,53 @@ async def test_a_check_too_slow_refuses_the_request_and_gives_its_keys_back(
         # Slack redelivers the refused event: it was never handled, so now it is.
         response = await guard.middleware(delivery(1), listeners)
         assert response.status == 200 and handled == ["handled"]
+    finally:
+        await store.close()
+
+
+class SlowLeaseRead(RequestClaims):
+    """Claims whose read of another replica's lease waits for ``release``: a stalled database."""
+
+    def __init__(self, store: SqlStore) -> None:
+        super().__init__(store)
+        self.release = asyncio.Event()
+        self.done = asyncio.Event()
+        self.read: list[datetime | None] = []
+
+    async def held_until(self, key: str) -> datetime | None:
+        await self.release.wait()
+        until = await super().held_until(key)
+        self.read.append(until)
+        self.done.set()
+        return until
+
+
+async def test_a_lease_read_too_slow_is_told_to_come_back_and_is_not_cancelled(
+    tmp_path: Path, clock: FakeClock
+):
+    store = await open_store(f"sqlite+aiosqlite:///{tmp_path / 'lease.db'}")
+    try:
+        body = json.dumps(event_callback(reaction("U1", "one", "1.2"), event_id="EvHeld"))
+        # Another replica holds the event's lease: it is handling it now.
+        held = clock() + timedelta(seconds=EVENT_LEASE)
+        assert await RequestClaims(store).claim({"event:A0APP:EvHeld": held}, now=clock())
+        claims = SlowLeaseRead(store)
+        guard = ReplayGuard(claims, claim_deadline=0.05, utc_clock=clock)
+        handled: list[str] = []
+
+        async def listeners() -> BoltResponse:
+            handled.append("handled")
+            return BoltResponse(status=200, body="")
+
+        headers = signed_headers(body, timestamp=int(time.time()))
+        request = AsyncBoltRequest(body=body, headers=headers, mode="http")
+        response = await guard.middleware(request, listeners)
+        assert response.status == 503 and handled == []  # come back later
+        # The read given up on still finishes, and its connection goes back to the pool.
+        claims.release.set()
+        await asyncio.wait_for(claims.done.wait(), 10)
+        assert claims.read == [held]
+        assert store.engine.pool.checkedout() == 0
     finally:
         await store.close()
 
