@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import signal
 import statistics
@@ -339,8 +340,9 @@ def baseline_card(api: DiscordStandIn, bot: str) -> dict[str, Any]:
     return message
 
 
+@functools.cache
 def seed_question() -> Question:
-    """Return the one question of the benchmark's bank."""
+    """Return the one question of the benchmark's bank (read once)."""
     from bot.engine.loader import load_bank
 
     return load_bank([ONE_QUESTION]).filter(None)[0]

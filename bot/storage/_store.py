@@ -374,29 +374,18 @@ class SqlStore(ScheduleSql, ReviewSql, AnalyticsSql, DashboardSql):
 
     async def due_rounds(self, platform: str, now: datetime) -> list[Round]:
         """Return the open rounds of a platform whose closing time has passed."""
-        query = (
-            rounds.select()
-            .where(
-                rounds.c.platform == platform,
-                rounds.c.closed_at.is_(None),
-                rounds.c.closes_at.is_not(None),
-                rounds.c.closes_at <= now,
-            )
-            .order_by(rounds.c.closes_at)
-        )
-        async with self.read() as conn:
-            return [_round(r) for r in await conn.execute(query)]
+        due = (rounds.c.closes_at.is_not(None), rounds.c.closes_at <= now)
+        return await self._open_rounds(platform, *due, order=rounds.c.closes_at)
 
     async def open_rounds(self, platform: str, workspace: str) -> list[Round]:
         """Return every open round of a workspace, whatever its closing time."""
+        return await self._open_rounds(platform, rounds.c.workspace == workspace, order=rounds.c.id)
+
+    async def _open_rounds(self, platform: str, *where: Any, order: Any) -> list[Round]:
         query = (
             rounds.select()
-            .where(
-                rounds.c.platform == platform,
-                rounds.c.workspace == workspace,
-                rounds.c.closed_at.is_(None),
-            )
-            .order_by(rounds.c.id)
+            .where(rounds.c.platform == platform, rounds.c.closed_at.is_(None), *where)
+            .order_by(order)
         )
         async with self.read() as conn:
             return [_round(r) for r in await conn.execute(query)]
