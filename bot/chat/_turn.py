@@ -3,27 +3,108 @@
 Every platform wants an interaction's first response within a few seconds (Slack 3 s, Discord
 3 s). A turn watches the clock while the work runs: if nothing has been sent when the budget
 runs out, it defers (the platform's "working on it"), and the answer follows as a follow-up.
+
+Nearly every answer beats its budget, so watching costs as little as it can: the turns of one
+event loop share a single timer (``Budgets``), set for the earliest budget still running. A
+turn's start adds an entry to a heap and its answer clears the entry; no timer is made,
+cancelled or sorted per turn, and no lock is made unless a deferral is under way.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
+import itertools
+import math
+import weakref
 
 from bot.chat.content import Content
 from bot.chat.port import Exchange
 
 
+class _Watch:
+    """One turn's entry in the heap; cleared once the turn needs no deferral."""
+
+    __slots__ = ("private", "turn")
+
+    def __init__(self, turn: Turn, private: bool) -> None:
+        self.turn: Turn | None = turn
+        self.private = private
+
+
+class Budgets:
+    """The budgets of the turns on one event loop, watched by one timer.
+
+    Entries whose turn answered in time stay in the heap, cleared, until their time comes;
+    they hold no reference to the turn.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self._heap: list[tuple[float, int, _Watch]] = []
+        self._order = itertools.count()
+        self._timer: asyncio.TimerHandle | None = None
+        self._armed_for = math.inf
+
+    def __len__(self) -> int:
+        """Return how many entries wait for their time (cleared ones included)."""
+        return len(self._heap)
+
+    def watch(self, turn: Turn, budget: float, *, private: bool) -> _Watch:
+        """Call ``turn._due(private)`` in ``budget`` seconds unless the entry is cleared first."""
+        entry = _Watch(turn, private)
+        when = self.loop.time() + budget
+        heapq.heappush(self._heap, (when, next(self._order), entry))
+        if when < self._armed_for:
+            self._arm(when)
+        return entry
+
+    def _arm(self, when: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self.loop.call_at(when, self._fire)
+        self._armed_for = when
+
+    def _fire(self) -> None:
+        self._timer, self._armed_for = None, math.inf
+        # The loop runs a timer up to one clock resolution early.
+        now = self.loop.time() + self.loop._clock_resolution  # type: ignore[attr-defined]
+        heap = self._heap
+        while heap and heap[0][0] <= now:
+            entry = heapq.heappop(heap)[2]
+            turn, entry.turn = entry.turn, None
+            if turn is not None:
+                turn._due(entry.private)
+        if heap:
+            self._arm(heap[0][0])
+
+
+_BUDGETS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Budgets] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def budgets() -> Budgets:
+    """Return the running loop's budgets (made on first use)."""
+    loop = asyncio.get_running_loop()
+    watched = _BUDGETS.get(loop)
+    if watched is None:
+        watched = _BUDGETS[loop] = Budgets(loop)
+    return watched
+
+
 class Turn:
     """One interaction's replies, the first one given in time."""
 
+    __slots__ = ("_deferral", "_lock", "_watch", "deferred", "exchange")
+
     def __init__(self, exchange: Exchange) -> None:
         self.exchange = exchange
-        self._lock = asyncio.Lock()
-        # The clock is a timer, not a task: nearly every answer beats the budget, and a task
-        # per turn (started, cancelled, awaited) cost more than the rest of the turn's waiting.
-        self._timer: asyncio.TimerHandle | None = None
-        self._watch: asyncio.Task[None] | None = None
+        self._watch: _Watch | None = None
+        # Made only once a deferral is under way: it then orders the deferral and the answer.
+        self._lock: asyncio.Lock | None = None
+        self._deferral: asyncio.Task[None] | None = None
         self.deferred = False
 
     async def start(self, *, private: bool) -> None:
@@ -32,37 +113,42 @@ class Turn:
         if budget <= 0:
             await self.defer(private=private)
         else:
-            loop = asyncio.get_running_loop()
-            self._timer = loop.call_later(budget, self._due, private)
+            self._watch = budgets().watch(self, budget, private=private)
 
     def _due(self, private: bool) -> None:
         """The budget ran out with the work still going: defer now, in a task of its own."""
-        self._timer = None
-        self._watch = asyncio.get_running_loop().create_task(self.defer(private=private))
+        self._watch = None
+        self._deferral = asyncio.get_running_loop().create_task(self.defer(private=private))
 
     async def defer(self, *, private: bool) -> None:
         """Give the first response now, the answer to follow (nothing if one was given)."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
         async with self._lock:
             await self.exchange.defer(private=private)
             self.deferred = True
 
     async def reply(self, content: Content, *, private: bool) -> str | None:
         """Answer the interaction (the first response, or a follow-up)."""
+        # The answer is here: the clock has nothing left to do.
+        self._stop_clock()
+        if self._lock is None:
+            return await self.exchange.reply(content, private=private)
         async with self._lock:
-            # The answer is here: the clock has nothing left to do.
-            self._stop_clock()
+            # Any deferral has given its response: this one follows it.
             return await self.exchange.reply(content, private=private)
 
     async def close(self) -> None:
-        """Stop watching the clock."""
+        """Stop watching the clock; let a deferral under way finish."""
         self._stop_clock()
-        if self._watch is not None:
+        if self._deferral is not None:
             with contextlib.suppress(asyncio.CancelledError):
-                await self._watch
+                await self._deferral
 
     def _stop_clock(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if self._watch is not None and asyncio.current_task() is not self._watch:
-            self._watch.cancel()
+        """Clear the turn's entry; drop a deferral that has not started (it takes the lock)."""
+        if self._watch is not None:
+            self._watch.turn = None
+            self._watch = None
+        if self._lock is None and self._deferral is not None:
+            self._deferral.cancel()

@@ -30,6 +30,7 @@ answers and comes back no later than the new due time; a finished one starts ove
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -285,12 +286,22 @@ class StoredAnswer:
     Registered on the writer's connection, where the answer upsert calls it from its
     ``DO UPDATE ... WHERE`` once for the stored answer it conflicts with, its columns as they
     were before the statement. It returns whether ``rules.second_answer`` lets the new choice
-    replace the stored one, and keeps the stored row for the outcome (the writer runs one call
-    at a time, so the row is the current call's).
+    replace the stored one, and keeps the stored row for the outcome: per thread, as a
+    connection runs one call at a time, and the writer's two connections (on the loop's thread
+    and in its own) each in their thread.
     """
 
     def __init__(self) -> None:
-        self.row: tuple[Any, ...] | None = None
+        self._local = threading.local()
+
+    @property
+    def row(self) -> tuple[Any, ...] | None:
+        """Return the stored row the current call met in this thread (None: none yet)."""
+        return getattr(self._local, "row", None)
+
+    @row.setter
+    def row(self, value: tuple[Any, ...] | None) -> None:
+        self._local.row = value
 
     def register(self, conn: sqlite3.Connection) -> None:
         """Define the function on a new connection."""

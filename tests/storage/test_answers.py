@@ -448,3 +448,30 @@ async def test_a_timestamp_on_the_second_compares_as_any_other(store: SqlStore):
     [row] = await store.score_rows("slack", "T1", since=T0)
     assert (row.user, row.answered) == ("U1", 1)
     assert await store.score_rows("slack", "T1", since=T0 + timedelta(microseconds=1)) == []
+
+
+async def test_an_answer_made_while_the_pool_holds_the_write_lock_waits_without_the_loop(
+    store: SqlStore,
+):
+    # SQLAlchemy's transactions cross into their driver's thread a statement at a time, on
+    # the loop: had the answer waited for the lock on the loop's thread, neither could go on.
+    if store.dialect != "sqlite":
+        pytest.skip("SQLite's write lock")
+    rid = await new_round(store)
+    async with store.write() as conn:
+        await conn.execute(
+            sa.text("UPDATE rounds SET message_ref = 'held' WHERE id = :id"), {"id": rid}
+        )
+        pending = asyncio.ensure_future(
+            store.record_answer(answer(rid, "U1", "B"), miss=miss("U1"))
+        )
+        # The answer's group meets the lock and goes to the writer's thread, which waits.
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not pending.done()
+        # The loop is free: this transaction goes on, and commits.
+        await conn.execute(sa.text("SELECT 1"))
+    assert await pending == (AnswerStatus.ACCEPTED, None)
+    [stored_answer] = await store.round_answers(rid)
+    assert stored_answer.choice == "B"
+    assert await store.review_item("slack", "T1", "U1", "q1") == replace(miss("U1"), version=1)

@@ -1,11 +1,15 @@
-"""The SQLite writer: calls waiting together share one transaction, and each stays atomic."""
+"""The SQLite writer: calls waiting together share one transaction, and each stays atomic.
+
+Each rule holds on the event loop's thread (where the writer runs its groups) and in the
+writer's own thread (where a group goes while another connection holds the write lock).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +35,9 @@ def path(tmp_path: Path) -> Path:
     return db
 
 
-@pytest.fixture
-async def writer(path: Path) -> AsyncIterator[SqliteWriter]:
-    w = SqliteWriter(str(path), PRAGMAS)
+@pytest.fixture(params=["on the loop", "in its thread"])
+async def writer(request: pytest.FixtureRequest, path: Path) -> AsyncIterator[SqliteWriter]:
+    w = SqliteWriter(str(path), PRAGMAS, inline=request.param == "on the loop")
     try:
         yield w
     finally:
@@ -63,10 +67,20 @@ def insert_then_fail(name: str) -> Call:
 
 
 async def grouped(writer: SqliteWriter, calls: list[Call]) -> list[Any]:
-    """Hold the writer on one call while ``calls`` queue behind it, then let it go.
+    """Make ``calls`` together, so that they share a transaction.
 
-    Return each queued call's result, or what it raised.
+    On the loop, calls made in one turn of it are; in the thread, those that queue while it is
+    held on another call. Return each call's result, or what it raised.
     """
+    begun: list[str] = []
+    if writer.inline:
+        writer.trace(lambda sql: sql is not None and sql.startswith("BEGIN") and begun.append(sql))
+        results = await asyncio.gather(
+            *(writer.run(call) for call in calls), return_exceptions=True
+        )
+        writer.trace(None)
+        assert begun == ["BEGIN IMMEDIATE"], "the calls shared one transaction"
+        return results
     started, gate = threading.Event(), threading.Event()
 
     def hold(conn: sqlite3.Connection) -> str:
@@ -74,7 +88,6 @@ async def grouped(writer: SqliteWriter, calls: list[Call]) -> list[Any]:
         gate.wait(10)
         return "held"
 
-    begun: list[str] = []
     holding = asyncio.ensure_future(writer.run(hold))
     assert await asyncio.to_thread(started.wait, 10)
     # From here on, every transaction the writer opens is the queued calls'.
@@ -95,7 +108,7 @@ async def test_calls_waiting_together_are_committed_in_one_transaction(
     results = await grouped(writer, [insert(f"r{i}") for i in range(10)])
     assert results == [f"r{i}" for i in range(10)]
     assert stored(path) == {f"r{i}" for i in range(10)}
-    assert writer.calls == 11
+    assert writer.calls == (10 if writer.inline else 11)
 
 
 async def test_a_call_that_fails_in_a_group_is_undone_alone(writer: SqliteWriter, path: Path):
@@ -167,7 +180,7 @@ async def test_a_group_of_one_commits_each_call_alone(path: Path):
 
 
 async def test_the_group_size_bounds_a_transaction(path: Path):
-    writer = SqliteWriter(str(path), PRAGMAS, group=4)
+    writer = SqliteWriter(str(path), PRAGMAS, group=4, inline=False)
     try:
         started, gate = threading.Event(), threading.Event()
 
@@ -187,3 +200,104 @@ async def test_the_group_size_bounds_a_transaction(path: Path):
     finally:
         await writer.close()
     assert len(stored(path)) == 10
+
+
+async def test_on_the_loop_the_group_size_bounds_a_transaction_too(path: Path):
+    writer = SqliteWriter(str(path), PRAGMAS, group=4)
+    try:
+        await asyncio.gather(*(writer.run(insert(f"g{i}")) for i in range(10)))
+        assert (writer.transactions, writer.calls) == (3, 10)
+    finally:
+        await writer.close()
+    assert len(stored(path)) == 10
+
+
+# ---------------------------------------------------------------- on the loop's thread
+
+
+def where(conn: sqlite3.Connection) -> str:
+    return threading.current_thread().name
+
+
+async def test_groups_run_on_the_loops_thread_and_start_no_thread(path: Path):
+    writer = SqliteWriter(str(path), PRAGMAS)
+    try:
+        assert await writer.run(where) == threading.current_thread().name
+        assert writer._thread is None and writer.handed_over == 0
+    finally:
+        await writer.close()
+
+
+@pytest.fixture
+def write_lock(path: Path) -> Iterator[sqlite3.Connection]:
+    """Another connection, for tests that take the database's write lock with it."""
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    try:
+        yield conn
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        conn.close()
+
+
+async def test_a_write_lock_held_elsewhere_sends_the_group_to_the_thread(
+    path: Path, write_lock: sqlite3.Connection
+):
+    writer = SqliteWriter(str(path), PRAGMAS, timeout=10)
+    try:
+        write_lock.execute("BEGIN IMMEDIATE")
+        first = asyncio.ensure_future(writer.run(insert("first")))
+        # One turn for the call to be made, one for its group to meet the lock.
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        assert writer.handed_over == 1 and not first.done()
+        # While the thread has that call, later calls follow it there, in order.
+        second = asyncio.ensure_future(writer.run(lambda conn: (where(conn), stored_in(conn))))
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        assert writer.handed_over == 1 and not second.done()
+        # The loop was never blocked: this test runs while the lock is held.
+        write_lock.execute("COMMIT")
+        assert await first == "first"
+        assert await second == ("quizbot-sqlite", {"first"})
+        # The thread is done: the next group runs on the loop again.
+        assert await writer.run(where) == threading.current_thread().name
+    finally:
+        await writer.close()
+    assert stored(path) == {"first"}
+
+
+def stored_in(conn: sqlite3.Connection) -> set[str]:
+    return {name for (name,) in conn.execute("SELECT name FROM row")}
+
+
+async def test_the_loops_connection_never_waits_and_leaves_checkpoints_to_the_thread(path: Path):
+    writer = SqliteWriter(str(path), (*PRAGMAS, "PRAGMA busy_timeout=30000"), checkpoint_every=3)
+    try:
+
+        def settings(conn: sqlite3.Connection) -> tuple[int, int]:
+            busy = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+            return busy, conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+
+        # Whatever the pragmas say: no wait for the write lock, no checkpoint at a commit.
+        assert await writer.run(settings) == (0, 0)
+        for i in range(5):
+            await writer.run(insert(f"c{i}"))
+    finally:
+        await writer.close()  # the thread finishes what it was asked first
+    assert writer.checkpoints == 2 and writer.handed_over == 0
+    with sqlite3.connect(path) as conn:
+        # Everything was copied into the database: nothing is left to checkpoint.
+        busy, wal_pages, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        assert busy == 0 and wal_pages == copied
+    assert len(stored(path)) == 5
+
+
+async def test_another_loops_calls_go_to_the_thread(path: Path):
+    writer = SqliteWriter(str(path), PRAGMAS)
+    try:
+        assert await writer.run(where) == threading.current_thread().name
+        elsewhere = await asyncio.to_thread(asyncio.run, writer.run(where))
+        assert elsewhere == "quizbot-sqlite"
+    finally:
+        await writer.close()
