@@ -166,7 +166,8 @@ class SqliteWriter:
             self._follow_trace(conn)
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            if exc.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+            # The primary code, under extended ones such as SQLITE_BUSY_RECOVERY.
+            if exc.sqlite_errorcode & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
                 self.handed_over += 1
                 return None
             return [(False, exc)] * len(fns)
