@@ -5,7 +5,7 @@ Every outcome (accepted, changed, already, closed) is settled by one call to the
 - PostgreSQL: one statement (``POSTGRES_ANSWER``): data-modifying CTEs insert the answer, or
   change it where allowed, and upsert the review item, while ``FOR SHARE`` on the round holds off
   a concurrent close until the statement's own commit (it runs in autocommit).
-- SQLite: one call into the store's writer thread (``SqliteWriter``), at most two statements.
+- SQLite: one call into the store's writer (``SqliteWriter``), at most two statements.
   The answer is one upsert (``sqlite_answer_upsert``): it inserts into an open round, and on a
   second answer its ``DO UPDATE ... WHERE`` asks ``quizbot_second_answer`` (``StoredAnswer``, a
   function of the writer's connection) whether the engine's rule lets the answer change. That

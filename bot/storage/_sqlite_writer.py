@@ -116,7 +116,7 @@ class SqliteWriter:
     def trace(self, callback: Trace | None) -> None:
         """Call ``callback(sql)`` for each statement and ``callback(None)`` for each call.
 
-        None stops it. A trace costs the writer's thread the GIL once more per statement.
+        None stops it. A trace costs a Python call per statement.
         """
         self._trace = callback
 

@@ -245,8 +245,9 @@ class SqlStore(ScheduleSql, ReviewSql, AnalyticsSql, DashboardSql):
     async def _execute_one(self, stmt: Any, params: dict[str, Any]) -> int:
         """Run one self-contained write statement built once with bind parameters; return rowcount.
 
-        On a SQLite file the statement goes, compiled once, to the store's writer thread: one
-        call into a driver thread instead of five through SQLAlchemy's pool and adapter.
+        On a SQLite file the statement goes, compiled once, to the store's writer: one call,
+        grouped with the others of the loop's turn, instead of five crossings into a driver
+        thread through SQLAlchemy's pool and adapter.
         """
         if self._writer is None:
             async with self.write() as conn:
@@ -279,7 +280,7 @@ class SqlStore(ScheduleSql, ReviewSql, AnalyticsSql, DashboardSql):
         """Report what the store sends outside SQLAlchemy's cursors (for benchmarks and tests).
 
         ``callback(sql)`` for each statement and ``callback(None)`` for each round trip that
-        carries them: on SQLite, a call into the writer thread; on PostgreSQL, an answer's one
+        carries them: on SQLite, a call into the writer; on PostgreSQL, an answer's one
         statement. SQLAlchemy's own events cover everything else. None stops the report.
         """
         self._raw_trace = callback
@@ -444,8 +445,8 @@ class SqlStore(ScheduleSql, ReviewSql, AnalyticsSql, DashboardSql):
             if outcome is not None:
                 return outcome
         elif self._writer is not None:
-            # Parameters converted here, so that the writer's thread has only the statements to
-            # run: it takes the GIL back for every bit of Python it runs.
+            # Parameters converted here, before the call: a call the writer's thread takes
+            # (while the write lock is another's) then has only the statements to run.
             upsert = self._compiled(self._sqlite_answer)
             values = upsert.values(answer_params(answer) | {"a_allow": allow_change})
             review = None
