@@ -37,39 +37,44 @@ class Budgets:
     """The budgets of the turns on one event loop, watched by one timer.
 
     Entries whose turn answered in time stay in the heap, cleared, until their time comes;
-    they hold no reference to the turn.
+    they hold no reference to the turn. Nothing here holds the loop: the timer is held weakly
+    (the loop holds it while it is scheduled), so a loop that is closed and dropped goes, and
+    its budgets with it.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
+    def __init__(self) -> None:
         self._heap: list[tuple[float, int, _Watch]] = []
         self._order = itertools.count()
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: weakref.ref[asyncio.TimerHandle] | None = None
         self._armed_for = math.inf
 
     def __len__(self) -> int:
         """Return how many entries wait for their time (cleared ones included)."""
         return len(self._heap)
 
-    def watch(self, turn: Turn, budget: float, *, private: bool) -> _Watch:
+    def watch(
+        self, loop: asyncio.AbstractEventLoop, turn: Turn, budget: float, *, private: bool
+    ) -> _Watch:
         """Call ``turn._due(private)`` in ``budget`` seconds unless the entry is cleared first."""
         entry = _Watch(turn, private)
-        when = self.loop.time() + budget
+        when = loop.time() + budget
         heapq.heappush(self._heap, (when, next(self._order), entry))
         if when < self._armed_for:
-            self._arm(when)
+            self._arm(loop, when)
         return entry
 
-    def _arm(self, when: float) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = self.loop.call_at(when, self._fire)
+    def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        timer = self._timer() if self._timer is not None else None
+        if timer is not None:
+            timer.cancel()
+        self._timer = weakref.ref(loop.call_at(when, self._fire))
         self._armed_for = when
 
     def _fire(self) -> None:
         self._timer, self._armed_for = None, math.inf
+        loop = asyncio.get_running_loop()
         # The loop runs a timer up to one clock resolution early.
-        now = self.loop.time() + self.loop._clock_resolution  # type: ignore[attr-defined]
+        now = loop.time() + loop._clock_resolution  # type: ignore[attr-defined]
         heap = self._heap
         while heap and heap[0][0] <= now:
             entry = heapq.heappop(heap)[2]
@@ -77,7 +82,7 @@ class Budgets:
             if turn is not None:
                 turn._due(entry.private)
         if heap:
-            self._arm(heap[0][0])
+            self._arm(loop, heap[0][0])
 
 
 _BUDGETS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Budgets] = (
@@ -85,12 +90,11 @@ _BUDGETS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Budgets] = (
 )
 
 
-def budgets() -> Budgets:
-    """Return the running loop's budgets (made on first use)."""
-    loop = asyncio.get_running_loop()
+def budgets(loop: asyncio.AbstractEventLoop) -> Budgets:
+    """Return the loop's budgets (made on first use)."""
     watched = _BUDGETS.get(loop)
     if watched is None:
-        watched = _BUDGETS[loop] = Budgets(loop)
+        watched = _BUDGETS[loop] = Budgets()
     return watched
 
 
@@ -113,7 +117,8 @@ class Turn:
         if budget <= 0:
             await self.defer(private=private)
         else:
-            self._watch = budgets().watch(self, budget, private=private)
+            loop = asyncio.get_running_loop()
+            self._watch = budgets(loop).watch(loop, self, budget, private=private)
 
     def _due(self, private: bool) -> None:
         """The budget ran out with the work still going: defer now, in a task of its own."""
