@@ -129,8 +129,7 @@ class SqliteWriter:
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        if self.inline and (self._loop is None or self._loop is loop):
-            self._loop = loop
+        if self.inline and (self._loop is loop or self._serves(loop)):
             self._pending.append((loop, future, fn))
             if len(self._pending) == 1:
                 loop.call_soon(self._flush)
@@ -144,6 +143,14 @@ class SqliteWriter:
         return await self.run(lambda conn: conn.execute(sql, params).rowcount)
 
     # ---------------------------------------------------------------- on the loop's thread
+
+    def _serves(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Take on ``loop`` if the writer serves none yet, or only one that is closed."""
+        if self._loop is not None and not self._loop.is_closed():
+            return False
+        # A closed loop's calls never ran and nobody waits for them any more.
+        self._loop, self._pending, self._handed = loop, [], 0
+        return True
 
     def _flush(self) -> None:
         """Run this turn's calls, a group at a time, unless they must follow calls to the thread."""
@@ -251,7 +258,9 @@ class SqliteWriter:
             loops.setdefault(loop, []).append((future, outcome))
         for loop, settled in loops.items():
             counted = len(settled) if loop is self._loop else 0
-            loop.call_soon_threadsafe(self._settle_handed, settled, counted)
+            # A loop closed meanwhile has nobody left waiting for these.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._settle_handed, settled, counted)
 
     def _settle_handed(self, settled: list[tuple[asyncio.Future[Any], Outcome]], n: int) -> None:
         self._handed -= n
