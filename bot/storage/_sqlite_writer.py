@@ -230,23 +230,23 @@ class SqliteWriter:
 
     def _run_in_thread(self, fns: list[Callable[[sqlite3.Connection], Any]]) -> list[Outcome]:
         try:
-            conn = self._conn
-            if conn is None:
-                conn = self._conn = self._open(timeout=self.timeout, inline=False)
+            conn = self._thread_connection()
             self._follow_trace(conn)
             conn.execute("BEGIN IMMEDIATE")
         except BaseException as exc:
             return [(False, exc)] * len(fns)
         return self._in_transaction(conn, fns)[1]
 
+    def _thread_connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = self._open(timeout=self.timeout, inline=False)
+        return self._conn
+
     def _checkpoint(self) -> None:
         """Copy the WAL's committed pages into the database, without waiting for anyone."""
         self._checkpoint_asked = False
         try:
-            conn = self._conn
-            if conn is None:
-                conn = self._conn = self._open(timeout=self.timeout, inline=False)
-            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            self._thread_connection().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
             self.checkpoints += 1
         except sqlite3.Error:
             log.warning("could not checkpoint the WAL of %s", self.path, exc_info=True)
