@@ -317,3 +317,7 @@ APOLOGY = (
     "Sorry, something went wrong on our side. If it keeps happening, quote error id {id} "
     "to whoever runs quizbot."
 )
+
+# ---------------------------------------------------------------- web pages
+
+INSTALL_TOO_OFTEN = "Too many install requests from this address; try again in {seconds} seconds."

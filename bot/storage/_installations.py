@@ -76,25 +76,16 @@ class InstallationSql:
             result = await conn.execute(slack_installations.delete().where(*conditions))
         return int(result.rowcount)
 
-    async def issue_state(self, state: str, expires_at: datetime) -> None:
-        """Remember a state value until it expires."""
+    async def use_state(self, nonce: str, expires_at: datetime, now: datetime) -> bool:
+        """Record a signed state's nonce as used: True the first time, on any replica."""
         async with self.store.write() as conn:
-            await conn.execute(
-                self.store._insert(slack_oauth_states)
-                .values(state=state, expires_at=expires_at)
-                .on_conflict_do_nothing(index_elements=["state"])
-            )
-
-    async def consume_state(self, state: str, now: datetime) -> bool:
-        """Use a state value up: True once, for an unexpired value, on any replica."""
-        async with self.store.write() as conn:
-            result = await conn.execute(
-                slack_oauth_states.delete().where(
-                    slack_oauth_states.c.state == state, slack_oauth_states.c.expires_at > now
-                )
-            )
-            # Expired values go too, so the table never grows.
+            # Used nonces whose states have expired can go: their signatures no longer pass.
             await conn.execute(
                 slack_oauth_states.delete().where(slack_oauth_states.c.expires_at <= now)
+            )
+            result = await conn.execute(
+                self.store._insert(slack_oauth_states)
+                .values(state=nonce, expires_at=expires_at)
+                .on_conflict_do_nothing(index_elements=["state"])
             )
         return bool(result.rowcount == 1)

@@ -189,7 +189,8 @@ slack_installations = sa.Table(
     sa.Column("installed_at", UTCDateTime, nullable=False),
 )
 
-# One-time values that tie an OAuth callback to the install page that sent the user to Slack.
+# The nonces of signed OAuth states already used (bot.adapters.slack._oauth.SqlStateStore): a
+# state is accepted once, on any replica. Issuing a state writes nothing here.
 slack_oauth_states = sa.Table(
     "slack_oauth_states",
     metadata,

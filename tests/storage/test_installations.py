@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
+import pytest
+import sqlalchemy as sa
 from slack_sdk.oauth.installation_store import Installation
 
 from bot.adapters.slack._oauth import SqlInstallationStore, SqlStateStore
 from bot.storage import InstallationSql, SqlStore
+from bot.storage._schema import slack_oauth_states as states_table
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
@@ -49,9 +52,19 @@ async def test_latest_installation_per_workspace_and_per_installer(store: SqlSto
     assert await installations.bot_token("T2") == "xoxb-2"
 
 
+KEY = b"k" * 32
+
+
+async def state_rows(store: SqlStore) -> int:
+    async with store.read() as conn:
+        return int(
+            (await conn.execute(sa.select(sa.func.count()).select_from(states_table))).scalar()
+        )
+
+
 async def test_a_state_is_used_once_and_only_before_it_expires(store: SqlStore):
     now = [T0]
-    states = SqlStateStore(InstallationSql(store), clock=lambda: now[0])
+    states = SqlStateStore(InstallationSql(store), key=KEY, clock=lambda: now[0])
     first, second = await states.async_issue(), await states.async_issue()
     assert first != second and len(first) >= 32
     assert await states.async_consume(first) is True
@@ -61,14 +74,48 @@ async def test_a_state_is_used_once_and_only_before_it_expires(store: SqlStore):
     assert await states.async_consume(second) is False  # expired
 
 
+async def test_issuing_states_writes_nothing_and_used_ones_are_purged(store: SqlStore):
+    now = [T0]
+    states = SqlStateStore(InstallationSql(store), key=KEY, clock=lambda: now[0])
+    issued = [await states.async_issue() for _ in range(200)]
+    assert await state_rows(store) == 0  # the install page costs no row
+    assert await states.async_consume(issued[0]) is True
+    assert await state_rows(store) == 1
+    now[0] = T0 + timedelta(minutes=11)
+    fresh = await states.async_issue()
+    assert await states.async_consume(fresh) is True
+    assert await state_rows(store) == 1  # the expired nonce went when the next one was used
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda s: s[:-2] + ("AA" if not s.endswith("AA") else "BB"),  # another MAC
+        lambda s: s[:5] + ("A" if s[5] != "A" else "B") + s[6:],  # another nonce
+        lambda s: s + "A" * 2000,  # too long
+        lambda s: "é" + s[1:],  # not ASCII
+        lambda s: "!!!",  # not base64
+        lambda s: "",
+    ],
+)
+async def test_a_state_not_signed_by_us_is_refused(store: SqlStore, tamper):
+    states = SqlStateStore(InstallationSql(store), key=KEY, clock=lambda: T0)
+    state = await states.async_issue()
+    assert await states.async_consume(tamper(state)) is False
+    other = SqlStateStore(InstallationSql(store), key=b"o" * 32, clock=lambda: T0)
+    assert await other.async_consume(state) is False  # signed with another key
+    assert await state_rows(store) == 0
+    assert await states.async_consume(state) is True
+
+
 async def test_replicas_racing_for_one_state_let_exactly_one_through(database_url: str):
     from bot.storage import open_store
 
     stores = [await open_store(database_url) for _ in range(4)]
     try:
-        issuer = SqlStateStore(InstallationSql(stores[0]), clock=lambda: T0)
+        issuer = SqlStateStore(InstallationSql(stores[0]), key=KEY, clock=lambda: T0)
         state = await issuer.async_issue()
-        racers = [SqlStateStore(InstallationSql(s), clock=lambda: T0) for s in stores]
+        racers = [SqlStateStore(InstallationSql(s), key=KEY, clock=lambda: T0) for s in stores]
         results = await asyncio.gather(*(r.async_consume(state) for r in racers for _ in range(3)))
         assert sorted(results) == [False] * 11 + [True]
     finally:

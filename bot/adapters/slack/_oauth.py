@@ -13,13 +13,15 @@ come with a refresh token. Both ways to a token renew it when it has less than
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
 import secrets
-from base64 import b64encode
+from base64 import b64encode, urlsafe_b64decode, urlsafe_b64encode
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from slack_bolt.authorization.async_authorize import AsyncInstallationStoreAuthorize
@@ -42,6 +44,9 @@ log = logging.getLogger(__name__)
 INSTALL_PATH = "/slack/install"
 REDIRECT_PATH = "/slack/oauth_redirect"
 STATE_LIFETIME = timedelta(minutes=10)
+_NONCE_BYTES = 16
+_MAC_BYTES = 32
+_STATE_CHARS = 80  # the base64 of a nonce, an expiry and a MAC (75 characters)
 # Renew a rotating token this long before it expires (Bolt's default, two hours).
 ROTATE_MINUTES = 120
 # The bot scopes of deploy/slack-manifest.yaml: what the handlers and the publisher call.
@@ -194,17 +199,57 @@ class SqlInstallationStore(_OnDatabase, AsyncInstallationStore):
 
 
 class SqlStateStore(_OnDatabase, AsyncOAuthStateStore):
-    """One-time OAuth state values in the database: issued by one replica, used on any."""
+    """Signed one-time OAuth states: issuing one writes nothing, using one records its nonce.
+
+    A state is ``b64(nonce | expiry | HMAC-SHA256(key, nonce | expiry))``, so the install page
+    can be served to anyone without a database write per request (each write would be a row an
+    anonymous client adds at will). The callback checks the signature and the expiry, then
+    records the nonce as used; a second use of it, on any replica, is refused. Used nonces are
+    kept until their state would have expired, and the expired ones are deleted then.
+    """
+
+    def __init__(
+        self,
+        sql: InstallationSql,
+        *,
+        key: bytes,
+        clock: Clock = utc_now,
+        rotator: AsyncTokenRotator | None = None,
+    ) -> None:
+        super().__init__(sql, clock=clock, rotator=rotator)
+        self._key = key
+
+    def _mac(self, signed: bytes) -> bytes:
+        return hmac.new(self._key, b"quizbot-oauth-state:" + signed, hashlib.sha256).digest()
 
     async def async_issue(self, *args: Any, **kwargs: Any) -> str:
-        """Issue a new state value."""
-        state = secrets.token_urlsafe(32)
-        await self.sql.issue_state(state, self.clock() + STATE_LIFETIME)
-        return state
+        """Issue a new state value (signed, nothing stored)."""
+        expires = int((self.clock() + STATE_LIFETIME).timestamp())
+        signed = secrets.token_bytes(_NONCE_BYTES) + expires.to_bytes(8, "big")
+        return urlsafe_b64encode(signed + self._mac(signed)).rstrip(b"=").decode("ascii")
 
     async def async_consume(self, state: str) -> bool:
-        """Use a state value: True only once, and only before it expires."""
-        return await self.sql.consume_state(state, self.clock())
+        """Use a state value: True only once, only before it expires, only if we signed it."""
+        if not state.isascii() or len(state) > _STATE_CHARS:
+            return False
+        try:
+            raw = urlsafe_b64decode(state + "=" * (-len(state) % 4))
+        except ValueError:
+            return False
+        signed, mac = raw[:-_MAC_BYTES], raw[-_MAC_BYTES:]
+        if len(signed) != _NONCE_BYTES + 8 or not hmac.compare_digest(mac, self._mac(signed)):
+            return False
+        expires = datetime.fromtimestamp(int.from_bytes(signed[_NONCE_BYTES:], "big"), UTC)
+        now = self.clock()
+        if now >= expires:
+            return False
+        nonce = urlsafe_b64encode(signed[:_NONCE_BYTES]).rstrip(b"=").decode("ascii")
+        return await self.sql.use_state(nonce, expires, now)
+
+
+def state_key(client_secret: str) -> bytes:
+    """Return the key that signs OAuth states, derived from the app's client secret."""
+    return hmac.new(client_secret.encode(), b"quizbot-oauth-state-key", hashlib.sha256).digest()
 
 
 def token_rotator(settings: Settings, client: AsyncWebClient) -> AsyncTokenRotator:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -23,6 +24,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot import messages
 from bot.adapters.slack._home import HomeTab
 from bot.adapters.slack._metrics import ApiErrorCounter
 from bot.adapters.slack._oauth import (
@@ -31,6 +33,7 @@ from bot.adapters.slack._oauth import (
     TokenClient,
     bind_workspace,
     oauth_settings,
+    state_key,
     token_rotator,
 )
 from bot.adapters.slack._replay import ReplayGuard, answered, replay_guard
@@ -44,7 +47,9 @@ from bot.observability.drain import Drain
 from bot.observability.health import Pingable, mount
 from bot.observability.heap import freeze_heap
 from bot.observability.redact import install_redaction
+from bot.ratelimit import RateLimit
 from bot.storage import InstallationSql
+from bot.text import say
 from bot.web import dashboard_for
 
 log = logging.getLogger(__name__)
@@ -52,6 +57,9 @@ log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
 HEALTH_PATH = "/healthz"
 RATE_LIMIT_RETRIES = 3
+# The install page per client address: a few loads at once, then one every six seconds.
+INSTALL_BURST = 10
+INSTALL_PER_MINUTE = 10
 
 
 Next = Callable[[], Awaitable[BoltResponse]]
@@ -199,10 +207,12 @@ def web_app(
     store: Pingable | None = None,
     drain: Drain | None = None,
     extra: Callable[[web.Application], None] | None = None,
+    install_limit: RateLimit | None = None,
 ) -> web.Application:
     """Return the aiohttp application: Bolt at /slack/events, a health check at /healthz.
 
     Given the store, /readyz (database reachable, not draining) and /metrics are served too.
+    In OAuth mode /slack/install is limited per client (``install_limit``, else the default).
     """
 
     async def events(request: web.Request) -> web.Response:
@@ -230,8 +240,19 @@ def web_app(
     application.router.add_post(EVENTS_PATH, events)
     flow = app.oauth_flow
     if flow is not None:
+        limit = install_limit or RateLimit(INSTALL_PER_MINUTE, INSTALL_BURST)
 
         async def install(request: web.Request) -> web.Response:
+            # The page is anyone's to load; each load signs a state (no database write), and
+            # one client may load it only so often.
+            wait = limit.check(request.remote or "")
+            if wait > 0:
+                seconds = math.ceil(wait)
+                return web.Response(
+                    status=429,
+                    text=say(messages.INSTALL_TOO_OFTEN, seconds=seconds).plain(),
+                    headers={"Retry-After": str(seconds)},
+                )
             return await to_aiohttp_response(
                 await flow.handle_installation(await to_bolt_request(request))
             )
@@ -301,7 +322,8 @@ async def serve(
         if settings.slack_oauth():
             sql = InstallationSql(rt.store)
             installations = SqlInstallationStore(sql, rotator=token_rotator(settings, client))
-            oauth = oauth_settings(settings, installations, SqlStateStore(sql), client)
+            states = SqlStateStore(sql, key=state_key(settings.slack_client_secret or ""))
+            oauth = oauth_settings(settings, installations, states, client)
         bot = assemble(
             settings,
             rt.engine,

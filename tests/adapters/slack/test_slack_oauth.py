@@ -13,6 +13,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+import sqlalchemy as sa
 from aiohttp import web
 
 from bot.adapters.slack._oauth import BOT_SCOPES
@@ -20,7 +21,9 @@ from bot.adapters.slack.app import check_credentials, serve
 from bot.config import Settings
 from bot.engine.model import Place
 from bot.errors import ConfigError
+from bot.ratelimit import RateLimit
 from bot.storage import InstallationSql, SqlStore, open_store
+from bot.storage._schema import slack_oauth_states
 from tests.adapters.slack.conftest import BANK, CHANNEL, SECRET, Sender, round_of
 from tests.standins.slack_api import SlackApiStandIn
 
@@ -305,3 +308,43 @@ async def test_an_uninstall_forgets_the_workspace_tokens_and_schedules(
     finally:
         if store is not None:
             await store.close()
+
+
+async def test_install_page_loads_write_no_rows_and_are_limited_per_client(
+    tmp_path: Path, standin: OAuthStandIn
+):
+    # The review's reproduction: each anonymous GET /slack/install wrote a state row.
+    settings = oauth_settings(tmp_path, standin)
+    async with running(settings) as events, aiohttp.ClientSession() as session:
+        base = events.removesuffix("/slack/events")
+        statuses = []
+        for _ in range(50):
+            async with session.get(f"{base}/slack/install", timeout=TIMEOUT) as page:
+                statuses.append(page.status)
+                retry_after = page.headers.get("Retry-After")
+                body = await page.text()
+        # A burst of 10 per client address, then one every six seconds.
+        assert statuses == [200] * 10 + [429] * 40
+        assert retry_after is not None and 1 <= int(retry_after) <= 6
+        assert "try again in" in body
+        store = await open_store(settings.database_url)
+        try:
+            async with store.read() as conn:
+                rows = (
+                    await conn.execute(sa.select(sa.func.count()).select_from(slack_oauth_states))
+                ).scalar()
+        finally:
+            await store.close()
+        assert rows == 0
+
+
+async def test_rate_limit_refills_per_client_and_forgets_the_oldest():
+    now = [0.0]
+    limit = RateLimit(per_minute=10, burst=2, max_clients=2, clock=lambda: now[0])
+    assert [limit.check("a") for _ in range(3)] == [0.0, 0.0, 6.0]
+    assert limit.check("b") == 0.0  # another client has its own allowance
+    now[0] = 6.0
+    assert limit.check("a") == 0.0  # one more after six seconds
+    assert limit.check("a") == 6.0
+    limit.check("c")  # a third client: the least recently seen ("b") is forgotten
+    assert set(limit._buckets) == {"a", "c"}
