@@ -28,6 +28,7 @@ LAYERS = {
     "config": 0,
     "logs": 0,
     "tasks": 0,  # waiting on a call with a deadline, without cancelling it
+    "ratelimit": 0,  # a per-client request allowance for public pages
     "observability": 4,
     "observability.metrics": 0,  # counters every layer may bump
     "cli": 7,
