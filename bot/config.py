@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import suppress
 from pathlib import Path
 
 from pydantic import AliasChoices, Field
@@ -67,6 +68,7 @@ class Settings(BaseSettings):
     slack_client_id: str | None = Field(None, validation_alias=_env("SLACK_CLIENT_ID"))
     slack_client_secret: str | None = Field(None, validation_alias=_env("SLACK_CLIENT_SECRET"))
     slack_redirect_uri: str | None = Field(None, validation_alias=_env("SLACK_REDIRECT_URI"))
+    token_key: str | None = Field(None, validation_alias=_env("QUIZBOT_TOKEN_KEY"))
 
     discord_token: str | None = Field(None, validation_alias=_env("DISCORD_TOKEN"))
     discord_api_url: str | None = Field(None, validation_alias=_env("DISCORD_API_URL"))
@@ -136,6 +138,24 @@ class Settings(BaseSettings):
             missing = "SLACK_CLIENT_SECRET" if self.slack_client_id else "SLACK_CLIENT_ID"
             raise ConfigError(f"{missing} is not set; the OAuth install flow needs both")
         return bool(self.slack_client_id)
+
+    def secrets(self) -> list[str]:
+        """Return every secret value set, for the log redaction (the database password too)."""
+        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError
+
+        values = [
+            self.slack_bot_token,
+            self.slack_signing_secret,
+            self.slack_client_secret,
+            self.slack_app_token,
+            self.discord_token,
+            self.dashboard_secret,
+            *(self.token_key or "").split(","),
+        ]
+        with suppress(ArgumentError):  # the store refuses a bad URL with its own message
+            values.append(make_url(self.database_url).password)
+        return [v.strip() for v in values if v and v.strip()]
 
     def dashboard_enabled(self) -> bool:
         """Return True when the dashboard can sign links (QUIZBOT_DASHBOARD_SECRET is set)."""

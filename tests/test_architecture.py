@@ -31,6 +31,7 @@ LAYERS = {
     "ratelimit": 0,  # a per-client request allowance for public pages
     "observability": 4,
     "observability.metrics": 0,  # counters every layer may bump
+    "observability.redact": 0,  # what every log line is cleaned with
     "cli": 7,
     "__main__": 8,
 }

@@ -1,4 +1,4 @@
-"""``quizbot db upgrade`` and ``quizbot db status``: the database schema, by hand."""
+"""``quizbot db``: the database schema by hand, and the key that encrypts stored tokens."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import argparse
 import asyncio
 import sys
 from typing import Any
+
+from bot.errors import ConfigError
 
 EXIT_BEHIND = 1
 EXIT_UNREACHABLE = 1
@@ -15,7 +17,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add the ``db`` subcommand and its ``upgrade`` and ``status`` actions."""
     parser = subparsers.add_parser(
         "db",
-        help="database schema: apply migrations (upgrade) or show the version (status)",
+        help=(
+            "database schema: apply migrations (upgrade) or show the version (status); the "
+            "token key (new-token-key, reencrypt)"
+        ),
         description=(
             "Manage the schema of the database at QUIZBOT_DATABASE_URL. The bots apply pending "
             "migrations when they start unless QUIZBOT_AUTO_MIGRATE=false; with several "
@@ -40,6 +45,26 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         ),
     )
     status.set_defaults(handler=run_status)
+    new_key = actions.add_parser(
+        "new-token-key",
+        help="print a fresh key for QUIZBOT_TOKEN_KEY",
+        description=(
+            "Print a fresh random key for QUIZBOT_TOKEN_KEY, which encrypts the Slack "
+            "installations (their tokens) stored in the database. To rotate, put the new key "
+            "first and keep the old one after a comma until `quizbot db reencrypt` has run."
+        ),
+    )
+    new_key.set_defaults(handler=run_new_key)
+    reencrypt = actions.add_parser(
+        "reencrypt",
+        help="encrypt every stored installation under the first key of QUIZBOT_TOKEN_KEY",
+        description=(
+            "Rewrite every stored Slack installation under the first key of QUIZBOT_TOKEN_KEY: "
+            "plain rows from before encryption and rows an older key wrote. Every key listed "
+            "decrypts. The Slack bot does the same when it starts in OAuth mode."
+        ),
+    )
+    reencrypt.set_defaults(handler=run_reencrypt)
 
 
 def run_upgrade(args: argparse.Namespace) -> int:
@@ -50,6 +75,39 @@ def run_upgrade(args: argparse.Namespace) -> int:
 def run_status(args: argparse.Namespace) -> int:
     """Print the applied and the expected version."""
     return asyncio.run(_with_store(_status))
+
+
+def run_new_key(args: argparse.Namespace) -> int:
+    """Print a fresh token key."""
+    from bot.storage import TokenCipher
+
+    print(TokenCipher.new_key())
+    return 0
+
+
+def run_reencrypt(args: argparse.Namespace) -> int:
+    """Re-encrypt the stored installations under the current token key."""
+    from bot.config import load_settings
+    from bot.storage import TokenCipher
+
+    settings = load_settings()
+    if not settings.token_key:
+        raise ConfigError(
+            "QUIZBOT_TOKEN_KEY is not set; make a key with `quizbot db new-token-key`"
+        )
+    cipher = TokenCipher.from_setting(settings.token_key)
+
+    async def action(store: Any, where: str) -> int:
+        from bot.storage import InstallationSql
+
+        plain, rotated = await InstallationSql(store, cipher).reencrypt()
+        print(
+            f"{where}: {plain} plain and {rotated} older-key installation(s) encrypted "
+            "under the current key"
+        )
+        return 0
+
+    return asyncio.run(_with_store(action))
 
 
 async def _upgrade(store: Any, where: str) -> int:

@@ -1,8 +1,13 @@
 """Keep secrets out of every log line, whichever library writes it and at whatever level.
 
-slack_sdk logs whole responses at DEBUG (an OAuth exchange carries the new bot token) and
-aiosqlite logs statement parameters (an installation row holds it too). Redacting when a record
-is made covers them all, and any handler, without trusting each library to be careful.
+slack_sdk logs whole responses at DEBUG (an OAuth exchange carries the new bot token), aiosqlite
+logs statement parameters, and a database error's text carries the statement's parameters (an
+installation row holds the tokens). Two layers keep them out:
+
+- when a record is made, its message (arguments filled in) and its traceback are redacted, so
+  every handler, a test's included, sees the clean text;
+- quizbot's own formatters (``bot.logs``) redact the whole line they write as well, which also
+  covers ``extra=`` fields and anything a handler adds after the record was made.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ MIN_SECRET_LENGTH = 6
 
 _secrets: set[str] = set()
 _installed = False
+_tracebacks = logging.Formatter()
 
 
 def redact(text: str) -> str:
@@ -26,6 +32,25 @@ def redact(text: str) -> str:
     for secret in _secrets:
         text = text.replace(secret, REDACTED)
     return text
+
+
+def redact_record(record: logging.LogRecord) -> logging.LogRecord:
+    """Redact a record's message and traceback in place (the traceback formatted once, here)."""
+    try:
+        message = record.getMessage()
+    except Exception:
+        return record  # a broken format string is the logging module's to report
+    clean = redact(message)
+    if clean != message:
+        record.msg, record.args = clean, None
+    if record.exc_info and not record.exc_text:
+        # Formatters print exc_text when it is set, so none of them formats the raw one again.
+        record.exc_text = _tracebacks.formatException(record.exc_info)
+    if record.exc_text:
+        record.exc_text = redact(record.exc_text)
+    if record.stack_info:
+        record.stack_info = redact(record.stack_info)
+    return record
 
 
 def install_redaction(secrets: Iterable[str | None] = ()) -> None:
@@ -39,14 +64,6 @@ def install_redaction(secrets: Iterable[str | None] = ()) -> None:
     make_record = logging.getLogRecordFactory()
 
     def factory(*args: object, **kwargs: object) -> logging.LogRecord:
-        record = make_record(*args, **kwargs)
-        try:
-            message = record.getMessage()
-        except Exception:
-            return record  # a broken format string is the logging module's to report
-        clean = redact(message)
-        if clean != message:
-            record.msg, record.args = clean, None
-        return record
+        return redact_record(make_record(*args, **kwargs))
 
     logging.setLogRecordFactory(factory)

@@ -1,6 +1,7 @@
 """Durable state: the engine's Store protocol on SQLAlchemy Core (SQLite or PostgreSQL)."""
 
 from bot.engine.ports import Store
+from bot.storage._crypt import TokenCipher
 from bot.storage._installations import InstallationSql
 from bot.storage._requests import RequestClaims
 from bot.storage._schema import latest_version
@@ -11,6 +12,7 @@ __all__ = [
     "RequestClaims",
     "SqlStore",
     "Store",
+    "TokenCipher",
     "latest_version",
     "make_engine",
     "open_store",

@@ -1,4 +1,10 @@
-"""SQL for Slack installations and OAuth states, in the same database as the quiz."""
+"""SQL for Slack installations and OAuth states, in the same database as the quiz.
+
+An installation is stored as its JSON document encrypted with ``TokenCipher`` (the bot and
+refresh tokens are in it). A row written before encryption (plain JSON, which starts with ``{``)
+is still read, and ``reencrypt`` rewrites it, and every row a former key wrote, under the current
+key.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from bot.storage._crypt import TokenCipher
 from bot.storage._retry import with_retries
 from bot.storage._schema import slack_installations, slack_oauth_states
 from bot.storage._store import SqlStore
@@ -23,8 +30,14 @@ def _key(enterprise_id: str | None, team_id: str | None, user_id: str) -> dict[s
 class InstallationSql:
     """Installations as JSON documents keyed by (enterprise, team, user), and one-time states."""
 
-    def __init__(self, store: SqlStore) -> None:
+    def __init__(self, store: SqlStore, cipher: TokenCipher) -> None:
         self.store = store
+        self.cipher = cipher
+
+    def _open(self, stored: str) -> dict[str, Any]:
+        plain = stored if stored.startswith("{") else self.cipher.decrypt(stored)
+        document: dict[str, Any] = json.loads(plain)
+        return document
 
     async def save_installation(
         self,
@@ -35,7 +48,7 @@ class InstallationSql:
         installed_at: datetime,
     ) -> None:
         """Store an installation as the workspace's latest and as its installer's."""
-        document = json.dumps(data, sort_keys=True)
+        document = self.cipher.encrypt(json.dumps(data, sort_keys=True))
         async with self.store.write() as conn:
             for who in dict.fromkeys((LATEST, user_id)):
                 key = _key(enterprise_id, team_id, who)
@@ -59,7 +72,7 @@ class InstallationSql:
         )
         async with self.store.read() as conn:
             document = (await conn.execute(query)).scalar()
-        return json.loads(document) if document is not None else None
+        return self._open(document) if document is not None else None
 
     async def delete_installations(
         self, enterprise_id: str | None, team_id: str | None, user_id: str | None = None
@@ -75,6 +88,42 @@ class InstallationSql:
         async with self.store.write() as conn:
             result = await conn.execute(slack_installations.delete().where(*conditions))
         return int(result.rowcount)
+
+    async def reencrypt(self) -> tuple[int, int]:
+        """Encrypt plain rows and re-encrypt old keys' rows under the current key.
+
+        Return how many rows were plain and how many had an older key. Each row is rewritten
+        only if it has not changed since it was read, so a token renewed meanwhile is kept.
+        """
+        table = slack_installations
+        async with self.store.read() as conn:
+            rows = (await conn.execute(sa.select(table))).all()
+        plain = rotated = 0
+        for row in rows:
+            stored = str(row.data)
+            if stored.startswith("{"):
+                fresh = self.cipher.encrypt(stored)
+            elif self.cipher.is_current(stored):
+                continue
+            else:
+                fresh = self.cipher.encrypt(self.cipher.decrypt(stored))
+            async with self.store.write() as conn:
+                result = await conn.execute(
+                    table.update()
+                    .where(
+                        table.c.enterprise_id == row.enterprise_id,
+                        table.c.team_id == row.team_id,
+                        table.c.user_id == row.user_id,
+                        table.c.data == stored,
+                    )
+                    .values(data=fresh)
+                )
+            if result.rowcount == 1:
+                if stored.startswith("{"):
+                    plain += 1
+                else:
+                    rotated += 1
+        return plain, rotated
 
     async def use_state(self, nonce: str, expires_at: datetime, now: datetime) -> bool:
         """Record a signed state's nonce as used: True the first time, on any replica."""

@@ -118,7 +118,8 @@ def make_engine(url: str, *, pool_size: int = 5, max_overflow: int = 10) -> Asyn
     try:
         parsed = make_url(url)
     except ArgumentError:
-        raise ConfigError(f"QUIZBOT_DATABASE_URL is not a database URL: {url!r}") from None
+        # The value is not echoed: it may hold a password.
+        raise ConfigError("QUIZBOT_DATABASE_URL is not a database URL") from None
     supported = {"sqlite": "aiosqlite", "postgresql": "asyncpg"}
     if supported.get(parsed.get_backend_name()) != parsed.get_driver_name():
         raise ConfigError(
@@ -128,14 +129,18 @@ def make_engine(url: str, *, pool_size: int = 5, max_overflow: int = 10) -> Asyn
     if parsed.get_backend_name() == "sqlite":
         # Every transaction ends in an explicit COMMIT or ROLLBACK, so the pool's extra
         # rollback on return would only cost a round trip to the driver's thread.
-        engine = create_async_engine(url, connect_args={"timeout": 30}, pool_reset_on_return=None)
+        engine = create_async_engine(
+            url, connect_args={"timeout": 30}, pool_reset_on_return=None, hide_parameters=True
+        )
         _tune_sqlite(engine)
         return engine
     # QueuePool closes an overflow connection as soon as it is returned while the pool holds
     # ``pool_size`` idle ones; under steady load above pool_size that closed and reopened a
     # connection (and prepared its statements again) every few answers. Connections opened
     # under load are kept instead, never more than pool_size + max_overflow.
-    engine = create_async_engine(url, pool_size=pool_size + max_overflow, max_overflow=0)
+    engine = create_async_engine(
+        url, pool_size=pool_size + max_overflow, max_overflow=0, hide_parameters=True
+    )
     _ping_when_idle(engine)
     return engine
 

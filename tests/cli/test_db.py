@@ -12,9 +12,10 @@ import pytest
 from bot.storage import latest_version, open_store
 
 
-def quizbot(url: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def quizbot(url: str, *args: str, cwd: Path, **extra: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("QUIZBOT_", "SLACK_"))}
     env["QUIZBOT_DATABASE_URL"] = url
+    env.update(extra)
     return subprocess.run(
         [sys.executable, "-m", "bot", *args],
         env=env,
@@ -111,3 +112,48 @@ def test_pool_sizes_reach_the_postgresql_engine(pool: int, overflow: int):
     # Connections opened under load are kept, never more than pool + overflow in all: an
     # overflow connection closed on return was reopened moments later under steady load.
     assert (engine.pool.size(), engine.pool._max_overflow) == (pool + overflow, 0)  # type: ignore[attr-defined]
+
+
+async def test_token_key_rotation_from_the_command_line(tmp_path: Path):
+    from datetime import UTC, datetime
+
+    from bot.storage import InstallationSql, TokenCipher
+    from bot.storage._schema import slack_installations
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'keys.db'}"
+    old, new = (quizbot(url, "db", "new-token-key", cwd=tmp_path) for _ in range(2))
+    assert old.returncode == new.returncode == 0
+    old_key, new_key = old.stdout.strip(), new.stdout.strip()
+    assert old_key != new_key and len(old_key) == 44
+    store = await open_store(url)
+    try:
+        now = datetime(2026, 3, 2, tzinfo=UTC)
+        await InstallationSql(store, TokenCipher([old_key])).save_installation(
+            None, "T1", "U1", {"team_id": "T1", "bot_token": "xoxb-1-old"}, now
+        )
+        async with store.write() as conn:
+            await conn.execute(
+                slack_installations.insert().values(
+                    enterprise_id="",
+                    team_id="T2",
+                    user_id="",
+                    data='{"team_id": "T2"}',
+                    installed_at=now,
+                )
+            )
+    finally:
+        await store.close()
+
+    missing = quizbot(url, "db", "reencrypt", cwd=tmp_path)
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert "QUIZBOT_TOKEN_KEY is not set" in missing.stderr
+
+    done = quizbot(url, "db", "reencrypt", cwd=tmp_path, QUIZBOT_TOKEN_KEY=f"{new_key},{old_key}")
+    assert done.returncode == 0, done.stderr
+    assert "1 plain and 2 older-key installation(s) encrypted" in done.stdout
+    store = await open_store(url)
+    try:
+        found = await InstallationSql(store, TokenCipher([new_key])).find_installation(None, "T1")
+        assert found is not None and found["bot_token"] == "xoxb-1-old"
+    finally:
+        await store.close()

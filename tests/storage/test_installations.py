@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
 import sqlalchemy as sa
 from slack_sdk.oauth.installation_store import Installation
+from sqlalchemy.exc import DBAPIError
 
 from bot.adapters.slack._oauth import SqlInstallationStore, SqlStateStore
-from bot.storage import InstallationSql, SqlStore
+from bot.errors import ConfigError
+from bot.storage import InstallationSql, SqlStore, TokenCipher
+from bot.storage._schema import slack_installations as installations_table
 from bot.storage._schema import slack_oauth_states as states_table
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+CIPHER = TokenCipher([TokenCipher.new_key()])
 
 
 def installation(team: str, user: str, token: str) -> Installation:
@@ -31,7 +36,7 @@ def installation(team: str, user: str, token: str) -> Installation:
 
 
 async def test_latest_installation_per_workspace_and_per_installer(store: SqlStore):
-    installations = SqlInstallationStore(InstallationSql(store), clock=lambda: T0)
+    installations = SqlInstallationStore(InstallationSql(store, CIPHER), clock=lambda: T0)
     await installations.async_save(installation("T1", "UADMIN", "xoxb-1-old"))
     await installations.async_save(installation("T1", "UOTHER", "xoxb-1-new"))
     await installations.async_save(installation("T2", "UADMIN", "xoxb-2"))
@@ -64,7 +69,7 @@ async def state_rows(store: SqlStore) -> int:
 
 async def test_a_state_is_used_once_and_only_before_it_expires(store: SqlStore):
     now = [T0]
-    states = SqlStateStore(InstallationSql(store), key=KEY, clock=lambda: now[0])
+    states = SqlStateStore(InstallationSql(store, CIPHER), key=KEY, clock=lambda: now[0])
     first, second = await states.async_issue(), await states.async_issue()
     assert first != second and len(first) >= 32
     assert await states.async_consume(first) is True
@@ -76,7 +81,7 @@ async def test_a_state_is_used_once_and_only_before_it_expires(store: SqlStore):
 
 async def test_issuing_states_writes_nothing_and_used_ones_are_purged(store: SqlStore):
     now = [T0]
-    states = SqlStateStore(InstallationSql(store), key=KEY, clock=lambda: now[0])
+    states = SqlStateStore(InstallationSql(store, CIPHER), key=KEY, clock=lambda: now[0])
     issued = [await states.async_issue() for _ in range(200)]
     assert await state_rows(store) == 0  # the install page costs no row
     assert await states.async_consume(issued[0]) is True
@@ -99,10 +104,10 @@ async def test_issuing_states_writes_nothing_and_used_ones_are_purged(store: Sql
     ],
 )
 async def test_a_state_not_signed_by_us_is_refused(store: SqlStore, tamper):
-    states = SqlStateStore(InstallationSql(store), key=KEY, clock=lambda: T0)
+    states = SqlStateStore(InstallationSql(store, CIPHER), key=KEY, clock=lambda: T0)
     state = await states.async_issue()
     assert await states.async_consume(tamper(state)) is False
-    other = SqlStateStore(InstallationSql(store), key=b"o" * 32, clock=lambda: T0)
+    other = SqlStateStore(InstallationSql(store, CIPHER), key=b"o" * 32, clock=lambda: T0)
     assert await other.async_consume(state) is False  # signed with another key
     assert await state_rows(store) == 0
     assert await states.async_consume(state) is True
@@ -113,11 +118,86 @@ async def test_replicas_racing_for_one_state_let_exactly_one_through(database_ur
 
     stores = [await open_store(database_url) for _ in range(4)]
     try:
-        issuer = SqlStateStore(InstallationSql(stores[0]), key=KEY, clock=lambda: T0)
+        issuer = SqlStateStore(InstallationSql(stores[0], CIPHER), key=KEY, clock=lambda: T0)
         state = await issuer.async_issue()
-        racers = [SqlStateStore(InstallationSql(s), key=KEY, clock=lambda: T0) for s in stores]
+        racers = [
+            SqlStateStore(InstallationSql(s, CIPHER), key=KEY, clock=lambda: T0) for s in stores
+        ]
         results = await asyncio.gather(*(r.async_consume(state) for r in racers for _ in range(3)))
         assert sorted(results) == [False] * 11 + [True]
     finally:
         for s in stores:
             await s.close()
+
+
+async def stored_data(store: SqlStore) -> list[str]:
+    async with store.read() as conn:
+        return [
+            str(d) for d in (await conn.execute(sa.select(installations_table.c.data))).scalars()
+        ]
+
+
+async def test_tokens_are_stored_encrypted(store: SqlStore):
+    installations = SqlInstallationStore(InstallationSql(store, CIPHER), clock=lambda: T0)
+    await installations.async_save(installation("T1", "UADMIN", "xoxb-1-secret"))
+    rows = await stored_data(store)
+    assert len(rows) == 2  # the workspace's latest and the installer's
+    assert all("xoxb" not in row and "UADMIN" not in row and row[0] != "{" for row in rows)
+    assert await installations.bot_token("T1") == "xoxb-1-secret"
+    # Without the key, the rows are not readable.
+    other = InstallationSql(store, TokenCipher([TokenCipher.new_key()]))
+    with pytest.raises(ConfigError, match="cannot be decrypted with any key in QUIZBOT_TOKEN_KEY"):
+        await other.find_installation(None, "T1")
+
+
+async def test_a_key_is_rotated_and_plain_rows_are_encrypted(store: SqlStore):
+    old, new = TokenCipher.new_key(), TokenCipher.new_key()
+    before = SqlInstallationStore(InstallationSql(store, TokenCipher([old])), clock=lambda: T0)
+    await before.async_save(installation("T1", "UADMIN", "xoxb-1-old-key"))
+    # A row written before tokens were encrypted: the installation as plain JSON.
+    async with store.write() as conn:
+        await conn.execute(
+            installations_table.insert().values(
+                enterprise_id="",
+                team_id="T2",
+                user_id="",
+                data=json.dumps({"team_id": "T2", "bot_token": "xoxb-2-plain", "user_id": "U2"}),
+                installed_at=T0,
+            )
+        )
+    both = InstallationSql(store, TokenCipher.from_setting(f"{new}, {old}"))
+    after = SqlInstallationStore(both, clock=lambda: T0)
+    # Both keys read, and the plain row is read too, before anything is rewritten.
+    assert await after.bot_token("T1") == "xoxb-1-old-key"
+    assert await after.bot_token("T2") == "xoxb-2-plain"
+    assert await both.reencrypt() == (1, 2)
+    assert await both.reencrypt() == (0, 0)  # nothing left to do
+    assert all("xoxb" not in row for row in await stored_data(store))
+    # The old key can go now: the new one alone reads every row.
+    only_new = SqlInstallationStore(InstallationSql(store, TokenCipher([new])), clock=lambda: T0)
+    assert await only_new.bot_token("T1") == "xoxb-1-old-key"
+    assert await only_new.bot_token("T2") == "xoxb-2-plain"
+
+
+async def test_a_failed_save_puts_no_token_in_the_error(store: SqlStore):
+    # The review's reproduction: a failed INSERT's text carried the statement's parameters.
+    sql = InstallationSql(store, CIPHER)
+    document = {"team_id": "T1", "bot_token": "xoxb-1111-SECRETTOKEN"}
+    with pytest.raises(DBAPIError) as failed:
+        await sql.save_installation(None, "T1", "U1", document, None)  # type: ignore[arg-type]
+    text = str(failed.value)
+    assert "xoxb" not in text and "SECRETTOKEN" not in text
+    assert "hidden due to hide_parameters" in text
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("", "QUIZBOT_TOKEN_KEY is empty"),
+        ("not-a-key", "must be Fernet keys"),
+        ("é" * 44, "must be Fernet keys"),
+    ],
+)
+def test_a_bad_token_key_is_one_clear_line(value: str, message: str):
+    with pytest.raises(ConfigError, match=message):
+        TokenCipher.from_setting(value)

@@ -339,7 +339,7 @@ async def serve(
     settings.require("DISCORD_TOKEN")
     token = settings.discord_token
     assert token is not None
-    install_redaction([token])
+    install_redaction([token, *settings.secrets()])
     configure_endpoints(settings.discord_api_url, settings.discord_gateway_url)
     from bot.runtime import open_runtime
 

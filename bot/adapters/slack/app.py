@@ -48,7 +48,7 @@ from bot.observability.health import Pingable, mount
 from bot.observability.heap import freeze_heap
 from bot.observability.redact import install_redaction
 from bot.ratelimit import RateLimit
-from bot.storage import InstallationSql
+from bot.storage import InstallationSql, TokenCipher
 from bot.text import say
 from bot.web import dashboard_for
 
@@ -126,6 +126,13 @@ def check_credentials(settings: Settings) -> bool:
                 "SLACK_APP_TOKEN is set with SLACK_CLIENT_ID: the OAuth install flow needs HTTP "
                 "mode, so unset SLACK_APP_TOKEN"
             )
+        # Workspace tokens are stored encrypted, never as plain text.
+        if not settings.token_key:
+            raise ConfigError(
+                "QUIZBOT_TOKEN_KEY is not set; the OAuth install flow stores each workspace's "
+                "tokens encrypted with it (make one with `quizbot db new-token-key`)"
+            )
+        TokenCipher.from_setting(settings.token_key)
     else:
         settings.require("SLACK_BOT_TOKEN")
     if settings.slack_app_token:
@@ -307,20 +314,22 @@ async def serve(
     from bot.runtime import open_runtime
 
     socket_mode = check_credentials(settings)
-    install_redaction(
-        [
-            settings.slack_bot_token,
-            settings.slack_signing_secret,
-            settings.slack_client_secret,
-            settings.slack_app_token,
-        ]
-    )
+    install_redaction(settings.secrets())
     charts = Charts.load()
     async with open_runtime(settings) as rt, aiohttp.ClientSession() as session:
         oauth = installations = None
         client = web_client(settings, session)
         if settings.slack_oauth():
-            sql = InstallationSql(rt.store)
+            sql = InstallationSql(rt.store, TokenCipher.from_setting(settings.token_key or ""))
+            plain, rotated = await sql.reencrypt()
+            if plain or rotated:
+                log.info(
+                    "encrypted %d stored installation(s) under the current token key "
+                    "(%d were plain text, %d had an older key)",
+                    plain + rotated,
+                    plain,
+                    rotated,
+                )
             installations = SqlInstallationStore(sql, rotator=token_rotator(settings, client))
             states = SqlStateStore(sql, key=state_key(settings.slack_client_secret or ""))
             oauth = oauth_settings(settings, installations, states, client)

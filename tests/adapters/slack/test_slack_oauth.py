@@ -22,12 +22,13 @@ from bot.config import Settings
 from bot.engine.model import Place
 from bot.errors import ConfigError
 from bot.ratelimit import RateLimit
-from bot.storage import InstallationSql, SqlStore, open_store
-from bot.storage._schema import slack_oauth_states
+from bot.storage import InstallationSql, SqlStore, TokenCipher, open_store
+from bot.storage._schema import slack_installations, slack_oauth_states
 from tests.adapters.slack.conftest import BANK, CHANNEL, SECRET, Sender, round_of
 from tests.standins.slack_api import SlackApiStandIn
 
 CLIENT_SECRET = "client-secret-not-for-logs"
+TOKEN_KEY = "1GmGr0YorEVVe8GZ0h3qEpn_mLQzhudbDdMaV6uiWS4="
 TIMEOUT = aiohttp.ClientTimeout(total=10)
 
 
@@ -78,6 +79,7 @@ def oauth_settings(tmp_path: Path, standin: SlackApiStandIn) -> Settings:
         SLACK_CLIENT_ID="1111.2222",
         SLACK_CLIENT_SECRET=CLIENT_SECRET,
         SLACK_SIGNING_SECRET=SECRET,
+        QUIZBOT_TOKEN_KEY=TOKEN_KEY,
         SLACK_API_URL=standin.url,
         QUIZBOT_DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'oauth.db'}",
         QUIZBOT_QUESTIONS=str(BANK),
@@ -93,6 +95,12 @@ def oauth_settings(tmp_path: Path, standin: SlackApiStandIn) -> Settings:
             {"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "x", "SLACK_APP_TOKEN": "xapp-1"},
             "needs HTTP mode",
         ),
+        # Tokens are never stored as plain text: OAuth mode needs the key that encrypts them.
+        ({"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "x"}, "QUIZBOT_TOKEN_KEY is not set"),
+        (
+            {"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "x", "QUIZBOT_TOKEN_KEY": "short"},
+            "must be Fernet keys",
+        ),
     ],
 )
 def test_oauth_settings_are_checked(env: dict[str, str], message: str):
@@ -101,7 +109,12 @@ def test_oauth_settings_are_checked(env: dict[str, str], message: str):
 
 
 def test_oauth_mode_needs_no_bot_token():
-    settings = Settings(SLACK_CLIENT_ID="1.2", SLACK_CLIENT_SECRET="x", SLACK_SIGNING_SECRET="s")
+    settings = Settings(
+        SLACK_CLIENT_ID="1.2",
+        SLACK_CLIENT_SECRET="x",
+        SLACK_SIGNING_SECRET="s",
+        QUIZBOT_TOKEN_KEY=TOKEN_KEY,
+    )
     assert check_credentials(settings) is False  # HTTP mode
 
 
@@ -155,7 +168,7 @@ async def test_two_workspaces_install_and_stay_apart(
             assert len(standin.of("oauth.v2.access")) == 2  # the replay never reached Slack
 
             store = await open_store(settings.database_url)
-            sql = InstallationSql(store)
+            sql = InstallationSql(store, TokenCipher.from_setting(TOKEN_KEY))
             for team in ("TAAA", "TBBB"):
                 stored = await sql.find_installation(None, team)
                 assert stored is not None and stored["bot_token"] == bot_token(team)
@@ -272,7 +285,7 @@ async def test_an_uninstall_forgets_the_workspace_tokens_and_schedules(
                 lambda: all(standin.responses_to(f"s-{t}") for t in ("TAAA", "TBBB")), within=10
             )
             store = await open_store(settings.database_url)
-            sql = InstallationSql(store)
+            sql = InstallationSql(store, TokenCipher.from_setting(TOKEN_KEY))
 
             def place(team: str) -> Place:
                 return Place("slack", team, CHANNEL)
@@ -348,3 +361,32 @@ async def test_rate_limit_refills_per_client_and_forgets_the_oldest():
     assert limit.check("a") == 6.0
     limit.check("c")  # a third client: the least recently seen ("b") is forgotten
     assert set(limit._buckets) == {"a", "c"}
+
+
+async def test_startup_encrypts_installations_stored_as_plain_text(
+    tmp_path: Path, standin: OAuthStandIn
+):
+    settings = oauth_settings(tmp_path, standin)
+    store = await open_store(settings.database_url)
+    try:
+        async with store.write() as conn:
+            await conn.execute(
+                slack_installations.insert().values(
+                    enterprise_id="",
+                    team_id="TOLD",
+                    user_id="",
+                    data='{"team_id": "TOLD", "bot_token": "xoxb-TOLD-token-not-for-logs"}',
+                    installed_at=datetime.now(UTC),
+                )
+            )
+        async with running(settings):
+            pass
+        async with store.read() as conn:
+            [stored] = (await conn.execute(sa.select(slack_installations.c.data))).scalars()
+        assert "xoxb" not in stored
+        found = await InstallationSql(store, TokenCipher.from_setting(TOKEN_KEY)).find_installation(
+            None, "TOLD"
+        )
+        assert found is not None and found["bot_token"] == bot_token("TOLD")
+    finally:
+        await store.close()

@@ -20,10 +20,10 @@ from aiohttp import web
 
 from bot.adapters.slack._oauth import BOT_SCOPES
 from bot.adapters.slack.app import serve
-from bot.storage import InstallationSql, open_store
+from bot.storage import InstallationSql, TokenCipher, open_store
 from bot.storage._schema import rounds
 from tests.adapters.slack.conftest import Sender, round_of
-from tests.adapters.slack.test_slack_oauth import install, oauth_settings
+from tests.adapters.slack.test_slack_oauth import TOKEN_KEY, install, oauth_settings
 from tests.standins.slack_api import SlackApiStandIn
 
 TEAM = "TROT"
@@ -116,7 +116,7 @@ async def test_rotating_tokens_are_renewed_for_requests_and_for_timers(
         async with aiohttp.ClientSession() as session:
             status, _ = await install(session, base, TEAM)
             assert status == 200
-            sql = InstallationSql(store)
+            sql = InstallationSql(store, TokenCipher.from_setting(TOKEN_KEY))
             stored = await sql.find_installation(None, TEAM)
             assert stored is not None
             assert stored["bot_refresh_token"] == f"xoxe-1-{TEAM}-1"
