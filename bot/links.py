@@ -95,7 +95,8 @@ def sign(secret: str, purpose: Purpose, grant: Grant) -> str:
 def verify(secret: str, purpose: Purpose, token: str, now: datetime) -> Grant:
     """Return the grant a token carries; BadToken when it is malformed, forged or expired."""
     body, dot, signature = token.partition(".")
-    if not dot or not body or not signature or len(token) > 2048:
+    # compare_digest refuses str with non-ASCII characters (a TypeError, not a refusal).
+    if not dot or not body or not signature or len(token) > 2048 or not token.isascii():
         raise BadToken("malformed token")
     if not hmac.compare_digest(signature, _mac(secret, purpose, body)):
         raise BadToken("bad signature")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from importlib import resources
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 import jinja2
@@ -38,7 +39,7 @@ CHANNEL_ROUNDS_SHOWN = 5
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
         "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; "
-        "form-action 'none'; frame-ancestors 'none'"
+        "form-action 'self'; frame-ancestors 'none'"
     ),
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
@@ -135,7 +136,10 @@ class Dashboard:
         """Add the dashboard's routes to an aiohttp application."""
         app.middlewares.append(_headers_middleware)
         r = app.router
-        r.add_get(OPEN_PATH, self.open_link)
+        # GET (and HEAD) only show a button; the POST it sends spends the link. A link preview
+        # crawler or a URL scanner fetches the link with GET or HEAD and so leaves it unused.
+        r.add_get(OPEN_PATH, self.confirm_link)
+        r.add_post(OPEN_PATH, self.open_link)
         r.add_get(f"{PREFIX}/expired", self.expired)
         r.add_get(f"{PREFIX}/static/style.css", self.stylesheet)
         r.add_get(PREFIX, self._guard(self.overview))
@@ -147,11 +151,29 @@ class Dashboard:
         r.add_get(f"{PREFIX}/me", self._guard(self.me, personal=True))
         r.add_get(f"{PREFIX}/players/{{user}}", self._guard(self.player, personal=True))
 
-    async def open_link(self, request: web.Request) -> web.StreamResponse:
-        """Exchange a link for a session cookie, then go on to the page it opens."""
+    async def confirm_link(self, request: web.Request) -> web.StreamResponse:
+        """Show a button that opens the link; fetching this page spends nothing."""
         token = request.query.get("token", "")
+        try:
+            grant = links.verify(self.secret, Purpose.LINK, token, self.clock())
+        except BadToken as exc:
+            if exc.expired:
+                raise web.HTTPSeeOther(f"{PREFIX}/expired") from None
+            return self._refuse("This link is not valid.")
+        return self._page("open.html", token=token, expires=grant.expires)
+
+    async def open_link(self, request: web.Request) -> web.StreamResponse:
+        """Exchange a link for a session cookie (the button's POST), then go to its page."""
+        if not self._same_origin(request):
+            # Another site's form posting its own link would sign this browser into the
+            # other site's session (login CSRF).
+            return self._refuse("This link can only be opened from its own page.")
+        form = await request.post()
+        token = form.get("token", "")
         now = self.clock()
         try:
+            if not isinstance(token, str):
+                raise BadToken("malformed token")
             grant = links.verify(self.secret, Purpose.LINK, token, now)
         except BadToken as exc:
             if exc.expired:
@@ -159,11 +181,11 @@ class Dashboard:
             return self._refuse("This link is not valid.")
         if not await self.store.claim_link(grant.nonce, grant.expires, now):
             return self._refuse("This link was already used: ask the bot for a new one.")
-        value, session = links.session_for(self.secret, grant, now)
+        value, _session = links.session_for(self.secret, grant, now)
         target = PREFIX if grant.sees_workspace() else f"{PREFIX}/me"
-        # A cookie set on a cross-site redirect is not sent with a SameSite=Strict request that
-        # follows it, so the page goes on by itself from here (a same-site navigation).
-        response = self._page("opening.html", status=200, target=target, grant=session)
+        # The POST came from this site's own page, so the navigation that follows the
+        # redirect is same-site and carries the SameSite=Strict cookie.
+        response = web.Response(status=303, headers={"Location": target})
         response.set_cookie(
             COOKIE,
             value,
@@ -174,6 +196,20 @@ class Dashboard:
             secure=self._secure,
         )
         return response
+
+    def _same_origin(self, request: web.Request) -> bool:
+        """Return False for a request a browser says came from another site."""
+        fetch_site = request.headers.get("Sec-Fetch-Site")
+        if fetch_site is not None:
+            return fetch_site == "same-origin"
+        origin = request.headers.get("Origin")
+        if origin is None:
+            return True  # not a browser's cross-site form: browsers send Origin on POST
+        allowed = {f"{request.scheme}://{request.host}", f"https://{request.host}"}
+        if self.public_url:
+            parts = urlsplit(self.public_url)
+            allowed.add(f"{parts.scheme}://{parts.netloc}")
+        return origin in allowed
 
     async def expired(self, _request: web.Request) -> web.StreamResponse:
         """Say the link has expired and how to get a new one."""

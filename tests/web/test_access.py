@@ -4,19 +4,28 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from bot import links
-from bot.links import Grant, Purpose, Scope
+from bot.links import OPEN_PATH, Grant, Purpose, Scope
 from bot.web import COOKIE, Dashboard
 from tests.web.conftest import SECRET, T1, T2, Site
 
 T1_NAMES = ("alice", "bob", "carol")
 
 
-async def open_link(site: Site, path: str):
-    return await site.client.get(path, allow_redirects=False)
+async def open_link(site: Site, path: str, **headers: str):
+    """Open a link as a person does: its page with the button, then the button's POST."""
+    page = await site.client.get(path, allow_redirects=False)
+    if page.status != 200:
+        return page
+    assert 'action="/dashboard/open"' in await page.text()
+    token = path.partition("token=")[2]
+    return await site.client.post(
+        OPEN_PATH, data={"token": token}, headers=headers, allow_redirects=False
+    )
 
 
 def assert_no_data(text: str) -> None:
@@ -26,8 +35,7 @@ def assert_no_data(text: str) -> None:
 
 async def test_link_opens_a_session_and_the_overview(site: Site):
     response = await open_link(site, site.link(T1, "U0"))
-    assert response.status == 200
-    assert 'http-equiv="refresh" content="0;url=/dashboard"' in await response.text()
+    assert response.status == 303 and response.headers["Location"] == "/dashboard"
     cookie = response.cookies[COOKIE]
     assert cookie["httponly"] and cookie["samesite"] == "Strict" and cookie["path"] == "/dashboard"
     assert not cookie["secure"]  # plain-http public URL (none set)
@@ -52,7 +60,7 @@ async def test_secure_cookie_when_public_url_is_https(site: Site):
 
 async def test_reused_link_is_refused(site: Site):
     path = site.link(T1, "U0")
-    assert (await open_link(site, path)).status == 200
+    assert (await open_link(site, path)).status == 303
     site.client.session.cookie_jar.clear()
     again = await open_link(site, path)
     assert again.status == 403
@@ -112,14 +120,14 @@ async def test_no_cookie_no_page(site: Site):
 
 
 async def test_expired_session_goes_to_the_expired_page(site: Site):
-    assert (await open_link(site, site.link(T1, "U0"))).status == 200
+    assert (await open_link(site, site.link(T1, "U0"))).status == 303
     site.clock.advance(hours=8)
     response = await site.client.get("/dashboard", allow_redirects=False)
     assert response.status == 303 and response.headers["Location"] == "/dashboard/expired"
 
 
 async def test_another_workspace_sees_only_its_own(site: Site):
-    assert (await open_link(site, site.link(T2, "U9"))).status == 200
+    assert (await open_link(site, site.link(T2, "U9"))).status == 303
     for path in (
         "/dashboard",
         "/dashboard/leaderboards",
@@ -162,7 +170,7 @@ async def test_session_signed_for_another_workspace_reads_that_workspace_only(si
 
 async def test_personal_link_opens_only_its_own_page(site: Site):
     response = await open_link(site, site.link(T1, "bob", Scope.ME))
-    assert 'content="0;url=/dashboard/me"' in await response.text()
+    assert response.headers["Location"] == "/dashboard/me"
     mine = await site.client.get("/dashboard/me")
     assert mine.status == 200
     text = await mine.text()
@@ -181,7 +189,7 @@ async def test_personal_link_opens_only_its_own_page(site: Site):
 
 
 async def test_bad_sort_and_unknown_question(site: Site):
-    assert (await open_link(site, site.link(T1, "U0"))).status == 200
+    assert (await open_link(site, site.link(T1, "U0"))).status == 303
     response = await site.client.get("/dashboard/questions?sort=<script>&order=sideways")
     assert response.status == 200
     assert "<script>" not in await response.text()
@@ -198,8 +206,9 @@ async def test_links_and_sessions_work_across_replicas(site: Site):
     other.mount(app)
     async with TestClient(TestServer(app)) as replica:
         path = site.link(T1, "U0")
-        opened = await replica.get(path, allow_redirects=False)
-        assert opened.status == 200
+        token = path.partition("token=")[2]
+        opened = await replica.post(OPEN_PATH, data={"token": token}, allow_redirects=False)
+        assert opened.status == 303
         # The link was used on one replica: the other refuses it too.
         assert (await open_link(site, path)).status == 403
         # The session cookie the second replica set opens pages on the first.
@@ -207,3 +216,62 @@ async def test_links_and_sessions_work_across_replicas(site: Site):
         site.client.session.cookie_jar.update_cookies({COOKIE: cookie})
         page = await site.client.get("/dashboard")
         assert page.status == 200 and "alice" in await page.text()
+
+
+async def test_a_preview_crawler_leaves_the_link_unused(site: Site):
+    # The review's reproduction: a HEAD as a link-preview bot took the link, and the person's
+    # click afterwards was told "already used".
+    path = site.link(T1, "U0")
+    crawler = {"User-Agent": "Mozilla/5.0 (compatible; Discordbot/2.0; +https://discordapp.com)"}
+    head = await site.client.head(path, headers=crawler, allow_redirects=False)
+    assert head.status == 200 and COOKIE not in head.cookies
+    for _ in range(3):
+        got = await site.client.get(path, headers=crawler, allow_redirects=False)
+        assert got.status == 200 and COOKIE not in got.cookies
+        text = await got.text()
+        assert "<button" in text and 'method="post"' in text
+        assert_no_data(text)
+    opened = await open_link(site, path)
+    assert opened.status == 303 and COOKIE in opened.cookies
+    assert (await site.client.get("/dashboard")).status == 200
+
+
+async def test_the_open_page_allows_its_own_form_only(site: Site):
+    page = await site.client.get(site.link(T1, "U0"))
+    policy = page.headers["Content-Security-Policy"]
+    assert "form-action 'self'" in policy and "script-src" not in policy
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Origin": "https://evil.example"},
+        {"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"},
+        {"Sec-Fetch-Site": "same-site"},
+    ],
+)
+async def test_another_site_cannot_post_a_link(site: Site, headers: dict[str, str]):
+    # Login CSRF: another site's form posting a link of its own into this browser.
+    path = site.link(T1, "U0")
+    refused = await open_link(site, path, **headers)
+    assert refused.status == 403 and COOKIE not in refused.cookies
+    assert "own page" in await refused.text()
+    # The link was not spent: its own page still opens it.
+    assert (await open_link(site, path)).status == 303
+
+
+async def test_a_post_without_a_valid_token_is_refused(site: Site):
+    for data in ({}, {"token": "garbage"}, {"token": "é.é"}):
+        response = await site.client.post(OPEN_PATH, data=data, allow_redirects=False)
+        assert response.status == 403 and COOKIE not in response.cookies
+
+
+async def test_non_ascii_tokens_and_cookies_are_refused_not_a_500(site: Site):
+    # The review's reproduction: hmac.compare_digest raised TypeError on non-ASCII text.
+    response = await site.client.get("/dashboard/open?token=a.%C3%A9", allow_redirects=False)
+    assert response.status == 403
+    response = await site.client.get(
+        "/dashboard", headers={"Cookie": f"{COOKIE}=a.\u00e9"}, allow_redirects=False
+    )
+    assert response.status == 403
+    assert_no_data(await response.text())

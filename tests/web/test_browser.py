@@ -12,6 +12,7 @@ import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import aiohttp
 import pytest
 from aiohttp import web
 
@@ -80,7 +81,16 @@ async def shot(page, name: str) -> None:
 
 async def test_admin_reads_the_workspace(site: Site, base_url: str, browser) -> None:
     page = await browser.new_page(viewport={"width": 1000, "height": 800})
-    await page.goto(full_link(site.dashboard, base_url, "U0", Scope.WORKSPACE))
+    link = full_link(site.dashboard, base_url, "U0", Scope.WORKSPACE)
+    # A link preview crawler fetches the link first (HEAD, then GET): that spends nothing.
+    async with aiohttp.ClientSession() as crawler:
+        for method in ("HEAD", "GET"):
+            async with crawler.request(method, link, allow_redirects=False) as seen:
+                assert seen.status == 200 and "Set-Cookie" not in seen.headers
+    await page.goto(link)
+    await shot(page, "open")
+    assert await page.inner_text("h1") == "Open the dashboard"
+    await page.click("#open")
     await page.wait_for_url(f"{base_url}/dashboard", timeout=WAIT_MS)
     assert await page.inner_text("#answers") == "5"  # T1's only: T2's mallory is elsewhere
     assert await page.inner_text("#players") == "3"
@@ -122,6 +132,7 @@ async def test_admin_reads_the_workspace(site: Site, base_url: str, browser) -> 
 async def test_player_page_at_phone_width(site: Site, base_url: str, browser) -> None:
     page = await browser.new_page(viewport={"width": 390, "height": 844})
     await page.goto(full_link(site.dashboard, base_url, "bob", Scope.ME))
+    await page.click("#open")
     await page.wait_for_url(f"{base_url}/dashboard/me", timeout=WAIT_MS)
     assert await page.inner_text("h1") == "bob"
     assert await page.inner_text("#points") == "1"
@@ -134,3 +145,21 @@ async def test_player_page_at_phone_width(site: Site, base_url: str, browser) ->
     await shot(page, "me-phone")
     await page.goto(f"{base_url}/dashboard/leaderboards")
     assert "This link opens your own page only." in await page.inner_text("main")
+
+
+async def test_a_spent_link_says_so_after_the_click(site: Site, base_url: str, browser) -> None:
+    link = full_link(site.dashboard, base_url, "U0", Scope.WORKSPACE)
+    first = await browser.new_page()
+    await first.goto(link)
+    await first.click("#open")
+    await first.wait_for_url(f"{base_url}/dashboard", timeout=WAIT_MS)
+    # Another browser (no session) opens the same link: the page shows, the click is refused.
+    other = await browser.new_context()
+    try:
+        second = await other.new_page()
+        await second.goto(link)
+        await second.click("#open")
+        await second.wait_for_selector("text=already used", timeout=WAIT_MS)
+        assert "alice" not in await second.inner_text("main")
+    finally:
+        await other.close()

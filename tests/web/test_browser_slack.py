@@ -96,6 +96,7 @@ async def test_rounds_on_slack_then_the_admin_reads_them_in_the_browser(served, 
         try:
             page = await browser.new_page(viewport={"width": 1000, "height": 800})
             await page.goto(link)
+            await page.click("#open")
             await page.wait_for_url("**/dashboard", timeout=WAIT_MS)
             assert await page.inner_text("#answers") == "3"
             assert await page.inner_text("#players") == "3"
@@ -117,6 +118,7 @@ async def test_rounds_on_slack_then_the_admin_reads_them_in_the_browser(served, 
             # The link worked once: opening it again is refused.
             again = await browser.new_page()
             await again.goto(link)
-            assert "already used" in await again.inner_text("main")
+            await again.click("#open")
+            await again.wait_for_selector("text=already used", timeout=WAIT_MS)
         finally:
             await browser.close()
