@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Protocol, TypeVar
 
 from bot.chat.core import Chat
 from bot.observability.drain import stop_on_signals
@@ -22,6 +22,79 @@ from bot.scheduler import run_scheduler, run_timers, schedule_store_of
 log = logging.getLogger(__name__)
 
 LOOP_STOP_TIMEOUT = 10.0
+# Waits between failed connection attempts: doubling from the first to the most.
+FIRST_RETRY = 1.0
+MOST_RETRY = 60.0
+# Of the shutdown timeout, what is kept for stopping the loops and closing the transport.
+CLOSE_SHARE = 0.25
+
+T = TypeVar("T")
+
+
+class OneLine(logging.Filter):
+    """Turn a record's traceback into one line: the error's type and message after the text.
+
+    Platform libraries log a full traceback on every failed reconnect; with the network down
+    that is forty lines every few seconds. Added to their loggers, this keeps one line a try.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Fold the exception into the message and drop the traceback."""
+        if record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            record.msg = f"{record.getMessage()} ({type(error).__name__}: {error})"
+            record.args = None
+        record.exc_info = None
+        record.exc_text = None
+        return True
+
+
+def one_line_logs(*names: str) -> None:
+    """Log every retry of these loggers on one line (no traceback)."""
+    for name in names:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, OneLine) for f in logger.filters):
+            logger.addFilter(OneLine())
+
+
+async def keep_trying(
+    attempt: Callable[[], Awaitable[T]],
+    what: str,
+    *,
+    retry_on: tuple[type[BaseException], ...],
+    first: float = FIRST_RETRY,
+    most: float = MOST_RETRY,
+) -> T:
+    """Await ``attempt`` until it succeeds, one warning line a failure, waiting longer each time.
+
+    Errors outside ``retry_on`` (a refused token) end it at once. Cancelling it (a signal during
+    start-up) stops the waiting at once.
+    """
+    delay = first
+    tries = 0
+    while True:
+        tries += 1
+        try:
+            return await attempt()
+        except retry_on as exc:
+            log.warning(
+                "cannot reach %s (try %d: %s); trying again in %.0f s",
+                what,
+                tries,
+                str(exc) or type(exc).__name__,
+                delay,
+            )
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, most)
+
+
+async def _within(step: Coroutine[Any, Any, object], deadline: float, what: str) -> None:
+    """Await ``step`` until the loop's clock reaches ``deadline``; then give up on it."""
+    left = max(deadline - asyncio.get_running_loop().time(), 0.05)
+    try:
+        await asyncio.wait_for(step, left)
+    except TimeoutError:
+        log.warning("shutdown: gave up waiting for %s", what)
 
 
 class Transport(Protocol):
@@ -137,26 +210,39 @@ async def run(
             connected=connected,
             extra=extra_routes,
         )
+    stopping = asyncio.create_task(stop.wait())
     try:
-        await transport.open()
+        # A signal while connecting (the platform unreachable, retrying) stops the connecting.
+        opening = asyncio.create_task(transport.open(), name="transport-open")
+        await asyncio.wait({opening, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if not opening.done():
+            opening.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await opening
+            log.info("stopped before the connection was made")
+            return
+        opening.result()  # a transport that could not open says why
         loops.start()
         ended = asyncio.create_task(transport.wait_closed())
-        stopping = asyncio.create_task(stop.wait())
         await asyncio.wait({ended, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        stopping.cancel()
         if ended.done():
             ended.result()  # a transport that failed says why
         else:
             ended.cancel()
     finally:
+        stopping.cancel()
         stop.set()
+        # Everything below ends within the shutdown timeout, whatever hangs.
+        clock = asyncio.get_running_loop()
+        deadline = clock.time() + shutdown_timeout
         # /readyz turns 503 first, so a load balancer stops sending before intake closes.
         chat.drain.begin()
-        await transport.stop_taking_work()
+        await _within(transport.stop_taking_work(), deadline, "intake to close")
         # Requests already taken were answered in time; what their handlers still do after the
         # first response (feedback, card edits) finishes now.
-        await chat.drain.wait(shutdown_timeout)
-        await loops.stop()
-        await transport.close()
+        grace = max(deadline - clock.time() - shutdown_timeout * CLOSE_SHARE, 0.0)
+        await chat.drain.wait(grace)
+        await _within(loops.stop(), deadline, "the timers and the scheduler")
+        await _within(transport.close(), deadline, "the connection to close")
         if health is not None:
-            await health.close()
+            await _within(health.close(), deadline, "the health server")

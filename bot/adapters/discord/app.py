@@ -8,6 +8,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+import aiohttp
 import discord
 import yarl
 from discord import app_commands
@@ -23,7 +24,7 @@ from bot.adapters.discord.handlers import (
 )
 from bot.chat import Charts, Chat, Click, Command, Reaction, ReviewClick
 from bot.chat.grammar import Grammar, Verb
-from bot.chat.runner import Loops, run
+from bot.chat.runner import Loops, keep_trying, one_line_logs, run
 from bot.config import Settings
 from bot.engine import QuizEngine
 from bot.engine.model import Place
@@ -51,6 +52,11 @@ PERMISSIONS = discord.Permissions(
 SCOPES = ("bot", "applications.commands")
 # Past this many seconds without an answer an interaction is deferred, inside Discord's 3 s.
 ANSWER_DEADLINE = 2.0
+
+
+# The bot is text-only: discord.py's warnings that voice libraries are missing are noise.
+discord.VoiceClient.warn_nacl = False
+discord.VoiceClient.warn_dave = False
 
 
 def configure_endpoints(api_url: str | None, gateway_url: str | None) -> None:
@@ -260,6 +266,19 @@ class ShardedQuizClient(QuizClient, discord.AutoShardedClient):
     """The quiz client on several gateway shards in one process (DISCORD_SHARD_COUNT)."""
 
 
+async def reachable() -> None:
+    """Return once Discord's REST API answers at all (``GET /gateway`` needs no token).
+
+    discord.py's login cannot be retried on the same client, so the retries are this probe's.
+    """
+    timeout = aiohttp.ClientTimeout(total=10)
+    async with (
+        aiohttp.ClientSession(timeout=timeout) as session,
+        session.get(f"{discord.http.Route.BASE}/gateway") as response,
+    ):
+        await response.read()
+
+
 class Gateway:
     """The Discord gateway as the runner's transport."""
 
@@ -269,7 +288,12 @@ class Gateway:
         self._connection: asyncio.Task[None] | None = None
 
     async def open(self) -> None:
-        """Log in (which syncs the commands), then connect to the gateway."""
+        """Log in (which syncs the commands; retried while Discord is unreachable), then connect."""
+        # discord.py reconnects a lost gateway by itself; its log says so in one line a try.
+        one_line_logs("discord.client", "discord.shard", "discord.gateway")
+        await keep_trying(
+            reachable, "Discord", retry_on=(aiohttp.ClientError, OSError, TimeoutError)
+        )
         try:
             await self.client.login(self.token)
         except discord.LoginFailure:

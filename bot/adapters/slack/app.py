@@ -18,6 +18,7 @@ from slack_bolt.middleware.async_middleware import AsyncMiddleware
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
+from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
@@ -39,7 +40,7 @@ from bot.adapters.slack._oauth import (
 from bot.adapters.slack._replay import ReplayGuard, answered, replay_guard
 from bot.adapters.slack.handlers import Listeners, SlackPort
 from bot.chat import Charts, Chat, Publisher
-from bot.chat.runner import Closing, Loops, run
+from bot.chat.runner import Closing, Loops, keep_trying, one_line_logs, run
 from bot.config import Settings
 from bot.engine import QuizEngine
 from bot.errors import ConfigError
@@ -53,6 +54,8 @@ from bot.text import say
 from bot.web import dashboard_for
 
 log = logging.getLogger(__name__)
+# The Socket Mode client's own logger (its reconnects).
+SOCKET_LOG = "bot.adapters.slack.socket"
 
 EVENTS_PATH = "/slack/events"
 HEALTH_PATH = "/healthz"
@@ -415,16 +418,41 @@ class SocketMode(Closing):
         self, bot: SlackBot, app_token: str, on_ready: Callable[[str], None] | None
     ) -> None:
         super().__init__()
-        self.handler = AsyncSocketModeHandler(bot.app, app_token, web_client=bot.client)
+        # The client retries a lost socket by itself; its log says so in one line a try.
+        one_line_logs(SOCKET_LOG)
+        # Its own Web API client, without the connection retry: ``open`` retries, one line a try.
+        client = AsyncWebClient(
+            base_url=bot.client.base_url,
+            session=bot.client.session,
+            retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES)],
+        )
+        self.handler = AsyncSocketModeHandler(
+            bot.app, app_token, web_client=client, logger=logging.getLogger(SOCKET_LOG)
+        )
         self.on_ready = on_ready
 
     async def open(self) -> None:
-        """Freeze what startup loaded (see ``freeze_heap``), then connect."""
+        """Freeze what startup loaded, ask Slack for a socket (retrying), then connect."""
         freeze_heap("startup")
+        client = self.handler.client
+        client.wss_uri = await keep_trying(
+            self._socket_url, "Slack", retry_on=(aiohttp.ClientError, OSError, TimeoutError)
+        )
         await self.handler.connect_async()  # type: ignore[no-untyped-call]
         log.info("quizbot slack: connected in Socket Mode")
         if self.on_ready is not None:
             self.on_ready("socket-mode")
+
+    async def _socket_url(self) -> str:
+        """Return a Socket Mode URL from ``apps.connections.open``; a refused token is fatal."""
+        try:
+            url: str = await self.handler.client.issue_new_wss_url()
+        except SlackApiError as exc:
+            error = exc.response.get("error", "an error")
+            raise ConfigError(
+                f"Slack refused SLACK_APP_TOKEN ({error}); see docs/slack.md"
+            ) from None
+        return url
 
     async def close(self) -> None:
         """Disconnect."""
