@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from urllib.parse import quote
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +163,16 @@ def lines(*parts: Text | Span | None) -> Text:
 def plural(count: int, one: str, many: str) -> Text:
     """Fill the singular or the plural template with ``{n}``."""
     return say(one if count == 1 else many, n=count)
+
+
+def safe_url(url: str) -> str:
+    """Return a URL with every character that chat markup could read as its end percent-encoded.
+
+    Kept: letters, digits and the URL delimiters other than the brackets; so ``<``, ``>``,
+    ``|``, ``(``, ``)``, quotes, backticks, spaces and the rest are encoded, and a link's URL
+    cannot close the link and start markup of its own, on any platform.
+    """
+    return quote(url, safe="%:/?#@!$&'*+,;=~-._")
 
 
 def clip(value: str, limit: int) -> str:

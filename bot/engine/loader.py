@@ -65,8 +65,10 @@ _NULL = _TAG + "null"
 _TIMESTAMP = _TAG + "timestamp"
 _MERGE = _TAG + "merge"
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
-_URL = re.compile(r"https?://[^\s/]+\S*")
-_HTTPS_URL = re.compile(r"https://[^\s/]+\S*")
+# A URL never holds the characters chat markup uses to end a link (<, >, |, ", `): a question
+# file cannot close a link early and add a mention or a link of its own.
+_URL = re.compile(r"https?://[^\s/<>|\"`]+[^\s<>|\"`]*")
+_HTTPS_URL = re.compile(r"https://[^\s/<>|\"`]+[^\s<>|\"`]*")
 
 _NESTED_KEYS = ("choices", "explanation", "explanation.why_not", "chart")
 
@@ -756,7 +758,11 @@ class _FileChecker:
             url_node = pairs["url"][1]
             url = self.word(url_node, "reference url")
             if url is not None and not _URL.fullmatch(url):
-                self.add(url_node, f"reference url '{url}' must start with http:// or https://")
+                self.add(
+                    url_node,
+                    f"reference url '{url}' must start with http:// or https:// and hold no "
+                    'spaces and none of < > | " `',
+                )
         if len(self.problems) > before or title is None or url is None:
             return None
         return Reference(title=title, url=url)
@@ -768,7 +774,11 @@ class _FileChecker:
         if _SCHEME.match(value) or value.startswith("//"):
             if _HTTPS_URL.fullmatch(value):
                 return value
-            self.add(node, f"image '{value}' must be an https URL or a path relative to the file")
+            self.add(
+                node,
+                f"image '{value}' must be an https URL or a path relative to the file "
+                '(a URL holds no spaces and none of < > | " `)',
+            )
             return None
         if value.startswith(("/", "\\", "~")) or Path(value).is_absolute():
             self.add(node, f"image '{value}' must be a path relative to the file, not absolute")

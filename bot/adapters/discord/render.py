@@ -22,7 +22,7 @@ from bot.chat import (
     words,
 )
 from bot.engine.model import Difficulty, Question, QuestionCard, Reveal
-from bot.text import Icon, Style, Text, When, clip, render, say
+from bot.text import Icon, Style, Text, When, clip, render, safe_url, say
 
 PLATFORM = "discord"
 
@@ -73,7 +73,24 @@ def timestamp(when: datetime, how: When) -> str:
 
 
 def _escape(text: str) -> str:
-    return discord.utils.escape_markdown(text)
+    """Return text shown as written: no markdown, no mention, no masked link.
+
+    Every string from a question file or a user reaches Discord through this function (or
+    ``STYLE``, which uses it). The client also sends ``AllowedMentions.none()``, so even a
+    mention that got through would not ping anyone.
+    """
+    return discord.utils.escape_mentions(discord.utils.escape_markdown(text))
+
+
+def _link(title: str, url: str) -> str:
+    # <url> keeps Discord from embedding a preview; safe_url leaves no ">" or ")" to end it.
+    return f"[{_escape(title)}](<{safe_url(url)}>)"
+
+
+def _pre(text: str) -> str:
+    # A fence inside the block would close it: break every run of three backticks.
+    body = clip(text.rstrip().replace("```", "`\u200b`\u200b`"), CONTENT_MAX - 8)
+    return "```\n" + body + "\n```"
 
 
 STYLE = Style(
@@ -83,9 +100,11 @@ STYLE = Style(
     strong=lambda t: f"**{_escape(t)}**",
     mention=lambda user: f"<@{user}>",
     moment=timestamp,
-    link=lambda title, url: f"[{_escape(title)}]({url})",
-    label=lambda key, t, strong: f"**{_escape(label(key, t))}**" if strong else label(key, t),
-    pre=lambda t: "```\n" + clip(t.rstrip(), CONTENT_MAX - 8) + "\n```",
+    link=_link,
+    label=lambda key, t, strong: (
+        f"**{_escape(label(key, t))}**" if strong else _escape(label(key, t))
+    ),
+    pre=_pre,
     icons={
         Icon.RIGHT: "✅",
         Icon.WRONG: "❌",
@@ -290,7 +309,10 @@ def explanation_embed(item: Explanation) -> discord.Embed:
         why = q.why_not.get(c.key)
         if c.key != q.answer and why:
             fields.append(
-                (clip(markdown(words.why_not(c)), EMBED_TITLE_MAX), clip(why, EMBED_FIELD_MAX))
+                (
+                    clip(markdown(words.why_not(c)), EMBED_TITLE_MAX),
+                    clip(_escape(why), EMBED_FIELD_MAX),
+                )
             )
     if q.references:
         refs = "\n".join(STYLE.link(r.title, r.url) for r in q.references)
@@ -299,7 +321,7 @@ def explanation_embed(item: Explanation) -> discord.Embed:
     used = len(title) + sum(len(n) + len(v) for n, v in fields)
     room = max(200, min(EMBED_DESCRIPTION_MAX, EMBED_TOTAL_MAX - used))
     embed = discord.Embed(
-        title=title, description=clip(q.full, room), colour=discord.Colour.green()
+        title=title, description=clip(_escape(q.full), room), colour=discord.Colour.green()
     )
     for name, value in fields:
         embed.add_field(name=name, value=value, inline=False)
@@ -359,7 +381,7 @@ def message(content: Content) -> dict[str, Any]:
 def _estimate(view: EstimateView) -> dict[str, Any]:
     files = [chart_file(view.chart)]
     if len(view.table) + 8 <= CONTENT_MAX:
-        text = "```\n" + view.table.rstrip() + "\n```"
+        text = _pre(view.table)
     else:
         # A long comparison (over:all) does not fit one message: attach the table too.
         text = markdown(say(M.ESTIMATE_TABLE_ATTACHED, headline=clip(view.headline, 1900)))

@@ -25,7 +25,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import messages
+from bot import messages as M
 from bot.adapters.slack._home import HomeTab
 from bot.adapters.slack._metrics import ApiErrorCounter
 from bot.adapters.slack._oauth import (
@@ -260,7 +260,7 @@ def web_app(
                 seconds = math.ceil(wait)
                 return web.Response(
                     status=429,
-                    text=say(messages.INSTALL_TOO_OFTEN, seconds=seconds).plain(),
+                    text=say(M.INSTALL_TOO_OFTEN, seconds=seconds).plain(),
                     headers={"Retry-After": str(seconds)},
                 )
             return await to_aiohttp_response(

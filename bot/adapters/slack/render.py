@@ -25,7 +25,7 @@ from slack_sdk.models.blocks import (
 from bot import messages as M
 from bot.chat import Explanation, Panel, ReviewAsk, words
 from bot.engine.model import Question, QuestionCard, Reveal
-from bot.text import Icon, Style, Text, When, chunks, clip, render, say
+from bot.text import Icon, Style, Text, When, chunks, clip, render, safe_url, say
 
 ANSWER_ACTION_PREFIX = "quiz_answer_"
 REVIEW_ACTION_PREFIX = "quiz_review_"
@@ -54,8 +54,18 @@ class Message:
 
 
 def escape(text: str) -> str:
-    """Escape the three characters Slack's mrkdwn treats as markup."""
+    """Escape the three characters Slack's mrkdwn treats as markup.
+
+    Every string from a question file or a user reaches Slack through this function (directly,
+    or as a ``Verbatim`` span of ``STYLE``): with ``<`` escaped, no text can open a mention
+    (``<!channel>``, ``<@U...>``) or a link.
+    """
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def link(title: str, url: str) -> str:
+    """Return a titled link; the URL cannot close it early (``>``) or retitle it (``|``)."""
+    return f"<{escape(safe_url(url))}|{escape(title)}>"
 
 
 def label(key: str, text: str) -> str:
@@ -81,7 +91,7 @@ STYLE = Style(
     strong=lambda t: f"*{escape(t)}*",
     mention=lambda user: f"<@{user}>",
     moment=slack_date,
-    link=lambda title, url: f"<{url}|{escape(title)}>",
+    link=link,
     label=lambda key, t, strong: f"*{escape(label(key, t))}*" if strong else escape(label(key, t)),
     pre=code_block,
     icons={

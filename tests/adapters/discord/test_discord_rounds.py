@@ -260,7 +260,7 @@ async def test_close_edits_the_card_and_explains_in_a_thread(
     why = {f["name"]: f["value"] for f in explained["fields"]}
     assert why["Why not B. 1 Gbps Ethernet"].startswith("At 1 Gb/s")
     assert "Why not A. InfiniBand" not in why
-    assert why["References"] == "[InfiniBand Trade Association](https://www.infinibandta.org/)"
+    assert why["References"] == "[InfiniBand Trade Association](<https://www.infinibandta.org/>)"
     # Closing twice is refused, and changes nothing more.
     again = await api.interact(api.command("quiz", "close"))
     assert "no open question" in content_of(again)
