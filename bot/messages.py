@@ -20,7 +20,7 @@ VERB_STATS = "Answered, right, points and streaks"
 VERB_SETTINGS = "Show this channel's options (admins change them)"
 VERB_SCHEDULE = "Show the daily question here, or set it (admins)"
 VERB_UNSCHEDULE = "Stop the daily question here (admins)"
-VERB_REVIEW = "Re-ask a question you missed, privately"
+VERB_REVIEW = "Re-ask a question that is due for review, privately"
 VERB_REPORT = "The flagged and the hardest questions, privately (admins)"
 VERB_DASHBOARD = "A private link to the web dashboard (admins: the workspace; me: your page)"
 VERB_ME = "Your points, streak and due reviews, privately"
@@ -269,16 +269,18 @@ DIGEST_ANSWER = "Answer: {key}) {text}"
 
 # ---------------------------------------------------------------- review
 
-REVIEW_TITLE = "Review: a question you missed"
+REVIEW_TITLE = "Review: a question due again"
 REVIEW_FOOTER = "Only you see this; review answers do not change scores."
 REVIEW_FOOTER_MORE = (
     "Only you see this; review answers do not change scores · {n} more due after this one."
 )
 REVIEW_NOTHING_DUE = "Nothing to review right now; your next review is due {when}."
-REVIEW_NONE = "No missed questions to review. The ones you get wrong come back here, spaced out."
+REVIEW_NONE = (
+    "Nothing to review yet. Every question you answer comes back here, spaced out by how"
+    " well you know it."
+)
 REVIEW_RIGHT = "{icon} {right} You chose {choice}."
 REVIEW_WRONG = "{icon} {wrong} You chose {choice}; the answer is {answer}."
-REVIEW_DONE = "Right twice in a row: this question is done."
 REVIEW_COMES_BACK = "It comes back {when}."
 REVIEW_ANSWERED_FOR_NOW = "You have answered this one for now; it comes back {when}."
 
@@ -301,14 +303,14 @@ PLAY_WHY_NOT = "Why not the others"
 PLAY_REFERENCES = "References"
 PLAY_NOTHING_ANSWERED = "No questions answered. See you next time."
 PLAY_SCORE = "Score: {correct}/{asked} correct, {points} points."
-PLAY_REVIEW_QUESTION = "Review {number}: a question you missed"
+PLAY_REVIEW_QUESTION = "Review {number}: a question due again"
 PLAY_REVIEW_RIGHT = "Right! {choice}"
 PLAY_REVIEW_COMES_BACK_ONE = "It comes back in {n} day ({when})."
 PLAY_REVIEW_COMES_BACK_MANY = "It comes back in {n} days ({when})."
 PLAY_REVIEWED = "Reviewed {asked}: {correct} right. Review answers do not change scores."
 PLAY_MORE_DUE = "{n} more due now: run {command} again."
 PLAY_NEXT_REVIEW = "Nothing else is due. Next review: {when}."
-PLAY_NO_REVIEWS = "No missed questions to review. Questions you get wrong come back here."
+PLAY_NO_REVIEWS = "Nothing to review yet. Questions you answer come back here when they are due."
 PLAY_NOTHING_LEFT = "Nothing left to review."
 
 # ---------------------------------------------------------------- failures

@@ -43,7 +43,7 @@ class Panel:
 
 @dataclass(frozen=True, slots=True)
 class ReviewAsk:
-    """A missed question asked again privately, with its own buttons."""
+    """A question due for review, asked again privately, with its own buttons."""
 
     question: Question
     title: Text

@@ -167,7 +167,7 @@ async def unschedule(ctx: Context, call: Call) -> None:
 
 
 async def review(ctx: Context, call: Call) -> None:
-    """Re-ask the caller's most overdue missed question, privately."""
+    """Re-ask the caller's most overdue question, privately."""
     engine, place = ctx.chat.engine, ctx.place
     question = await engine.next_review(place.platform, place.workspace, ctx.user)
     queue = await engine.review_queue(place.platform, place.workspace, ctx.user)

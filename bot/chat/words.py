@@ -342,7 +342,7 @@ def schedule(view: ScheduleView | None) -> Text:
 
 
 def review_ask(question: Question, queue: ReviewQueue) -> ReviewAsk:
-    """Return a missed question, to ask again privately."""
+    """Return a question due for review, to ask again privately."""
     waiting = queue.due - 1
     footer = say(M.REVIEW_FOOTER_MORE, n=waiting) if waiting > 0 else say(M.REVIEW_FOOTER)
     return ReviewAsk(question, say(M.REVIEW_TITLE), footer)
@@ -369,9 +369,7 @@ def review_feedback(outcome: ReviewOutcome) -> Feedback:
             answer=label(outcome.answer, strong=True),
         )
     after: Text | None = None
-    if outcome.done:
-        after = say(M.REVIEW_DONE)
-    elif outcome.due_at is not None:
+    if outcome.due_at is not None:
         when = Moment(outcome.due_at, When.RELATIVE)
         after = say(
             M.REVIEW_COMES_BACK if outcome.counted else M.REVIEW_ANSWERED_FOR_NOW, when=when

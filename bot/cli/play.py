@@ -28,8 +28,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--review",
         action="store_true",
-        help="re-ask questions you got wrong, when they are due again (after 1, 3, 7, 21 days; "
-        "done after two right answers in a row); scores do not change",
+        help="re-ask the questions you answered that are due again (each spaced by how well you "
+        "know it, docs/learning.md); scores do not change",
     )
     p.set_defaults(handler=run)
 
@@ -59,7 +59,7 @@ async def _play(args: argparse.Namespace) -> int:
     user = args.user or _login()
     if args.review and args.tag:
         print(
-            "quizbot play: --review asks the questions you missed, whatever their tag",
+            "quizbot play: --review asks the questions that are due, whatever their tag",
             file=sys.stderr,
         )
         return 2

@@ -17,7 +17,8 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from bot import messages as M
-from bot.engine import activity, analytics, review
+from bot.engine import activity, analytics, learning
+from bot.engine.learning import CardKey, MemoryCard, Review, Source, Study
 from bot.engine.model import (
     Answerer,
     AnswerOutcome,
@@ -40,7 +41,7 @@ from bot.engine.model import (
     UserStats,
 )
 from bot.engine.ports import Clock, RoundAlreadyOpen, Store, utc_now
-from bot.engine.review import ReviewItem, ReviewOutcome, ReviewQueue
+from bot.engine.review import ReviewOutcome, ReviewQueue
 from bot.engine.rules import points_for
 from bot.errors import NotFound, UserError
 from bot.text import Code, Text, say
@@ -135,8 +136,10 @@ class QuizEngine:
         clock: Clock = utc_now,
         rng: random.Random | None = None,
         default_minutes: int = 10,
+        retention: float = learning.DEFAULT_RETENTION,
     ) -> None:
         self.store = store
+        self.memory = learning.Memory(retention)
         self.bank = bank
         self.clock = clock
         self.rng = rng or random.Random()
@@ -283,18 +286,17 @@ class QuizEngine:
             answered_at=now,
             elapsed_ms=max(0, int((now - rnd.opened_at).total_seconds() * 1000)),
         )
-        # A miss queues the question for the user's review in the same transaction.
-        miss = None
-        if not correct:
-            miss = review.after_round_miss(
-                None,
-                platform=platform,
-                workspace=workspace,
-                user=user,
-                question_id=question.id,
-                now=now,
-            )
-        status, other = await self.store.record_answer(record, miss=miss)
+        # The answer reviews the person's card for the question in the same transaction.
+        study = self._study(
+            CardKey(platform, workspace, user, question.id),
+            Review(
+                at=now,
+                correct=correct,
+                rating=learning.rating_for(correct, None, record.elapsed_ms),
+                elapsed_ms=record.elapsed_ms,
+            ),
+        )
+        status, other = await self.store.record_answer(record, study=study)
         if status is AnswerStatus.CLOSED:
             return _outcome(status, question, round_id, user, key)
         if status is AnswerStatus.ALREADY and other is not None:
@@ -492,10 +494,13 @@ class QuizEngine:
 
     # ---------------------------------------------------------- review (never touches scores)
 
-    async def _due_items(self, platform: str, workspace: str, user: str) -> list[ReviewItem]:
+    def _study(self, key: CardKey, review: Review) -> Study:
+        return Study(key=key, review=review, memory=self.memory)
+
+    async def _due_cards(self, platform: str, workspace: str, user: str) -> list[MemoryCard]:
         now = self._now()
-        items = await self.store.review_items(platform, workspace, user)
-        return [i for i in items if review.is_due(i, now) and self._known(i.question_id)]
+        cards = await self.store.cards(platform, workspace, user)
+        return [c for c in cards if learning.is_due(c, now) and self._known(c.key.question_id)]
 
     def _known(self, question_id: str) -> bool:
         try:
@@ -505,26 +510,30 @@ class QuizEngine:
         return True
 
     async def next_review(self, platform: str, workspace: str, user: str) -> Question | None:
-        """Return the user's most overdue missed question, or None when nothing is due."""
-        due = await self._due_items(platform, workspace, user)
-        return self.bank.by_id(due[0].question_id) if due else None
+        """Return the user's most overdue card's question, or None when nothing is due."""
+        due = await self._due_cards(platform, workspace, user)
+        return self.bank.by_id(due[0].key.question_id) if due else None
 
     async def review_queue(self, platform: str, workspace: str, user: str) -> ReviewQueue:
         """Return how many reviews are due and waiting, and when the next falls due."""
         now = self._now()
-        items = [
-            i
-            for i in await self.store.review_items(platform, workspace, user)
-            if self._known(i.question_id)
+        cards = [
+            c
+            for c in await self.store.cards(platform, workspace, user)
+            if c.seen and self._known(c.key.question_id)
         ]
-        due = sum(review.is_due(i, now) for i in items)
-        later = [i.due_at for i in items if not review.is_due(i, now)]
-        return ReviewQueue(due=due, pending=len(items), next_due=min(later, default=None))
+        due = sum(learning.is_due(c, now) for c in cards)
+        later = [c.due_at for c in cards if not learning.is_due(c, now)]
+        return ReviewQueue(due=due, pending=len(cards), next_due=min(later, default=None))
 
     async def answer_review(
         self, platform: str, workspace: str, user: str, question_id: str, key: str
     ) -> ReviewOutcome:
-        """Grade a review answer and space the question out again (scores never change)."""
+        """Grade a review answer and review the card with it (scores never change).
+
+        Only a due card is reviewed: a second click on the same review reports the card as the
+        first left it.
+        """
         try:
             question = self.bank.by_id(question_id)
         except KeyError:
@@ -534,25 +543,25 @@ class QuizEngine:
             raise UserError(not_a_choice(key, question))
         correct = choice == question.answer
         now = self._now()
-        item = await self.store.review_item(platform, workspace, user, question_id)
-        if item is None:
+        card_key = CardKey(platform, workspace, user, question_id)
+        if await self.store.card(card_key) is None:
             raise NotFound(say(M.NOT_IN_REVIEW))
-        counted = False
-        if review.is_due(item, now):
-            new = review.after_review(item, correct=correct, now=now)
-            if await self.store.save_review_item(new):
-                await self.store.record_review_answer(item, choice, correct, now)
-                item, counted = new, True
-            else:  # a second click won the race: report the state it left
-                item = await self.store.review_item(platform, workspace, user, question_id) or item
+        review = Review(
+            at=now,
+            correct=correct,
+            rating=learning.rating_for(correct, None, None),
+            source=Source.REVIEW,
+        )
+        card, counted = await self.store.study(
+            self._study(card_key, review), choice=choice, due_only=True
+        )
         return ReviewOutcome(
             question_id=question_id,
             choice=question.choice(choice),
             answer=question.answer_choice,
             correct=correct,
             short=question.short,
-            done=item.done,
-            due_at=None if item.done else item.due_at,
+            due_at=card.due_at,
             counted=counted,
         )
 

@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 
 from bot.engine.activity import StreakRow
 from bot.engine.analytics import QuestionAggregate
+from bot.engine.learning import CardKey, Confidence, Grade, Memory, MemoryCard, Study
 from bot.engine.model import (
     AnswerRecord,
     AnswerStatus,
@@ -23,7 +24,6 @@ from bot.engine.model import (
     Round,
     ScoreRow,
 )
-from bot.engine.review import ReviewItem
 from bot.errors import QuizbotError
 
 Clock = Callable[[], datetime]
@@ -92,15 +92,14 @@ class Store(Protocol):
         answer: AnswerRecord,
         *,
         allow_change: bool | None = None,
-        miss: ReviewItem | None = None,
+        study: Study | None = None,
     ) -> tuple[AnswerStatus, AnswerRecord | None]:
         """Store an answer at most once per (round, user), in one transaction.
 
         Return ACCEPTED with None; CHANGED with the previous answer when changes are allowed
         (``allow_change``; None: as the channel's settings say); ALREADY with the stored answer;
-        or CLOSED with None when the round is closed. ``miss``, the state a first miss gets
-        (``review.after_round_miss(None, ...)``), is stored in the same transaction when the
-        answer counts, merged into the user's stored item as ``review.after_round_miss`` does.
+        or CLOSED with None when the round is closed. ``study`` reviews the person's card in the
+        same transaction when the answer is inserted (``study.apply`` on the stored card).
         """
         ...
 
@@ -165,30 +164,32 @@ class Store(Protocol):
         """Return each player's current and best streak per channel of a workspace."""
         ...
 
-    async def review_item(
-        self, platform: str, workspace: str, user: str, question_id: str
-    ) -> ReviewItem | None:
-        """Return a user's review state for a question, or None."""
+    async def card(self, key: CardKey) -> MemoryCard | None:
+        """Return a person's card for a question, or None if they never answered it."""
         ...
 
-    async def save_review_item(self, item: ReviewItem) -> bool:
-        """Insert or update a review state unless another writer changed it first.
+    async def cards(self, platform: str, workspace: str, user: str) -> list[MemoryCard]:
+        """Return a person's cards in a workspace, soonest due first."""
+        ...
 
-        An item whose ``version`` matches the stored one (or a new item, version 0, where none is
-        stored) is written with the version raised by one; return False when it did not match.
+    async def put_card(self, card: MemoryCard) -> bool:
+        """Write a card over its stored version (0: none stored yet); False if it moved on."""
+        ...
+
+    async def study(
+        self, study: Study, *, choice: str, due_only: bool = False
+    ) -> tuple[MemoryCard, bool]:
+        """Review a card with an answer given outside a round, in one transaction.
+
+        Return the card afterwards and whether this answer reviewed it (with ``due_only``, a
+        card that is not due is left alone).
         """
         ...
 
-    async def review_items(
-        self, platform: str, workspace: str, user: str, *, include_done: bool = False
-    ) -> list[ReviewItem]:
-        """Return a user's review states, soonest due first."""
-        ...
-
-    async def record_review_answer(
-        self, item: ReviewItem, choice: str, correct: bool, at: datetime
-    ) -> None:
-        """Log one review answer (kept apart from round answers and scores)."""
+    async def rate_last(
+        self, key: CardKey, confidence: Confidence, memory: Memory, rating: Grade
+    ) -> MemoryCard | None:
+        """Re-rate the card's latest review with a confidence given after it; None if none."""
         ...
 
     async def close(self) -> None:

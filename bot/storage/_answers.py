@@ -1,19 +1,22 @@
-"""Record an answer, and queue or advance the review item of a miss, in one round trip.
+"""Record an answer, and review the person's FSRS card with it, in one round trip.
 
 Every outcome (accepted, changed, already, closed) is settled by one call to the database:
 
 - PostgreSQL: one statement (``POSTGRES_ANSWER``): data-modifying CTEs insert the answer, or
-  change it where allowed, and upsert the review item, while ``FOR SHARE`` on the round holds off
-  a concurrent close until the statement's own commit (it runs in autocommit).
-- SQLite: one call into the store's writer (``SqliteWriter``), at most two statements.
-  The answer is one upsert (``sqlite_answer_upsert``): it inserts into an open round, and on a
-  second answer its ``DO UPDATE ... WHERE`` asks ``quizbot_second_answer`` (``StoredAnswer``, a
-  function of the writer's connection) whether the engine's rule lets the answer change. That
-  function is shown the stored row as it was before the statement, which RETURNING cannot
-  report (it gives the values after an update), and keeps it: the statement's rowcount and that
-  row tell all four outcomes apart. A right answer, or any answer without a review item, is
-  that one statement, atomic on its own; a miss adds the review upsert when the answer counts,
-  both in one transaction.
+  change it where allowed, and write the reviewed card and its log row, while ``FOR SHARE`` on
+  the round holds off a concurrent close until the statement's own commit (it runs in
+  autocommit). The card is computed before the statement from the card it expects to find
+  (none, for a question the person never answered); the statement writes nothing unless the
+  stored card is that one, and otherwise returns the stored card, so that a second run with the
+  card reviewed from there settles it (``stale``).
+- SQLite: one call into the store's writer (``SqliteWriter``). The answer is one upsert
+  (``sqlite_answer_upsert``): it inserts into an open round, and on a second answer its
+  ``DO UPDATE ... WHERE`` asks ``quizbot_second_answer`` (``StoredAnswer``, a function of the
+  writer's connection) whether the engine's rule lets the answer change. That function is shown
+  the stored row as it was before the statement, which RETURNING cannot report (it gives the
+  values after an update), and keeps it: the statement's rowcount and that row tell all four
+  outcomes apart. An inserted answer then reads, reviews and writes its card in the same call
+  (the writer makes the call one transaction).
 
 Statement by statement, the decisions are ``answer_steps``, a generator that yields the
 statements it needs and receives their results, driven by a SQLAlchemy transaction (an in-memory
@@ -21,10 +24,8 @@ SQLite database, or a PostgreSQL click racing the same user's other click). It a
 upsert leave the change to the engine's rule, ``rules.second_answer``; PostgreSQL's statement
 says the same in SQL, and the storage suite runs every path against the same cases.
 
-The review rule stays the engine's: it passes the state a first miss gets
-(``review.after_round_miss(None, ...)``), and the upsert merges it into a stored item exactly as
-``review.after_round_miss`` does (an unfinished item keeps its step, loses its run of right
-answers and comes back no later than the new due time; a finished one starts over).
+The card's review is the engine's (``learning.Study``). A round reviews a card once: with the
+answer that is inserted; an answer changed later in the same round leaves the card alone.
 """
 
 from __future__ import annotations
@@ -39,14 +40,25 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects import sqlite
 
+from bot.engine.learning import MemoryCard, Study
 from bot.engine.model import AnswerRecord, AnswerStatus
-from bot.engine.review import ReviewItem
 from bot.engine.rules import second_answer
-from bot.storage._schema import UTCDateTime, answers, channel_settings, review_items, rounds
+from bot.storage._cards import (
+    card_from_row,
+    card_log,
+    card_params,
+    card_select,
+    card_upsert,
+    key_params,
+    log_params,
+    prior_json,
+)
+from bot.storage._schema import UTCDateTime, answers, channel_settings, rounds
 
 Outcome = tuple[AnswerStatus, AnswerRecord | None]
 
-INSERT, REVIEW, STATE, CHANGE = "insert", "review", "state", "change"
+INSERT, STATE, CHANGE = "insert", "state", "change"
+CARD_READ, CARD_WRITE, CARD_LOG = "card_read", "card_write", "card_log"
 
 _ANSWER_COLUMNS = [
     "round_id",
@@ -60,17 +72,6 @@ _ANSWER_COLUMNS = [
     "answered_at",
     "elapsed_ms",
 ]
-_REVIEW_COLUMNS = (
-    "platform",
-    "workspace",
-    "user_id",
-    "question_id",
-    "step",
-    "right_in_row",
-    "due_at",
-    "done",
-    "version",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,30 +98,13 @@ def answer_params(answer: AnswerRecord) -> dict[str, Any]:
     }
 
 
-def review_params(item: ReviewItem) -> dict[str, Any]:
-    """Return the bind parameters that write a review item (its version raised by one)."""
-    return {
-        "r_platform": item.platform,
-        "r_workspace": item.workspace,
-        "r_user_id": item.user,
-        "r_question_id": item.question_id,
-        "r_step": item.step,
-        "r_right_in_row": item.right_in_row,
-        "r_due_at": item.due_at,
-        "r_done": item.done,
-        "r_version": item.version + 1,
-    }
-
-
-def answer_steps(
-    answer: AnswerRecord, *, allow_change: bool | None, miss: ReviewItem | None
-) -> Steps:
+def answer_steps(answer: AnswerRecord, *, allow_change: bool | None, study: Study | None) -> Steps:
     """Settle an answer statement by statement; see ``SqlStore.record_answer``."""
     params = answer_params(answer)
     for _ in range(3):
         if (yield INSERT, params).rowcount == 1:
-            if miss is not None:
-                yield REVIEW, review_params(miss)
+            if study is not None:
+                yield from card_steps(study, answer)
             return AnswerStatus.ACCEPTED, None
         state = (yield STATE, params).row
         if state is None or state[0] is not None:
@@ -138,9 +122,20 @@ def answer_steps(
     if second_answer(existing.choice, answer.choice, allow_change=allowed) is AnswerStatus.ALREADY:
         return AnswerStatus.ALREADY, existing
     yield CHANGE, params
-    if miss is not None:
-        yield REVIEW, review_params(miss)
     return AnswerStatus.CHANGED, existing
+
+
+def card_steps(
+    study: Study, answer: AnswerRecord
+) -> Generator[tuple[str, dict[str, Any]], Done, None]:
+    """Read the card (locked), review it and write it with its log row."""
+    row = (yield CARD_READ, key_params(study.key)).row
+    prior = card_from_row(study.key, row)
+    new = study.apply(prior)
+    expected = 0 if prior is None else prior.version
+    if (yield CARD_WRITE, card_params(new, expected)).rowcount != 1:
+        raise RuntimeError(f"card of {answer.user} changed while locked")
+    yield CARD_LOG, log_params(study, prior, choice=answer.choice, round_id=answer.round_id)
 
 
 def stored_answer(answer: AnswerRecord, row: tuple[Any, ...]) -> AnswerRecord:
@@ -225,32 +220,14 @@ def build_statements(insert: Callable[[sa.Table], Any]) -> dict[str, Any]:
             elapsed_ms=sa.bindparam("a_ms"),
         )
     )
-    return {INSERT: insert_answer, REVIEW: miss_upsert(insert), STATE: state, CHANGE: change}
-
-
-def miss_upsert(insert: Callable[[sa.Table], Any]) -> Any:
-    """Return the statement that queues a missed question or advances its stored item."""
-    item = review_items.c
-    stmt = insert(review_items).values(
-        {c: sa.bindparam(f"r_{c}", type_=review_items.c[c].type) for c in _REVIEW_COLUMNS}
-    )
-    new = stmt.excluded
-    # review.after_round_miss, for a stored item: a finished one starts over as the new state;
-    # an unfinished one keeps its step, loses its run and is due no later than the new state.
-    # Nothing is written (the version stays) when that changes nothing.
-    starts_over = item.done
-    sooner = new.due_at < item.due_at
-    return stmt.on_conflict_do_update(
-        index_elements=["platform", "workspace", "user_id", "question_id"],
-        set_={
-            "step": sa.case((starts_over, new.step), else_=item.step),
-            "right_in_row": new.right_in_row,
-            "due_at": sa.case((sa.or_(starts_over, sooner), new.due_at), else_=item.due_at),
-            "done": new.done,
-            "version": item.version + sa.literal_column("1"),
-        },
-        where=sa.or_(starts_over, item.right_in_row != new.right_in_row, sooner),
-    )
+    return {
+        INSERT: insert_answer,
+        STATE: state,
+        CHANGE: change,
+        CARD_READ: card_select(lock=True),
+        CARD_WRITE: card_upsert(insert),
+        CARD_LOG: card_log(),
+    }
 
 
 # ---------------------------------------------------------------- drivers
@@ -370,22 +347,44 @@ def sqlite_settle(
     stored: StoredAnswer,
     upsert: str,
     values: list[Any],
-    review: tuple[str, list[Any]] | None,
+    learn: Callable[[sqlite3.Connection], None] | None,
 ) -> Callable[[sqlite3.Connection], Settled]:
     """Return the writer's call for an answer: the upsert's rowcount and the stored row it met.
 
-    With a review item (``review``: its statement and parameters), the review upsert follows
-    when the answer counts; the writer makes the call atomic.
+    An inserted answer (not a changed one) then reviews its card with ``learn``, in the same
+    call, which the writer makes atomic.
     """
 
     def answer(conn: sqlite3.Connection) -> Settled:
         stored.row = None
         counted = conn.execute(upsert, values).rowcount
-        if counted == 1 and review is not None:
-            conn.execute(*review)
+        if counted == 1 and stored.row is None and learn is not None:
+            learn(conn)
         return counted, stored.row
 
     return answer
+
+
+def sqlite_learn(
+    study: Study,
+    answer: AnswerRecord,
+    read: Compiled,
+    write: Compiled,
+    log: Compiled,
+) -> Callable[[sqlite3.Connection], None]:
+    """Return the part of the writer's call that reads, reviews and writes the card."""
+    key = read.values(key_params(study.key))
+
+    def learn(conn: sqlite3.Connection) -> None:
+        prior = card_from_row(study.key, conn.execute(read.sql, key).fetchone())
+        new = study.apply(prior)
+        expected = 0 if prior is None else prior.version
+        # The writer is the only one writing: the version it read is the one it overwrites.
+        conn.execute(write.sql, write.values(card_params(new, expected)))
+        params = log_params(study, prior, choice=answer.choice, round_id=answer.round_id)
+        conn.execute(log.sql, log.values(params))
+
+    return learn
 
 
 def sqlite_outcome(answer: AnswerRecord, settled: Settled) -> Outcome:
@@ -423,12 +422,20 @@ WITH r AS (
 ), prev AS (
     SELECT choice, correct, points, answered_at, elapsed_ms FROM answers
     WHERE round_id = $1::integer AND user_id = $2::varchar
+), c0 AS (
+    SELECT state, stability, difficulty, due_at, last_review, reps, lapses, version FROM cards
+    WHERE $9::boolean AND platform = $10::varchar AND workspace = $11::varchar
+      AND user_id = $2::varchar AND question_id = $12::varchar
+    FOR UPDATE
+), ok AS (
+    SELECT NOT $9::boolean OR COALESCE((SELECT version FROM c0), 0) = $21::integer AS ok
 ), ins AS (
     INSERT INTO answers (round_id, platform, workspace, channel, user_id, choice, correct,
                          points, answered_at, elapsed_ms)
     SELECT $1::integer, r.platform, r.workspace, r.channel, $2::varchar, $3::varchar,
            $4::boolean, $5::integer, $6::timestamptz, $7::bigint
     FROM r WHERE r.closed_at IS NULL AND NOT EXISTS (SELECT FROM prev)
+      AND (SELECT ok FROM ok)
     ON CONFLICT (round_id, user_id) DO NOTHING
     RETURNING 1
 ), upd AS (
@@ -441,38 +448,51 @@ WITH r AS (
                                  WHERE s.platform = r.platform AND s.workspace = r.workspace
                                    AND s.channel = r.channel), false)
     RETURNING 1
-), rev AS (
-    INSERT INTO review_items AS t (platform, workspace, user_id, question_id, step,
-                                   right_in_row, due_at, done, version)
-    SELECT $10::varchar, $11::varchar, $2::varchar, $12::varchar, $13::integer, $14::integer,
-           $15::timestamptz, $16::boolean, $17::integer
-    WHERE $9::boolean AND (EXISTS (SELECT FROM ins) OR EXISTS (SELECT FROM upd))
+), card AS (
+    INSERT INTO cards AS t (platform, workspace, user_id, question_id, state, stability,
+                            difficulty, due_at, last_review, reps, lapses, version)
+    SELECT $10::varchar, $11::varchar, $2::varchar, $12::varchar, $13::integer,
+           $14::float8, $15::float8, $16::timestamptz, $17::timestamptz, $18::integer,
+           $19::integer, $20::integer
+    WHERE $9::boolean AND EXISTS (SELECT FROM ins)
     ON CONFLICT (platform, workspace, user_id, question_id) DO UPDATE SET
-        step = CASE WHEN t.done THEN excluded.step ELSE t.step END,
-        right_in_row = excluded.right_in_row,
-        due_at = CASE WHEN t.done OR excluded.due_at < t.due_at
-                      THEN excluded.due_at ELSE t.due_at END,
-        done = excluded.done,
-        version = t.version + 1
-    WHERE t.done OR t.right_in_row <> excluded.right_in_row OR excluded.due_at < t.due_at
+        state = excluded.state, stability = excluded.stability,
+        difficulty = excluded.difficulty, due_at = excluded.due_at,
+        last_review = excluded.last_review, reps = excluded.reps, lapses = excluded.lapses,
+        version = excluded.version
+    WHERE t.version = $21::integer
+    RETURNING 1
+), log AS (
+    INSERT INTO card_reviews (platform, workspace, user_id, question_id, source, round_id,
+                              choice, correct, rating, confidence, elapsed_ms, answered_at,
+                              prior)
+    SELECT $10::varchar, $11::varchar, $2::varchar, $12::varchar, 'round', $1::integer,
+           $3::varchar, $4::boolean, $22::integer, NULL, $7::bigint, $6::timestamptz,
+           $23::text
+    WHERE EXISTS (SELECT FROM card)
     RETURNING 1
 )
 SELECT CASE WHEN EXISTS (SELECT FROM ins) THEN 'accepted'
             WHEN EXISTS (SELECT FROM upd) THEN 'changed'
             WHEN NOT EXISTS (SELECT FROM r WHERE r.closed_at IS NULL) THEN 'closed'
             WHEN EXISTS (SELECT FROM prev) THEN 'already'
+            WHEN NOT (SELECT ok FROM ok) THEN 'stale'
             ELSE 'race' END,
-       prev.choice, prev.correct, prev.points, prev.answered_at, prev.elapsed_ms
-FROM (SELECT) AS one LEFT JOIN prev ON true
+       prev.choice, prev.correct, prev.points, prev.answered_at, prev.elapsed_ms,
+       c0.state, c0.stability, c0.difficulty, c0.due_at, c0.last_review, c0.reps, c0.lapses,
+       c0.version
+FROM (SELECT) AS one LEFT JOIN prev ON true LEFT JOIN c0 ON true
 """
 
 
 def postgres_args(
-    answer: AnswerRecord, allow_change: bool | None, miss: ReviewItem | None
+    answer: AnswerRecord,
+    allow_change: bool | None,
+    study: Study | None,
+    prior: MemoryCard | None = None,
 ) -> tuple[Any, ...]:
-    """Return the positional arguments of ``POSTGRES_ANSWER``."""
-    item = miss or ReviewItem("", "", answer.user, "", 0, 0, answer.answered_at)
-    return (
+    """Return the positional arguments of ``POSTGRES_ANSWER``, expecting the card ``prior``."""
+    common = (
         answer.round_id,
         answer.user,
         answer.choice,
@@ -481,23 +501,58 @@ def postgres_args(
         answer.answered_at,
         answer.elapsed_ms,
         allow_change,
-        miss is not None,
-        item.platform,
-        item.workspace,
-        item.question_id,
-        item.step,
-        item.right_in_row,
-        item.due_at,
-        item.done,
-        item.version + 1,
+    )
+    if study is None:
+        return (
+            *common,
+            False,
+            "",
+            "",
+            "",
+            0,
+            None,
+            None,
+            answer.answered_at,
+            None,
+            0,
+            0,
+            1,
+            0,
+            0,
+            None,
+        )
+    new = study.apply(prior)
+    expected = 0 if prior is None else prior.version
+    return (
+        *common,
+        True,
+        study.key.platform,
+        study.key.workspace,
+        study.key.question_id,
+        new.state,
+        new.stability,
+        new.difficulty,
+        new.due_at,
+        new.last_review,
+        new.reps,
+        new.lapses,
+        expected + 1,
+        expected,
+        int(study.review.rating),
+        None if prior is None else prior_json(prior),
     )
 
 
 def postgres_outcome(answer: AnswerRecord, row: Any) -> Outcome | None:
     """Return the outcome the statement reported, or None when a racing click needs a retry."""
     status = row[0]
-    if status == "race":
+    if status in ("race", "stale"):
         return None
     if status in ("accepted", "closed"):
         return AnswerStatus(status), None
     return AnswerStatus(status), stored_answer(answer, tuple(row[1:6]))
+
+
+def postgres_stored_card(study: Study, row: Any) -> MemoryCard | None:
+    """Return the card a ``stale`` outcome found stored."""
+    return card_from_row(study.key, tuple(row[6:14]))

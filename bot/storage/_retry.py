@@ -18,6 +18,7 @@ import inspect
 import logging
 import random
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from sqlalchemy.exc import DBAPIError
@@ -152,30 +153,38 @@ async def _delete_unseen_round_again(
     return await store.get_round(bound.arguments["round_id"]) is None
 
 
-async def _save_review_item_again(store: Any, method: Method, bound: inspect.BoundArguments) -> Any:
+async def _put_card_again(store: Any, method: Method, bound: inspect.BoundArguments) -> Any:
     if await method(*bound.args, **bound.kwargs):
         return True
-    item = bound.arguments["item"]
-    stored = await store.review_item(item.platform, item.workspace, item.user, item.question_id)
-    if stored is None or stored.version != item.version + 1:
-        return False
-    return bool(
-        (stored.step, stored.right_in_row, stored.due_at, stored.done)
-        == (item.step, item.right_in_row, item.due_at, item.done)
+    card = bound.arguments["card"]
+    stored = await store.card(card.key)
+    return (
+        stored is not None
+        and replace(stored, version=card.version) == card
+        and (stored.version == card.version + 1)
     )
+
+
+async def _study_again(store: Any, method: Method, bound: inspect.BoundArguments) -> Any:
+    study = bound.arguments["study"]
+    stored = await store.card(study.key)
+    if stored is not None and stored.last_review == study.review.at:
+        # The lost commit was this review's: it reviewed the card.
+        return stored, True
+    return await method(*bound.args, **bound.kwargs)
 
 
 RECONCILE: dict[str, Reconcile] = {
     "record_answer": _record_answer_again,
     "create_round": _create_round_again,
     "close_round": _close_round_again,
-    "save_review_item": _save_review_item_again,
+    "put_card": _put_card_again,
+    "study": _study_again,
     "delete_unseen_round": _delete_unseen_round_again,
 }
 
-# ping reports the database as it is (readiness must not hide an outage behind retries); a
-# review answer is a plain log insert with no key to recognise it by, so it is never repeated.
-NOT_RETRIED = frozenset({"ping", "close", "record_review_answer"})
+# ping reports the database as it is (readiness must not hide an outage behind retries).
+NOT_RETRIED = frozenset({"ping", "close"})
 
 S = TypeVar("S", bound=type)
 

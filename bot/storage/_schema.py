@@ -176,6 +176,51 @@ review_answers = sa.Table(
     sa.Index("ix_review_answers_user", "platform", "workspace", "user_id", "answered_at"),
 )
 
+# Each person's FSRS card for each question (bot/engine/learning.py): its memory state, and
+# when it is due again. ``version`` guards the read-modify-write of every answer.
+cards = sa.Table(
+    "cards",
+    metadata,
+    sa.Column("platform", sa.String(16), primary_key=True),
+    sa.Column("workspace", sa.String(64), primary_key=True),
+    sa.Column("user_id", sa.String(64), primary_key=True),
+    sa.Column("question_id", sa.String(120), primary_key=True),
+    sa.Column("state", sa.Integer, nullable=False),
+    sa.Column("stability", sa.Float, nullable=True),
+    sa.Column("difficulty", sa.Float, nullable=True),
+    sa.Column("due_at", UTCDateTime, nullable=False),
+    sa.Column("last_review", UTCDateTime, nullable=True),
+    sa.Column("reps", sa.Integer, nullable=False),
+    sa.Column("lapses", sa.Integer, nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Index("ix_cards_due", "platform", "workspace", "user_id", "due_at"),
+)
+
+# Every answer that reviewed a card, with its rating: a card can be replayed from its history
+# (a confidence given after the answer re-rates it). Round answers also stay in ``answers``.
+card_reviews = sa.Table(
+    "card_reviews",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("platform", sa.String(16), nullable=False),
+    sa.Column("workspace", sa.String(64), nullable=False),
+    sa.Column("user_id", sa.String(64), nullable=False),
+    sa.Column("question_id", sa.String(120), nullable=False),
+    sa.Column("source", sa.String(16), nullable=False),
+    sa.Column("round_id", sa.Integer, nullable=True),
+    sa.Column("choice", sa.String(1), nullable=False),
+    sa.Column("correct", sa.Boolean, nullable=False),
+    sa.Column("rating", sa.Integer, nullable=False),
+    sa.Column("confidence", sa.String(16), nullable=True),
+    sa.Column("elapsed_ms", sa.BigInteger, nullable=True),
+    sa.Column("answered_at", UTCDateTime, nullable=False),
+    # The card's state before this review (JSON), so a later confidence can re-rate it.
+    sa.Column("prior", sa.Text, nullable=True),
+    sa.Index(
+        "ix_card_reviews_card", "platform", "workspace", "user_id", "question_id", "answered_at"
+    ),
+)
+
 # Slack apps installed into many workspaces through the OAuth flow: one row per installer and
 # one (user_id "") for the workspace's latest installation. ``data`` holds the installation as
 # JSON, bot token included, so this table deserves the database's access controls.
@@ -241,6 +286,66 @@ def _add_column(table: sa.Table, name: str) -> Callable[[Connection], None]:
     return run
 
 
+def _ladder_to_cards(conn: Connection) -> None:
+    """Turn the old ladder's review items into FSRS cards, and its review answers into the
+    cards' history (``learning.from_ladder`` has the rule); then drop the old tables."""
+    from bot.engine import learning
+
+    metadata.create_all(conn, tables=[cards, card_reviews])
+    memory = learning.Memory()
+    rows = []
+    for item in conn.execute(review_items.select()):
+        key = learning.CardKey(item.platform, item.workspace, item.user_id, item.question_id)
+        card = learning.from_ladder(
+            key,
+            step=item.step,
+            right_in_row=item.right_in_row,
+            due_at=item.due_at,
+            done=bool(item.done),
+            memory=memory,
+        )
+        rows.append(
+            {
+                "platform": key.platform,
+                "workspace": key.workspace,
+                "user_id": key.user,
+                "question_id": key.question_id,
+                "state": card.state,
+                "stability": card.stability,
+                "difficulty": card.difficulty,
+                "due_at": card.due_at,
+                "last_review": card.last_review,
+                "reps": card.reps,
+                "lapses": card.lapses,
+                "version": 1,
+            }
+        )
+    if rows:
+        conn.execute(cards.insert(), rows)
+    history = [
+        {
+            "platform": a.platform,
+            "workspace": a.workspace,
+            "user_id": a.user_id,
+            "question_id": a.question_id,
+            "source": learning.Source.REVIEW.value,
+            "round_id": None,
+            "choice": a.choice,
+            "correct": bool(a.correct),
+            "rating": int(learning.Grade.GOOD if a.correct else learning.Grade.AGAIN),
+            "confidence": None,
+            "elapsed_ms": None,
+            "answered_at": a.answered_at,
+            "prior": None,
+        }
+        for a in conn.execute(review_answers.select())
+    ]
+    if history:
+        conn.execute(card_reviews.insert(), history)
+    review_answers.drop(conn)
+    review_items.drop(conn)
+
+
 Migration = tuple[int, str, Callable[[Connection], None]]
 
 MIGRATIONS: list[Migration] = [
@@ -258,6 +363,7 @@ MIGRATIONS: list[Migration] = [
     (4, "request claims shared by replicas", _create(request_claims)),
     (5, "channel difficulty mode", _add_column(channel_settings, "difficulty")),
     (6, "dashboard link claims", _create(dashboard_links)),
+    (7, "FSRS cards and their reviews, from the review ladder", _ladder_to_cards),
 ]
 
 

@@ -16,6 +16,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from bot.engine.learning import Study
 from bot.engine.model import (
     AnswerRecord,
     AnswerStatus,
@@ -27,12 +28,13 @@ from bot.engine.model import (
     ScoreRow,
 )
 from bot.engine.ports import RoundAlreadyOpen, utc_now
-from bot.engine.review import ReviewItem
 from bot.errors import ConfigError
 from bot.storage._analytics import AnalyticsSql
 from bot.storage._answers import (
+    CARD_LOG,
+    CARD_READ,
+    CARD_WRITE,
     POSTGRES_ANSWER,
-    REVIEW,
     Compiled,
     Outcome,
     StoredAnswer,
@@ -41,16 +43,17 @@ from bot.storage._answers import (
     build_statements,
     postgres_args,
     postgres_outcome,
-    review_params,
+    postgres_stored_card,
     run_on_connection,
     sqlite_answer_upsert,
+    sqlite_learn,
     sqlite_outcome,
     sqlite_settle,
 )
+from bot.storage._cards import CardsSql
 from bot.storage._dashboard import DashboardSql
 from bot.storage._metrics import with_round_metrics
 from bot.storage._retry import with_retries
-from bot.storage._review import ReviewSql
 from bot.storage._schedules import ScheduleSql
 from bot.storage._schema import (
     answers,
@@ -191,7 +194,7 @@ def _tune_sqlite(engine: AsyncEngine) -> None:
 
 @with_round_metrics
 @with_retries
-class SqlStore(ScheduleSql, ReviewSql, AnalyticsSql, DashboardSql):
+class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql):
     """The Store and ScheduleStore protocols on SQLAlchemy Core; each method is one transaction."""
 
     def __init__(self, engine: AsyncEngine) -> None:
@@ -434,19 +437,18 @@ class SqlStore(ScheduleSql, ReviewSql, AnalyticsSql, DashboardSql):
         answer: AnswerRecord,
         *,
         allow_change: bool | None = None,
-        miss: ReviewItem | None = None,
+        study: Study | None = None,
     ) -> tuple[AnswerStatus, AnswerRecord | None]:
         """Store an answer at most once per (round, user), in one round trip; see the protocol.
 
         ``allow_change`` says whether a different second answer replaces the first (None: as
-        the channel's settings say). ``miss``, given for a wrong answer, is the review state the
-        engine computed for a first miss: stored with the answer when the answer counts, merged
-        into an item already stored as ``review.after_round_miss`` does.
+        the channel's settings say). ``study`` is the answer's review of the person's card:
+        applied, in the same transaction, when the answer is inserted.
         """
-        if miss is not None and miss.user != answer.user:
-            raise ValueError("a review item goes with its own user's answer")
+        if study is not None and study.key.user != answer.user:
+            raise ValueError("a card goes with its own user's answer")
         if self.dialect == "postgresql":
-            outcome = await self._answer_on_postgres(answer, allow_change, miss)
+            outcome = await self._answer_on_postgres(answer, allow_change, study)
             if outcome is not None:
                 return outcome
         elif self._writer is not None:
@@ -454,26 +456,42 @@ class SqlStore(ScheduleSql, ReviewSql, AnalyticsSql, DashboardSql):
             # (while the write lock is another's) then has only the statements to run.
             upsert = self._compiled(self._sqlite_answer)
             values = upsert.values(answer_params(answer) | {"a_allow": allow_change})
-            review = None
-            if miss is not None:
-                compiled = self._compiled(self._answer_statements[REVIEW])
-                review = (compiled.sql, compiled.values(review_params(miss)))
-            call = sqlite_settle(self._stored_answer, upsert.sql, values, review)
+            learn = None
+            if study is not None:
+                statements = self._answer_statements
+                learn = sqlite_learn(
+                    study,
+                    answer,
+                    self._compiled(statements[CARD_READ]),
+                    self._compiled(statements[CARD_WRITE]),
+                    self._compiled(statements[CARD_LOG]),
+                )
+            call = sqlite_settle(self._stored_answer, upsert.sql, values, learn)
             return sqlite_outcome(answer, await self._writer.run(call))
         # An in-memory SQLite database, or a PostgreSQL click that raced the same user's other
         # click: the same decisions, statement by statement, in one transaction.
         async with self.write() as conn:
-            steps = answer_steps(answer, allow_change=allow_change, miss=miss)
+            steps = answer_steps(answer, allow_change=allow_change, study=study)
             return await run_on_connection(conn, steps, self._answer_statements)
 
     async def _answer_on_postgres(
-        self, answer: AnswerRecord, allow_change: bool | None, miss: ReviewItem | None
+        self, answer: AnswerRecord, allow_change: bool | None, study: Study | None
     ) -> Outcome | None:
-        """Run the answer's one statement on a pooled asyncpg connection, in autocommit."""
-        async with self._asyncpg(POSTGRES_ANSWER) as driver:
-            # asyncpg prepares the statement once per connection and keeps it.
-            row = await driver.fetchrow(POSTGRES_ANSWER, *postgres_args(answer, allow_change, miss))
-        return postgres_outcome(answer, row)
+        """Run the answer's one statement on a pooled asyncpg connection, in autocommit.
+
+        The first run expects no card (a question the person never answered); a stored card
+        comes back with a ``stale`` outcome, and the second run reviews that one.
+        """
+        prior = None
+        for _ in range(3):
+            async with self._asyncpg(POSTGRES_ANSWER) as driver:
+                # asyncpg prepares the statement once per connection and keeps it.
+                args = postgres_args(answer, allow_change, study, prior)
+                row = await driver.fetchrow(POSTGRES_ANSWER, *args)
+            if row[0] != "stale" or study is None:
+                return postgres_outcome(answer, row)
+            prior = postgres_stored_card(study, row)
+        return None
 
     @asynccontextmanager
     async def _asyncpg(self, sql: str) -> AsyncIterator[Any]:

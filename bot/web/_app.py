@@ -24,7 +24,7 @@ from bot.engine.activity import DayActivity, HistoryRow, StreakRow
 from bot.engine.engine import QuizEngine
 from bot.engine.model import Period, Place, ScoreRow
 from bot.engine.ports import Clock, Schedule, utc_now
-from bot.engine.review import ReviewItem, is_due
+from bot.engine.learning import MemoryCard, is_due
 from bot.links import BadToken, Grant, Purpose, Scope
 from bot.web import _svg
 
@@ -85,9 +85,7 @@ class DashboardStore(Protocol):
 
     async def channel_rounds(self, place: Place, since: datetime, until: datetime) -> list[Any]: ...
 
-    async def review_items(
-        self, platform: str, workspace: str, user: str, *, include_done: bool = False
-    ) -> list[ReviewItem]: ...
+    async def cards(self, platform: str, workspace: str, user: str) -> list[MemoryCard]: ...
 
 
 Handler = Callable[[web.Request, Grant], Awaitable[web.StreamResponse]]
@@ -380,8 +378,12 @@ class Dashboard:
         streak = activity.player_streaks(channel_streaks).get(
             user, activity.PlayerStreak(user, 0, 0)
         )
-        items = await self.store.review_items(grant.platform, grant.workspace, user)
-        due = [i for i in items if is_due(i, now) and _known(self.engine, i.question_id)]
+        items = [
+            c
+            for c in await self.store.cards(grant.platform, grant.workspace, user)
+            if c.seen and _known(self.engine, c.key.question_id)
+        ]
+        due = [c for c in items if is_due(c, now)]
         history = await self.store.user_history(grant.platform, grant.workspace, user)
         return self._page(
             "me.html",
@@ -391,7 +393,7 @@ class Dashboard:
             streak=streak,
             channel_streaks=channel_streaks,
             due=due,
-            waiting=len([i for i in items if not is_due(i, now)]),
+            waiting=len(items) - len(due),
             history=history,
         )
 

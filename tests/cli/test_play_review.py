@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.engine.learning import CardKey
 from bot.storage import open_store
 from tests.cli.conftest import bank_env, run_play
 
@@ -37,15 +38,19 @@ def play(env: dict[str, str], stdin: str, *args: str) -> subprocess.CompletedPro
 
 
 def make_due(env: dict[str, str]) -> None:
-    """Move ada's review of bf16-bytes into the past, as if days had gone by."""
+    """Move ada's card for bf16-bytes into the past, as if days had gone by."""
 
     async def run() -> None:
         store = await open_store(env["QUIZBOT_DATABASE_URL"])
         try:
-            item = await store.review_item("console", "local", "ada", "bf16-bytes")
-            assert item is not None
-            past = datetime.now(UTC) - timedelta(minutes=1)
-            assert await store.save_review_item(replace(item, due_at=past))
+            key = CardKey("console", "local", "ada", "bf16-bytes")
+            card = await store.card(key)
+            assert card is not None
+            # As if the days to its due date had gone by: the last review moves back as far.
+            shift = card.due_at - (datetime.now(UTC) - timedelta(minutes=1))
+            assert card.last_review is not None
+            moved = replace(card, due_at=card.due_at - shift, last_review=card.last_review - shift)
+            assert await store.put_card(moved)
         finally:
             await store.close()
 
@@ -67,11 +72,11 @@ def answered(env: dict[str, str]) -> int:
 def test_nothing_to_review_on_a_fresh_database(env: dict[str, str]):
     result = play(env, "", "--review")
     assert result.returncode == 0, result.stderr
-    assert "No missed questions to review." in result.stdout
+    assert "Nothing to review yet." in result.stdout
     assert result.stderr == ""
 
 
-def test_a_missed_question_comes_back_until_answered_right_twice(env: dict[str, str]):
+def test_an_answered_question_comes_back_when_due(env: dict[str, str]):
     first = play(env, "a\n", "--count", "1")
     assert "Not quite: you chose A) 1; the answer is B) 2." in first.stdout
 
@@ -84,22 +89,21 @@ def test_a_missed_question_comes_back_until_answered_right_twice(env: dict[str, 
     again = play(env, "x\nb\n", "--review")
     assert again.returncode == 0, again.stderr
     out = again.stdout
-    assert "Review 1: a question you missed" in out
+    assert "Review 1: a question due again" in out
     assert "How many bytes does one bf16 value take?" in out
     assert "'x' is not a choice: type one of A, B, C" in out
     assert "Right! B) 2" in out
-    assert "It comes back in 1 day" in out
+    assert "It comes back in 2 days" in out  # FSRS after a miss, then a right answer
     assert "bfloat16 keeps float32's 8-bit exponent" in out
     assert "C) 4: That is fp32." in out
     assert "Reviewed 1: 1 right. Review answers do not change scores." in out
 
     make_due(env)
-    done = play(env, "B\n", "--review")
-    assert "Right twice in a row: this question is done." in done.stdout
-    assert "Nothing left to review." in done.stdout
-    assert max(len(line) for line in done.stdout.splitlines()) <= 80
+    later = play(env, "B\n", "--review")
+    assert "Right! B) 2" in later.stdout
+    assert "Nothing else is due. Next review:" in later.stdout
+    assert max(len(line) for line in later.stdout.splitlines()) <= 80
     assert answered(env) == 1  # only the round answer counts
-    assert "No missed questions to review." in play(env, "", "--review").stdout
 
 
 def test_quitting_a_review_changes_nothing(env: dict[str, str]):
@@ -114,4 +118,4 @@ def test_quitting_a_review_changes_nothing(env: dict[str, str]):
 def test_review_takes_no_tag(env: dict[str, str]):
     result = play(env, "", "--review", "--tag", "memory")
     assert result.returncode == 2
-    assert "--review asks the questions you missed" in result.stderr
+    assert "--review asks the questions that are due" in result.stderr

@@ -1,5 +1,5 @@
-"""Recording an answer: every outcome in one round trip, a miss queued with it, the review rule
-the engine's own (SQLite always, PostgreSQL when QUIZBOT_TEST_DATABASE_URL is set)."""
+"""Recording an answer: every outcome in one round trip, the person's FSRS card reviewed with it
+by the engine's own rule (SQLite always, PostgreSQL when QUIZBOT_TEST_DATABASE_URL is set)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,9 @@ import sqlalchemy as sa
 from sqlalchemy import event
 
 from bot.engine import AnswerStatus, ChannelSettings, Place
+from bot.engine.learning import CardKey, Memory, MemoryCard, Review, Study, new_card, rating_for
 from bot.engine.model import AnswerRecord
-from bot.engine.review import ReviewItem, after_round_miss
 from bot.storage import SqlStore, open_store
-from bot.storage._schema import review_items
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 PLACE = Place("slack", "T1", "C1")
@@ -29,10 +28,25 @@ def answer(round_id: int, user: str, choice: str = "A", at: datetime = T0) -> An
     return AnswerRecord(round_id, user, choice, correct, 2 if correct else 0, at, 1500)
 
 
-def miss(user: str, now: datetime = T0, question_id: str = "q1") -> ReviewItem:
-    return after_round_miss(
-        None, platform="slack", workspace="T1", user=user, question_id=question_id, now=now
-    )
+MEMORY = Memory()
+
+
+def study(
+    user: str, now: datetime = T0, question_id: str = "q1", *, correct: bool = False
+) -> Study:
+    """The review of ``user``'s card that an answer at ``now`` brings (a miss by default)."""
+    review = Review(at=now, correct=correct, rating=rating_for(correct, None, 1500))
+    return Study(CardKey("slack", "T1", user, question_id), review, MEMORY)
+
+
+def reviewed(s: Study, prior: MemoryCard | None = None) -> MemoryCard:
+    """The card ``s`` leaves when it reviews ``prior``, as the store reads it back."""
+    version = 0 if prior is None else prior.version
+    return replace(s.apply(prior), version=version + 1)
+
+
+def key(user: str, question_id: str = "q1") -> CardKey:
+    return CardKey("slack", "T1", user, question_id)
 
 
 async def new_round(store: SqlStore, place: Place = PLACE) -> int:
@@ -81,69 +95,69 @@ class Trips:
         self.sqlalchemy, self.raw_calls, self.raw_statements = 0, 0, []
 
 
-# What each outcome sends on SQLite, in order: the answer's upsert, then the review item's when
-# the answer counts and was a miss. PostgreSQL sends one statement for every outcome.
-ANSWER, REVIEW = "INSERT INTO answers ", "INSERT INTO review_items "
+# What each outcome sends on SQLite, in order: the answer's upsert, then, for an answer that
+# went in, the card's read, its write and its log row. PostgreSQL sends one statement for every
+# outcome, and a second when the person already holds a card for the question.
+ANSWER, CARD = (
+    "INSERT INTO answers ",
+    ["SELECT cards.", "INSERT INTO cards ", "INSERT INTO card_reviews "],
+)
 SQLITE_STATEMENTS = {
-    "right": [ANSWER],
-    "first miss": [ANSWER, REVIEW],
+    "right": [ANSWER, *CARD],
+    "first miss": [ANSWER, *CARD],
     "already, changes off": [ANSWER],
     "already, a miss": [ANSWER],
     "already, the same choice": [ANSWER],
-    "changed to a miss": [ANSWER, REVIEW],
+    "changed to a miss": [ANSWER],
     "changed to right": [ANSWER],
     "closed": [ANSWER],
     "closed, a miss": [ANSWER],
     "no such round": [ANSWER],
-    "repeat miss": [ANSWER, REVIEW],
+    "repeat miss": [ANSWER, *CARD],
+    "no card": [ANSWER],
 }
 
 
-async def test_every_outcome_is_one_round_trip_of_at_most_two_statements(store: SqlStore):
+async def test_every_outcome_is_one_round_trip(store: SqlStore):
     rid = await new_round(store)
     changing = Place("slack", "T1", "CCHANGE")
     await store.set_channel_settings(changing, ChannelSettings(allow_change=True))
     rchange = await new_round(store, changing)
     for user, choice in [("U7", "B"), ("U9", "A")]:
         await store.record_answer(answer(rchange, user, choice))
-    await store.record_answer(answer(rchange, "U8", "C"), miss=miss("U8"))
+    await store.record_answer(answer(rchange, "U8", "C"), study=study("U8"))
     trips = Trips(store)
 
-    async def check(name: str, record: AnswerRecord, queued: ReviewItem | None, status: str):
+    async def check(name: str, record: AnswerRecord, s: Study | None, status: str, trips_: int = 1):
         trips.reset()
-        assert (await store.record_answer(record, miss=queued))[0].value == status, name
-        assert (trips.sqlalchemy, trips.raw_calls) == (0, 1), name
+        assert (await store.record_answer(record, study=s))[0].value == status, name
         if store.dialect == "postgresql":
-            assert len(trips.raw_statements) == 1, (name, trips.raw_statements)
+            assert (trips.sqlalchemy, trips.raw_calls) == (0, trips_), name
+            assert len(trips.raw_statements) == trips_, (name, trips.raw_statements)
         else:
+            assert (trips.sqlalchemy, trips.raw_calls) == (0, 1), name
             sent = [sql.lstrip() for sql in trips.raw_statements]
             want = SQLITE_STATEMENTS[name]
             assert len(sent) == len(want), (name, sent)
             assert all(map(str.startswith, sent, want)), (name, sent)
 
-    await check("right", answer(rid, "U1"), None, "accepted")
-    await check("first miss", answer(rid, "U2", "B"), miss("U2"), "accepted")
-    await check("already, changes off", answer(rid, "U1", "B"), None, "already")
-    await check("already, a miss", answer(rid, "U2", "C"), miss("U2"), "already")
+    await check("right", answer(rid, "U1"), study("U1", correct=True), "accepted")
+    await check("first miss", answer(rid, "U2", "B"), study("U2"), "accepted")
+    await check("already, changes off", answer(rid, "U1", "B"), study("U1"), "already")
+    await check("already, a miss", answer(rid, "U2", "C"), study("U2"), "already")
     await check("already, the same choice", answer(rchange, "U7", "B"), None, "already")
-    await check("changed to a miss", answer(rchange, "U9", "D"), miss("U9"), "changed")
-    await check("changed to right", answer(rchange, "U8", "A"), None, "changed")
+    await check("changed to a miss", answer(rchange, "U9", "D"), study("U9"), "changed")
+    await check(
+        "changed to right", answer(rchange, "U8", "A"), study("U8", correct=True), "changed"
+    )
     await store.close_round(rchange, T0 + timedelta(minutes=1))
     await check("closed", answer(rchange, "U8", "B"), None, "closed")
-    await check("closed, a miss", answer(rchange, "U5", "B"), miss("U5"), "closed")
-    await check("no such round", answer(4242, "U5", "B"), miss("U5"), "closed")
+    await check("closed, a miss", answer(rchange, "U5", "B"), study("U5"), "closed")
+    await check("no such round", answer(4242, "U5", "B"), study("U5"), "closed")
+    await check("no card", answer(rid, "U6", "B"), None, "accepted")
     rnext = await new_round(store, changing)
-    await check("repeat miss", answer(rnext, "U2", "B"), miss("U2"), "accepted")
-
-
-async def test_a_first_or_repeat_miss_is_at_most_two_statements(store: SqlStore):
-    trips = Trips(store)
-    for _ in range(2):
-        rid = await new_round(store)
-        trips.reset()
-        await store.record_answer(answer(rid, "U1", "B"), miss=miss("U1"))
-        assert len(trips.raw_statements) <= 2, trips.raw_statements
-        await store.close_round(rid, T0)
+    # U2 holds a card for q1 now: PostgreSQL's first run finds it and the second reviews it.
+    await check("repeat miss", answer(rnext, "U2", "B"), study("U2"), "accepted", trips_=2)
 
 
 def record(round_id: int, user: str, choice: str, minutes: int, ms: int) -> AnswerRecord:
@@ -183,18 +197,15 @@ async def test_a_second_answer_reports_the_whole_first_and_keeps_what_counts(
     got = await any_store.record_answer(
         later,
         allow_change=allow_change,
-        miss=None if later.correct else miss("U1", later.answered_at),
+        study=study("U1", later.answered_at, correct=later.correct),
     )
     # CHANGED reports the answer replaced, ALREADY the one that still counts: all of it.
     assert got == (status, earlier)
     kept = later if status is AnswerStatus.CHANGED else earlier
     # A change takes the new answer's points, time and elapsed time; the other user's stays.
     assert await any_store.round_answers(rid) == sorted([kept, other], key=lambda a: a.answered_at)
-    queued = await any_store.review_item("slack", "T1", "U1", "q1")
-    if status is AnswerStatus.CHANGED and not later.correct:
-        assert queued == replace(miss("U1", later.answered_at), version=1)
-    else:
-        assert queued is None
+    # The first answer went in without a card review; a second answer never reviews one.
+    assert await any_store.card(key("U1")) is None
 
 
 async def test_a_closed_round_keeps_its_answers_whatever_the_channel_allows(any_store: SqlStore):
@@ -206,12 +217,12 @@ async def test_a_closed_round_keeps_its_answers_whatever_the_channel_allows(any_
     for late in (record(rid, "U1", "B", 3, 3300), record(rid, "U2", "B", 3, 3300)):
         for allow_change in (None, True):
             got = await any_store.record_answer(
-                late, allow_change=allow_change, miss=miss(late.user)
+                late, allow_change=allow_change, study=study(late.user)
             )
             assert got == (AnswerStatus.CLOSED, None)
     assert await any_store.round_answers(rid) == [first]
-    assert await any_store.review_items("slack", "T1", "U1", include_done=True) == []
-    assert await any_store.review_items("slack", "T1", "U2", include_done=True) == []
+    assert await any_store.cards("slack", "T1", "U1") == []
+    assert await any_store.cards("slack", "T1", "U2") == []
 
 
 @pytest.mark.parametrize("allow_change", [True, False])
@@ -226,7 +237,9 @@ async def test_two_clicks_of_one_user_at_once_count_once(
             clicks = record(rid, "U1", "B", 1, 1100), record(rid, "U1", "C", 1, 1200)
             got = await asyncio.gather(
                 *(
-                    who.record_answer(click, allow_change=allow_change, miss=miss("U1"))
+                    who.record_answer(
+                        click, allow_change=allow_change, study=study("U1", click.answered_at)
+                    )
                     for who, click in zip((one, two), clicks, strict=True)
                 )
             )
@@ -242,8 +255,9 @@ async def test_two_clicks_of_one_user_at_once_count_once(
             else:
                 assert (status, row) == (AnswerStatus.ALREADY, first)
             await store.close_round(rid, T0)
-        # Queued once; every later miss, due no sooner, left it as it was.
-        assert await store.review_item("slack", "T1", "U1", "q1") == replace(miss("U1"), version=1)
+        # Ten rounds, each reviewing the card once, whichever click went in.
+        card = await store.card(key("U1"))
+        assert card is not None and (card.reps, card.version) == (10, 10)
     finally:
         await replica.close()
 
@@ -254,12 +268,12 @@ async def test_a_close_racing_an_answer_decides_it_one_way_or_the_other(
     await store.set_channel_settings(PLACE, ChannelSettings(allow_change=True))
     replica = await open_store(database_url)
     sent: list[asyncio.Task[Any]] = []
-    answers: list[tuple[AnswerRecord, ReviewItem]] = []
+    answers: list[tuple[AnswerRecord, Study]] = []
 
     def on_close(_conn: Any, _cur: Any, sql: str, *_: Any) -> None:
         # The close's UPDATE has run and its transaction is not yet committed: answer now.
         if sql.lstrip().startswith("UPDATE rounds") and answers:
-            sent.extend(asyncio.ensure_future(store.record_answer(a, miss=m)) for a, m in answers)
+            sent.extend(asyncio.ensure_future(store.record_answer(a, study=m)) for a, m in answers)
             answers.clear()
 
     try:
@@ -271,13 +285,13 @@ async def test_a_close_racing_an_answer_decides_it_one_way_or_the_other(
             await store.record_answer(first)
             user = f"V{n}"
             change, new = record(rid, "U1", "B", 2, 2200), record(rid, user, "C", 2, 2200)
-            clicks = [(r, miss(r.user, r.answered_at, f"q{n}")) for r in (change, new)]
+            clicks = [(r, study(r.user, r.answered_at, f"q{n}")) for r in (change, new)]
             closer = (store, replica)[n % 2]
             if n % 4 < 2:
                 # Sent together: the close and the answers race for the database.
                 closed, *got = await asyncio.gather(
                     closer.close_round(rid, T0 + timedelta(minutes=2)),
-                    *(store.record_answer(a, miss=m) for a, m in clicks),
+                    *(store.record_answer(a, study=m) for a, m in clicks),
                 )
             else:
                 # Sent while the close holds the round: they must wait for it and find it closed.
@@ -289,8 +303,8 @@ async def test_a_close_racing_an_answer_decides_it_one_way_or_the_other(
             assert closed
             got_change, got_new = got
             rows = {r.user: r for r in await store.round_answers(rid)}
-            # Either the answer came before the close and counts, review item and all, or it
-            # came after and left nothing behind.
+            # Either the answer came before the close and counts, card and all, or it came
+            # after and left nothing behind.
             if got_change[0] is AnswerStatus.CHANGED:
                 assert got_change[1] == first and rows["U1"] == change
             else:
@@ -299,41 +313,44 @@ async def test_a_close_racing_an_answer_decides_it_one_way_or_the_other(
                 assert rows[user] == new
             else:
                 assert got_new == (AnswerStatus.CLOSED, None) and user not in rows
-            for who, (status, _) in (("U1", got_change), (user, got_new)):
-                item = await store.review_item("slack", "T1", who, f"q{n}")
-                assert (item is not None) == (status is not AnswerStatus.CLOSED), (n, who)
+            # A changed answer leaves the card alone (the round's first answer reviewed it).
+            assert await store.card(key("U1", f"q{n}")) is None, n
+            card = await store.card(key(user, f"q{n}"))
+            assert (card is not None) == (got_new[0] is AnswerStatus.ACCEPTED), (n, user)
     finally:
         for closer in (store, replica):
             event.remove(closer.engine.sync_engine, "after_cursor_execute", on_close)
         await replica.close()
 
 
-async def test_a_miss_is_queued_with_the_answer_that_counts(store: SqlStore):
+async def test_the_card_is_reviewed_with_the_answer_that_counts(store: SqlStore):
     rid = await new_round(store)
-    status, _ = await store.record_answer(answer(rid, "U1", "B"), miss=miss("U1"))
+    status, _ = await store.record_answer(answer(rid, "U1", "B"), study=study("U1"))
     assert status is AnswerStatus.ACCEPTED
-    stored = await store.review_item("slack", "T1", "U1", "q1")
-    assert stored == replace(miss("U1"), version=1)
+    stored = await store.card(key("U1"))
+    assert stored == reviewed(study("U1"))
     # A second, refused click changes nothing, however late it comes.
     late = T0 + timedelta(hours=5)
-    assert (await store.record_answer(answer(rid, "U1", "C", late), miss=miss("U1", late)))[
+    assert (await store.record_answer(answer(rid, "U1", "C", late), study=study("U1", late)))[
         0
     ] is AnswerStatus.ALREADY
-    assert await store.review_item("slack", "T1", "U1", "q1") == stored
+    assert await store.card(key("U1")) == stored
     # Nor does an answer after the close.
     await store.close_round(rid, T0)
-    await store.record_answer(answer(rid, "U2", "B"), miss=miss("U2"))
-    assert await store.review_item("slack", "T1", "U2", "q1") is None
+    await store.record_answer(answer(rid, "U2", "B"), study=study("U2"))
+    assert await store.card(key("U2")) is None
 
 
-async def test_a_change_to_a_wrong_choice_queues_the_question(store: SqlStore):
+async def test_a_change_leaves_the_card_as_the_first_answer_left_it(store: SqlStore):
     rid = await new_round(store)
-    await store.record_answer(answer(rid, "U1", "A"))
+    await store.record_answer(answer(rid, "U1", "A"), study=study("U1", correct=True))
+    first = await store.card(key("U1"))
+    later = T0 + timedelta(minutes=3)
     status, previous = await store.record_answer(
-        answer(rid, "U1", "B"), allow_change=True, miss=miss("U1")
+        answer(rid, "U1", "B", later), allow_change=True, study=study("U1", later)
     )
     assert status is AnswerStatus.CHANGED and previous is not None and previous.choice == "A"
-    assert await store.review_item("slack", "T1", "U1", "q1") == replace(miss("U1"), version=1)
+    assert first is not None and await store.card(key("U1")) == first
 
 
 @pytest.mark.parametrize(
@@ -365,63 +382,69 @@ async def test_the_same_choice_again_is_already_even_where_changes_are_allowed(s
 
 
 async def test_an_answer_to_a_round_that_does_not_exist_is_closed(store: SqlStore):
-    assert await store.record_answer(answer(4242, "U1", "B"), miss=miss("U1")) == (
+    assert await store.record_answer(answer(4242, "U1", "B"), study=study("U1")) == (
         AnswerStatus.CLOSED,
         None,
     )
-    assert await store.review_items("slack", "T1", "U1", include_done=True) == []
+    assert await store.cards("slack", "T1", "U1") == []
 
 
-# Every branch of review.after_round_miss for a stored item: finished or not, a run of right
-# answers or none, due before, at or after the new due time, an early or a late step.
-STORED_STATES = list(itertools.product((False, True), (0, 1), (-2, 0, 3), (0, 2), (1, 4)))
+# Stored cards of every kind: never reviewed right, lapsed, long-lived, due before or after now.
+STORED_HISTORIES = [
+    [False],
+    [True],
+    [False, False],
+    [True, True, True],
+    [False, True, True, False],
+    [True, False, True],
+]
 
 
-@pytest.mark.parametrize("changed", [False, True], ids=["first answer", "changed answer"])
-async def test_a_miss_merges_into_a_stored_item_exactly_as_the_engine_rule_says(
-    any_store: SqlStore, changed: bool
+async def test_a_round_answer_reviews_a_stored_card_exactly_as_the_engine_rule_says(
+    any_store: SqlStore,
 ):
     rid = await new_round(any_store)
-    now = T0 + timedelta(minutes=1)
-    expected: dict[str, ReviewItem] = {}
-    async with any_store.write() as conn:
-        for n, (done, right, due_days, step, version) in enumerate(STORED_STATES):
-            user = f"U{n}"
-            due = now + timedelta(days=1 + due_days)
-            values = dict(
-                platform="slack",
-                workspace="T1",
-                user_id=user,
-                question_id="q1",
-                step=step,
-                right_in_row=right,
-                due_at=due,
-                done=done,
-                version=version,
+    now = T0 + timedelta(days=60)
+    expected: dict[str, MemoryCard] = {}
+    for n, (history, correct) in enumerate(itertools.product(STORED_HISTORIES, (False, True))):
+        user = f"U{n}"
+        card = new_card(key(user), T0)
+        at = T0
+        for right in history:
+            card = study(user, at, correct=right).apply(card)
+            at = card.due_at
+        card = replace(card, version=3)
+        assert await any_store.put_card(replace(card, version=0))
+        async with any_store.write() as conn:
+            await conn.execute(
+                sa.text("UPDATE cards SET version = 3 WHERE user_id = :u"), {"u": user}
             )
-            await conn.execute(sa.insert(review_items).values(**values))
-            stored = ReviewItem("slack", "T1", user, "q1", step, right, due, done, version)
-            new = after_round_miss(
-                stored, platform="slack", workspace="T1", user=user, question_id="q1", now=now
-            )
-            # save_review_item raises the version of what it writes; nothing written, no raise.
-            expected[user] = new if new == stored else replace(new, version=new.version + 1)
-    for user in expected:
-        if changed:
-            # A right answer first, changed to a miss: the change queues it as a miss would.
-            await any_store.record_answer(answer(rid, user, "A", T0))
+        expected[user] = reviewed(study(user, now, correct=correct), card)
         status, _ = await any_store.record_answer(
-            answer(rid, user, "B", now), allow_change=changed, miss=miss(user, now)
+            answer(rid, user, "A" if correct else "B", now),
+            study=study(user, now, correct=correct),
         )
-        assert status is (AnswerStatus.CHANGED if changed else AnswerStatus.ACCEPTED)
+        assert status is AnswerStatus.ACCEPTED
     for user, want in expected.items():
-        assert await any_store.review_item("slack", "T1", user, "q1") == want, user
+        assert await any_store.card(key(user)) == want, user
 
 
-async def test_a_review_item_belongs_to_the_answering_user(store: SqlStore):
+async def test_a_card_and_its_log_row_come_from_the_same_answer(store: SqlStore):
+    rid = await new_round(store)
+    await store.record_answer(answer(rid, "U1", "B"), study=study("U1"))
+    async with store.read() as conn:
+        rows = (
+            await conn.execute(
+                sa.text("SELECT source, round_id, choice, correct, rating, prior FROM card_reviews")
+            )
+        ).all()
+    assert [tuple(r) for r in rows] == [("round", rid, "B", False, 1, None)]
+
+
+async def test_a_card_belongs_to_the_answering_user(store: SqlStore):
     rid = await new_round(store)
     with pytest.raises(ValueError, match="its own user"):
-        await store.record_answer(answer(rid, "U1", "B"), miss=miss("U2"))
+        await store.record_answer(answer(rid, "U1", "B"), study=study("U2"))
 
 
 async def test_the_newest_scheduled_results_are_the_tail_of_all(store: SqlStore):
@@ -463,7 +486,7 @@ async def test_an_answer_made_while_the_pool_holds_the_write_lock_waits_without_
             sa.text("UPDATE rounds SET message_ref = 'held' WHERE id = :id"), {"id": rid}
         )
         pending = asyncio.ensure_future(
-            store.record_answer(answer(rid, "U1", "B"), miss=miss("U1"))
+            store.record_answer(answer(rid, "U1", "B"), study=study("U1"))
         )
         # The answer's group meets the lock and goes to the writer's thread, which waits.
         for _ in range(5):
@@ -474,4 +497,4 @@ async def test_an_answer_made_while_the_pool_holds_the_write_lock_waits_without_
     assert await pending == (AnswerStatus.ACCEPTED, None)
     [stored_answer] = await store.round_answers(rid)
     assert stored_answer.choice == "B"
-    assert await store.review_item("slack", "T1", "U1", "q1") == replace(miss("U1"), version=1)
+    assert await store.card(key("U1")) == reviewed(study("U1"))

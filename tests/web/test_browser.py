@@ -136,7 +136,7 @@ async def test_player_page_at_phone_width(site: Site, base_url: str, browser) ->
     await page.wait_for_url(f"{base_url}/dashboard/me", timeout=WAIT_MS)
     assert await page.inner_text("h1") == "bob"
     assert await page.inner_text("#points") == "1"
-    assert await page.inner_text("#due") == "1"  # his miss came due a day after it
+    assert await page.inner_text("#due") == "2"  # his right answer and his miss, both due
     assert "third-q" in await page.inner_text("#reviews")
     history = await page.locator("#history tbody tr").count()
     assert history == 2

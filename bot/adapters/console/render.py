@@ -115,9 +115,7 @@ def review_outcome_text(outcome: ReviewOutcome, question: Question, now: datetim
     else:
         head = say(M.PLAY_WRONG, choice=_choice(outcome.choice), answer=_choice(outcome.answer))
     lines = ["", _plain(head), fill(outcome.short, "  ")]
-    if outcome.done:
-        lines.append(fill(M.REVIEW_DONE, "  "))
-    elif outcome.due_at is not None:
+    if outcome.due_at is not None:
         days = max(1, round((outcome.due_at - now) / timedelta(days=1)))
         back = M.PLAY_REVIEW_COMES_BACK_ONE if days == 1 else M.PLAY_REVIEW_COMES_BACK_MANY
         lines.append(_plain(say(back, n=days, when=_when(outcome.due_at)), "  "))

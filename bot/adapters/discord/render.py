@@ -341,7 +341,7 @@ def panel_embed(panel: Panel) -> discord.Embed:
 
 
 def review_embed(ask: ReviewAsk) -> discord.Embed:
-    """Render a missed question for its private re-ask."""
+    """Render a question due for review, for its private re-ask."""
     embed = discord.Embed(
         title=markdown(ask.title, EMBED_TITLE_MAX),
         description=_with_choices(ask.question),

@@ -1,0 +1,259 @@
+"""Each person's memory of each question: FSRS cards, the rating rule, and the ladder's migration.
+
+Every answer a person gives (a channel round, a daily post, a review, practice, the terminal)
+reviews that person's card for the question with the `fsrs` package's scheduler. The card says
+when the question is due again: soon after a miss, further out after each right answer, further
+still when the answer was quick or the person was sure. The rating comes from ``rating_for``
+(docs/learning.md has the table).
+
+Intervals are whole days: the bot asks at most daily in a channel, so the scheduler runs without
+FSRS's minute-long learning steps, and without fuzz, so a card is a pure function of its answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from enum import IntEnum, StrEnum
+
+from fsrs import Card, Rating, Scheduler, State
+
+DEFAULT_RETENTION = 0.9
+MIN_RETENTION = 0.7
+MAX_RETENTION = 0.97
+
+# Answer time, in seconds, that separates a quick recall from a slow one (docs/learning.md).
+QUICK_SECONDS = 10.0
+SLOW_SECONDS = 60.0
+
+
+class Grade(IntEnum):
+    """FSRS's four ratings, as stored."""
+
+    AGAIN = Rating.Again.value
+    HARD = Rating.Hard.value
+    GOOD = Rating.Good.value
+    EASY = Rating.Easy.value
+
+
+class Confidence(StrEnum):
+    """What a person says of an answer after giving it (optional)."""
+
+    SURE = "sure"
+    GUESSED = "guessed"
+
+
+class Source(StrEnum):
+    """Where an answer was given."""
+
+    ROUND = "round"
+    REVIEW = "review"
+    PRACTICE = "practice"
+
+
+def rating_for(correct: bool, confidence: Confidence | None, elapsed_ms: int | None) -> Grade:
+    """Return the FSRS rating of an answer.
+
+    A wrong answer is Again, sure or not. A right answer the person says they guessed is Hard.
+    A right answer they are sure of is Easy when quick, else Good. A right answer with no
+    confidence given is Good unless it was slow (Hard). An unknown time counts as neither quick
+    nor slow.
+    """
+    if not correct:
+        return Grade.AGAIN
+    seconds = None if elapsed_ms is None else elapsed_ms / 1000
+    if confidence is Confidence.GUESSED:
+        return Grade.HARD
+    if confidence is Confidence.SURE:
+        return Grade.EASY if seconds is not None and seconds <= QUICK_SECONDS else Grade.GOOD
+    return Grade.HARD if seconds is not None and seconds > SLOW_SECONDS else Grade.GOOD
+
+
+@dataclass(frozen=True, slots=True)
+class CardKey:
+    """Whose card for which question."""
+
+    platform: str
+    workspace: str
+    user: str
+    question_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryCard:
+    """One person's FSRS state for one question; ``version`` 0 means not stored yet."""
+
+    key: CardKey
+    state: int
+    stability: float | None
+    difficulty: float | None
+    due_at: datetime
+    last_review: datetime | None
+    reps: int = 0
+    lapses: int = 0
+    version: int = 0
+
+    @property
+    def seen(self) -> bool:
+        """Return whether the person has answered the question at least once."""
+        return self.last_review is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    """One answer as the card's history keeps it."""
+
+    at: datetime
+    correct: bool
+    rating: Grade
+    source: Source = Source.ROUND
+    elapsed_ms: int | None = None
+    confidence: Confidence | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Study:
+    """One answer's effect on its person's card: ``memory`` reviews it as ``review`` says."""
+
+    key: CardKey
+    review: Review
+    memory: Memory
+
+    def apply(self, prior: MemoryCard | None) -> MemoryCard:
+        """Return the card after this answer (``prior`` None: the first answer)."""
+        base = prior if prior is not None else new_card(self.key, self.review.at)
+        return self.memory.review(base, self.review.rating, self.review.at)
+
+
+def new_card(key: CardKey, now: datetime) -> MemoryCard:
+    """Return the card of a question the person has never answered."""
+    return MemoryCard(
+        key=key,
+        state=State.Learning.value,
+        stability=None,
+        difficulty=None,
+        due_at=now,
+        last_review=None,
+    )
+
+
+class Memory:
+    """The FSRS scheduler at one desired retention, over plain card values."""
+
+    def __init__(self, retention: float = DEFAULT_RETENTION) -> None:
+        if not MIN_RETENTION <= retention <= MAX_RETENTION:
+            raise ValueError(
+                f"desired retention {retention} is outside {MIN_RETENTION}-{MAX_RETENTION}"
+            )
+        self.retention = retention
+        self._scheduler = Scheduler(
+            desired_retention=retention,
+            learning_steps=(),
+            relearning_steps=(),
+            enable_fuzzing=False,
+        )
+
+    def review(self, card: MemoryCard, rating: Grade, at: datetime) -> MemoryCard:
+        """Return the card after one answer rated ``rating`` at ``at`` (its version unchanged)."""
+        after, _ = self._scheduler.review_card(_to_fsrs(card), Rating(int(rating)), at)
+        return replace(
+            card,
+            state=int(after.state.value),
+            stability=after.stability,
+            difficulty=after.difficulty,
+            due_at=after.due,
+            last_review=after.last_review,
+            reps=card.reps + 1,
+            lapses=card.lapses + (1 if rating is Grade.AGAIN and card.seen else 0),
+        )
+
+    def replay(self, key: CardKey, history: Iterable[Review], *, version: int = 0) -> MemoryCard:
+        """Return the card that these answers, in time order, leave."""
+        ordered = sorted(history, key=lambda r: r.at)
+        card = new_card(key, ordered[0].at if ordered else _EPOCH)
+        for step in ordered:
+            card = self.review(card, step.rating, step.at)
+        return replace(card, version=version)
+
+    def retrievability(self, card: MemoryCard, at: datetime) -> float:
+        """Return the probability that the person recalls the answer at ``at`` (0 if unseen)."""
+        if not card.seen:
+            return 0.0
+        return float(self._scheduler.get_card_retrievability(_to_fsrs(card), at))
+
+    def initial_difficulty(self, rating: Grade) -> float:
+        """Return FSRS's difficulty of a card whose first answer got ``rating``."""
+        card, _ = self._scheduler.review_card(
+            Card(card_id=1, due=_EPOCH), Rating(int(rating)), _EPOCH
+        )
+        assert card.difficulty is not None
+        return float(card.difficulty)
+
+
+def is_due(card: MemoryCard, now: datetime) -> bool:
+    """Return whether an answered card should be asked again now."""
+    return card.seen and card.due_at <= now
+
+
+# ---------------------------------------------------------------- the old ladder, migrated
+
+LADDER_DAYS = (1, 3, 7, 21)
+
+
+def from_ladder(
+    key: CardKey,
+    *,
+    step: int,
+    right_in_row: int,
+    due_at: datetime,
+    done: bool,
+    memory: Memory,
+) -> MemoryCard:
+    """Return the FSRS card that stands for a review item of the old fixed ladder.
+
+    The ladder asked a missed question after 1, 3, 7 and 21 days. An unfinished item becomes a
+    review card whose stability is its current ladder interval, last reviewed one interval before
+    its due date, with the difficulty FSRS gives a first miss. A finished item (right twice in a
+    row at its interval) becomes a card with twice that stability, last reviewed at its final due
+    date and due one stability later, with the difficulty of a first right answer.
+    """
+    days = LADDER_DAYS[min(max(step, 0), len(LADDER_DAYS) - 1)]
+    if done:
+        stability = 2.0 * days
+        last = due_at
+        return MemoryCard(
+            key=key,
+            state=State.Review.value,
+            stability=stability,
+            difficulty=memory.initial_difficulty(Grade.GOOD),
+            due_at=last + timedelta(days=stability),
+            last_review=last,
+            reps=step + 1 + right_in_row,
+            lapses=step + 1,
+        )
+    return MemoryCard(
+        key=key,
+        state=State.Review.value,
+        stability=float(days),
+        difficulty=memory.initial_difficulty(Grade.AGAIN),
+        due_at=due_at,
+        last_review=due_at - timedelta(days=days),
+        reps=step + 1 + right_in_row,
+        lapses=step + 1,
+    )
+
+
+_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+def _to_fsrs(card: MemoryCard) -> Card:
+    return Card(
+        card_id=1,
+        state=State(card.state),
+        step=None if card.state != State.Learning.value else 0,
+        stability=card.stability,
+        difficulty=card.difficulty,
+        due=card.due_at,
+        last_review=card.last_review,
+    )
