@@ -22,9 +22,9 @@ from bot import links
 from bot.engine import activity, analytics
 from bot.engine.activity import DayActivity, HistoryRow, StreakRow
 from bot.engine.engine import QuizEngine
+from bot.engine.learning import MemoryCard, is_due
 from bot.engine.model import Period, Place, ScoreRow
 from bot.engine.ports import Clock, Schedule, utc_now
-from bot.engine.learning import MemoryCard, is_due
 from bot.links import BadToken, Grant, Purpose, Scope
 from bot.web import _svg
 
