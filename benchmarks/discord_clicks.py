@@ -9,7 +9,7 @@ time is from the moment the stand-in sends its dispatch to the moment the intera
 - durable: the same View, but a button first commits one row (aiosqlite on a SQLite file;
   asyncpg, autocommit, with ``--postgres``), the least a bot that keeps answers must do;
 - quizbot, on a one-question bank (the seed question): it parses the button's custom_id,
-  grades the click, commits the answer (and a miss's review item), then answers with feedback.
+  grades the click, commits the answer (and the user's reviewed card), then answers with feedback.
 
 Discord sends the whole message with every click, and discord.py parses it before any handler
 runs, so the baselines' buttons are on the same message as quizbot's: its card for the seed
@@ -23,7 +23,7 @@ burst (``collector_paused``): a full collection of its heap stalled whichever bo
 Each run sends a warm-up, then two bursts by the same ``--clicks`` users, in waves of
 ``--concurrency`` at once, spread over every choice (``--right-only``: all on the right one).
 Between the bursts quizbot's round is closed and the question asked again, so in the second
-burst each user who missed already has a review item for it (the repeat-miss case). Reported
+burst each user who missed already holds a card for it (the repeat-miss case). Reported
 per burst: p50/p99, clicks a second, CPU milliseconds per click of the bot's process, and the
 callbacks later than Discord's 3 s deadline (their users would see "This interaction failed").
 Afterwards every quizbot answer must be in its database. A last row times ``engine.answer``

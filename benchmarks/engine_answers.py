@@ -2,10 +2,11 @@
 driver loop in the same run; SQLite by default, PostgreSQL with ``--postgres``.
 
 - Right and mixed answers: ``--answers`` users answer one round (mixed: spread over every choice,
-  so most are wrong and each miss is also queued for the user's review).
+  so most are wrong); every answer also reviews the user's FSRS card for the question.
 - Repeat misses: ``--users`` users answer a one-question bank wrongly, ``--concurrency`` at a
   time, for ``--rounds`` rounds. Round 1 is everyone's first miss; in every later round each
-  user already has a review item for the question, which the miss must advance.
+  user already holds a card for the question, which the miss must review (on PostgreSQL the
+  answer's statement then runs twice: once to find the card, once to write it).
 - Statements and round trips per answer for each outcome (right, first miss, repeat miss,
   changed, already, closed, and a right answer in a daily round, which also reads the streak).
 
@@ -200,8 +201,8 @@ async def repeat_misses(url: str, users: int, rounds: int, concurrency: int) -> 
             await engine.close(card.round_id)
             label = "first miss" if r == 1 else "repeat miss"
             figures.append(Figure(f"round {r}: {label}", users, timed, statements, trips))
-        items = await store.review_items("slack", "T1", "U0")
-        assert len(items) == 1 and items[0].right_in_row == 0, items
+        cards = await store.cards("slack", "T1", "U0")
+        assert len(cards) == 1 and cards[0].reps == rounds, cards
         return figures
     finally:
         await store.close()

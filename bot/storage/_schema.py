@@ -146,9 +146,14 @@ slot_claims = sa.Table(
     sa.Column("round_id", sa.Integer, nullable=True),
 )
 
+# The old review ladder's tables: created by migration 2, replaced by the cards
+# (``_ladder_to_cards``). They live in their own MetaData, so that ``metadata`` lists only the
+# tables in use.
+retired = sa.MetaData()
+
 review_items = sa.Table(
     "review_items",
-    metadata,
+    retired,
     sa.Column("platform", sa.String(16), primary_key=True),
     sa.Column("workspace", sa.String(64), primary_key=True),
     sa.Column("user_id", sa.String(64), primary_key=True),
@@ -164,7 +169,7 @@ review_items = sa.Table(
 # Review answers never count towards scores, so they stay out of the answers table.
 review_answers = sa.Table(
     "review_answers",
-    metadata,
+    retired,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("platform", sa.String(16), nullable=False),
     sa.Column("workspace", sa.String(64), nullable=False),
@@ -267,7 +272,8 @@ dashboard_links = sa.Table(
 
 def _create(*tables: sa.Table) -> Callable[[Connection], None]:
     def run(conn: Connection) -> None:
-        metadata.create_all(conn, tables=list(tables))
+        for table in tables:
+            table.create(conn, checkfirst=True)
 
     return run
 

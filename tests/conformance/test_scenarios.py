@@ -331,20 +331,20 @@ async def test_the_scheduler_posts_the_daily_question(chat: Any) -> None:
 # ---------------------------------------------------------------- review
 
 
-async def test_review_with_nothing_missed(chat: Any) -> None:
+async def test_review_with_nothing_answered(chat: Any) -> None:
     review = await chat.review(user="dee")
-    assert review.seen.private and "No missed questions to review." in review.seen
+    assert review.seen.private and "Nothing to review yet." in review.seen
     assert review.values == []
 
 
-async def test_review_re_asks_a_missed_question_and_leaves_scores_alone(chat: Any) -> None:
+async def test_review_re_asks_a_due_question_and_leaves_scores_alone(chat: Any) -> None:
     card = await chat.card("storage")
     await chat.click(card, "B", user="dee")
     soon = await chat.review(user="dee")
     assert "Nothing to review right now; your next review is due" in soon.seen
     chat.clock.advance(days=1)
     review = await chat.review(user="dee")
-    assert review.seen.private and "Review: a question you missed" in review.seen
+    assert review.seen.private and "Review: a question due again" in review.seen
     assert len(review.values) == 3
     before = await chat.engine.leaderboard(
         chat.place.platform, chat.place.workspace, Period.ALL, "x"
@@ -434,7 +434,7 @@ FIRST_RESPONSE = {"slack": "ack", "discord": "deferred"}
         ("stats", {}, "0 answered"),
         ("settings", {}, "a question stays open"),
         ("schedule", {}, "There is no daily question"),
-        ("review", {}, "No missed questions"),
+        ("review", {}, "Nothing to review yet"),
     ],
 )
 async def test_every_command_answers_in_time_while_the_database_is_held(

@@ -161,8 +161,8 @@ async def review_click(slack: Harness, value: str, *, user: str, respond_to: str
     assert (reply.status, reply.text) == (200, "")
 
 
-async def test_review_re_asks_a_missed_question_privately(slack: Harness) -> None:
-    assert (await reply_to(slack, "review", user="U3")).startswith("No missed questions")
+async def test_review_re_asks_a_due_question_privately(slack: Harness) -> None:
+    assert (await reply_to(slack, "review", user="U3")).startswith("Nothing to review yet")
     round_id, ts = await slack.open_card("networking")
     await slack.click(round_id, "C", user="U3", message_ts=ts)
     await slack.standin.wait_calls("chat.postEphemeral")
@@ -175,7 +175,7 @@ async def test_review_re_asks_a_missed_question_privately(slack: Harness) -> Non
     asked = calls[1].params
     assert (asked["channel"], asked["user"]) == (CHANNEL, "U3")
     blocks = asked["blocks"]
-    assert blocks[0]["text"]["text"] == "Review: a question you missed"
+    assert blocks[0]["text"]["text"] == "Review: a question due again"
     (actions,) = [b for b in blocks if b["type"] == "actions"]
     assert [b["action_id"] for b in actions["elements"]] == [f"quiz_review_{k}" for k in "ABCD"]
     values = [b["value"] for b in actions["elements"]]
