@@ -4,8 +4,9 @@
 reads how often each question was asked), ``--users`` users answer it ``--concurrency`` at a time
 (about a third wrong; every answer reviews a card, so cards pile up; a right answer reads the
 streak), the round closes and reveals, and then: the week, month and all-time leaderboards,
-``/quiz stats`` for a few users, and a few users' reviews (the queue, the next question, an answer to it). A warm-up
-round in another workspace runs first, so the first day does not pay for cold caches.
+``/quiz stats`` for a few users, and a few users' reviews (the queue, the next question, an
+answer to it). A warm-up round in another workspace runs first, so the first day does not pay
+for cold caches.
 
 Each day the same work runs a second time in a new workspace with no history at all: the
 baseline measured beside it. The two workspaces' answers are interleaved, a wave of
