@@ -156,16 +156,17 @@ class Memory:
 
     def review(self, card: MemoryCard, rating: Grade, at: datetime) -> MemoryCard:
         """Return the card after one answer rated ``rating`` at ``at`` (its version unchanged)."""
-        after, _ = self._scheduler.review_card(_to_fsrs(card), Rating(int(rating)), at)
-        return replace(
-            card,
-            state=int(after.state.value),
+        after, _ = self._scheduler.review_card(_to_fsrs(card), _RATINGS[rating], at)
+        return MemoryCard(
+            key=card.key,
+            state=after.state.value,
             stability=after.stability,
             difficulty=after.difficulty,
             due_at=after.due,
             last_review=after.last_review,
             reps=card.reps + 1,
             lapses=card.lapses + (1 if rating is Grade.AGAIN and card.seen else 0),
+            version=card.version,
         )
 
     def replay(self, key: CardKey, history: Iterable[Review], *, version: int = 0) -> MemoryCard:
@@ -245,6 +246,7 @@ def from_ladder(
 
 
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+_RATINGS = {grade: Rating(int(grade)) for grade in Grade}
 
 
 def _to_fsrs(card: MemoryCard) -> Card:

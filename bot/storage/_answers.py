@@ -5,8 +5,8 @@ Every outcome (accepted, changed, already, closed) is settled by one call to the
 - PostgreSQL: one statement (``POSTGRES_ANSWER``): data-modifying CTEs insert the answer, or
   change it where allowed, and write the reviewed card and its log row, while ``FOR SHARE`` on
   the round holds off a concurrent close until the statement's own commit (it runs in
-  autocommit). The card is computed before the statement from the card it expects to find
-  (none, for a question the person never answered); the statement writes nothing unless the
+  autocommit). The card is reviewed before the statement, from the card it expects to find (the
+  one this store wrote last, ``CardCache``, or none); the statement writes nothing unless the
   stored card is that one, and otherwise returns the stored card, so that a second run with the
   card reviewed from there settles it (``stale``).
 - SQLite: one call into the store's writer (``SqliteWriter``). The answer is one upsert
@@ -15,8 +15,8 @@ Every outcome (accepted, changed, already, closed) is settled by one call to the
   writer's connection) whether the engine's rule lets the answer change. That function is shown
   the stored row as it was before the statement, which RETURNING cannot report (it gives the
   values after an update), and keeps it: the statement's rowcount and that row tell all four
-  outcomes apart. An inserted answer then reads, reviews and writes its card in the same call
-  (the writer makes the call one transaction).
+  outcomes apart. An inserted answer then writes its reviewed card in the same call (the writer
+  makes the call one transaction): one statement, expecting the card this store wrote last.
 
 Statement by statement, the decisions are ``answer_steps``, a generator that yields the
 statements it needs and receives their results, driven by a SQLAlchemy transaction (an in-memory
@@ -33,7 +33,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -44,21 +44,19 @@ from bot.engine.learning import MemoryCard, Study
 from bot.engine.model import AnswerRecord, AnswerStatus
 from bot.engine.rules import second_answer
 from bot.storage._cards import (
+    CardCache,
     card_from_row,
-    card_log,
     card_params,
     card_select,
     card_upsert,
     key_params,
-    log_params,
-    prior_json,
 )
 from bot.storage._schema import UTCDateTime, answers, channel_settings, rounds
 
 Outcome = tuple[AnswerStatus, AnswerRecord | None]
 
 INSERT, STATE, CHANGE = "insert", "state", "change"
-CARD_READ, CARD_WRITE, CARD_LOG = "card_read", "card_write", "card_log"
+CARD_READ, CARD_WRITE = "card_read", "card_write"
 
 _ANSWER_COLUMNS = [
     "round_id",
@@ -98,13 +96,19 @@ def answer_params(answer: AnswerRecord) -> dict[str, Any]:
     }
 
 
-def answer_steps(answer: AnswerRecord, *, allow_change: bool | None, study: Study | None) -> Steps:
+def answer_steps(
+    answer: AnswerRecord,
+    *,
+    allow_change: bool | None,
+    study: Study | None,
+    remember: Callable[[MemoryCard], None] = lambda _: None,
+) -> Steps:
     """Settle an answer statement by statement; see ``SqlStore.record_answer``."""
     params = answer_params(answer)
     for _ in range(3):
         if (yield INSERT, params).rowcount == 1:
             if study is not None:
-                yield from card_steps(study, answer)
+                yield from card_steps(study, answer, remember)
             return AnswerStatus.ACCEPTED, None
         state = (yield STATE, params).row
         if state is None or state[0] is not None:
@@ -126,16 +130,15 @@ def answer_steps(answer: AnswerRecord, *, allow_change: bool | None, study: Stud
 
 
 def card_steps(
-    study: Study, answer: AnswerRecord
+    study: Study, answer: AnswerRecord, remember: Callable[[MemoryCard], None]
 ) -> Generator[tuple[str, dict[str, Any]], Done, None]:
-    """Read the card (locked), review it and write it with its log row."""
-    row = (yield CARD_READ, key_params(study.key)).row
-    prior = card_from_row(study.key, row)
+    """Read the card (locked), review it and write it."""
+    prior = card_from_row(study.key, (yield CARD_READ, key_params(study.key)).row)
     new = study.apply(prior)
     expected = 0 if prior is None else prior.version
-    if (yield CARD_WRITE, card_params(new, expected)).rowcount != 1:
+    if (yield CARD_WRITE, card_params(study, new, expected)).rowcount != 1:
         raise RuntimeError(f"card of {answer.user} changed while locked")
-    yield CARD_LOG, log_params(study, prior, choice=answer.choice, round_id=answer.round_id)
+    remember(replace(new, version=expected + 1))
 
 
 def stored_answer(answer: AnswerRecord, row: tuple[Any, ...]) -> AnswerRecord:
@@ -226,7 +229,6 @@ def build_statements(insert: Callable[[sa.Table], Any]) -> dict[str, Any]:
         CHANGE: change,
         CARD_READ: card_select(lock=True),
         CARD_WRITE: card_upsert(insert),
-        CARD_LOG: card_log(),
     }
 
 
@@ -366,23 +368,27 @@ def sqlite_settle(
 
 
 def sqlite_learn(
-    study: Study,
-    answer: AnswerRecord,
-    read: Compiled,
-    write: Compiled,
-    log: Compiled,
+    study: Study, cache: CardCache, read: Compiled, write: Compiled
 ) -> Callable[[sqlite3.Connection], None]:
-    """Return the part of the writer's call that reads, reviews and writes the card."""
-    key = read.values(key_params(study.key))
+    """Return the part of the writer's call that reviews and writes the card.
+
+    The review starts from the card this store wrote last (or none), and the write expects it:
+    one statement. Only when another process changed the card is it read, reviewed and written
+    again.
+    """
 
     def learn(conn: sqlite3.Connection) -> None:
-        prior = card_from_row(study.key, conn.execute(read.sql, key).fetchone())
-        new = study.apply(prior)
-        expected = 0 if prior is None else prior.version
-        # The writer is the only one writing: the version it read is the one it overwrites.
-        conn.execute(write.sql, write.values(card_params(new, expected)))
-        params = log_params(study, prior, choice=answer.choice, round_id=answer.round_id)
-        conn.execute(log.sql, log.values(params))
+        prior = cache.get(study.key)
+        for _ in range(2):
+            new = study.apply(prior)
+            expected = 0 if prior is None else prior.version
+            if conn.execute(write.sql, write.values(card_params(study, new, expected))).rowcount:
+                cache.put(replace(new, version=expected + 1))
+                return
+            key = read.values(key_params(study.key))
+            prior = card_from_row(study.key, conn.execute(read.sql, key).fetchone())
+        # The writer is the only one writing here: the card it just read is the one it replaces.
+        raise RuntimeError(f"card of {study.key.user} changed inside the writer's call")
 
     return learn
 
@@ -450,26 +456,20 @@ WITH r AS (
     RETURNING 1
 ), card AS (
     INSERT INTO cards AS t (platform, workspace, user_id, question_id, state, stability,
-                            difficulty, due_at, last_review, reps, lapses, version)
+                            difficulty, due_at, last_review, reps, lapses, version, rating,
+                            confidence)
     SELECT $10::varchar, $11::varchar, $2::varchar, $12::varchar, $13::integer,
            $14::float8, $15::float8, $16::timestamptz, $17::timestamptz, $18::integer,
-           $19::integer, $20::integer
+           $19::integer, $20::integer, $22::integer, NULL
     WHERE $9::boolean AND EXISTS (SELECT FROM ins)
     ON CONFLICT (platform, workspace, user_id, question_id) DO UPDATE SET
+        p_state = t.state, p_stability = t.stability, p_difficulty = t.difficulty,
+        p_due_at = t.due_at, p_last_review = t.last_review, p_lapses = t.lapses,
         state = excluded.state, stability = excluded.stability,
         difficulty = excluded.difficulty, due_at = excluded.due_at,
         last_review = excluded.last_review, reps = excluded.reps, lapses = excluded.lapses,
-        version = excluded.version
+        version = excluded.version, rating = excluded.rating, confidence = NULL
     WHERE t.version = $21::integer
-    RETURNING 1
-), log AS (
-    INSERT INTO card_reviews (platform, workspace, user_id, question_id, source, round_id,
-                              choice, correct, rating, confidence, elapsed_ms, answered_at,
-                              prior)
-    SELECT $10::varchar, $11::varchar, $2::varchar, $12::varchar, 'round', $1::integer,
-           $3::varchar, $4::boolean, $22::integer, NULL, $7::bigint, $6::timestamptz,
-           $23::text
-    WHERE EXISTS (SELECT FROM card)
     RETURNING 1
 )
 SELECT CASE WHEN EXISTS (SELECT FROM ins) THEN 'accepted'
@@ -503,24 +503,8 @@ def postgres_args(
         allow_change,
     )
     if study is None:
-        return (
-            *common,
-            False,
-            "",
-            "",
-            "",
-            0,
-            None,
-            None,
-            answer.answered_at,
-            None,
-            0,
-            0,
-            1,
-            0,
-            0,
-            None,
-        )
+        at = answer.answered_at
+        return (*common, False, "", "", "", 0, None, None, at, None, 0, 0, 1, 0, 0)
     new = study.apply(prior)
     expected = 0 if prior is None else prior.version
     return (
@@ -539,7 +523,6 @@ def postgres_args(
         expected + 1,
         expected,
         int(study.review.rating),
-        None if prior is None else prior_json(prior),
     )
 
 

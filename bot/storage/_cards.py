@@ -1,14 +1,18 @@
-"""SQL for each person's FSRS cards and the answers that reviewed them.
+"""SQL for each person's FSRS cards, and for the answers given outside rounds.
 
-A card is read, reviewed by the engine's rule (``learning.Study``) and written back inside one
-transaction, the write guarded by the card's version. A round answer does this inside its own
-statement or writer call (``bot/storage/_answers.py``); review and practice answers, and a
-confidence given after an answer, through ``CardsSql`` here.
+A card is reviewed by the engine's rule (``learning.Study``) and written back in the answer's
+own transaction, the write guarded by the card's version: the write names the version it
+expects to overwrite (0: no card yet) and changes nothing otherwise. A round answer does this in
+its own statement or writer call (``bot/storage/_answers.py``), expecting the card the store
+last wrote for that person and question (``CardCache``), or none; review and practice answers
+and a confidence given after an answer go through ``CardsSql`` here.
+
+The write keeps the state the review started from in the row's ``p_`` columns, copied in SQL
+from the row it replaces, so that a confidence given afterwards can re-rate the review.
 """
 
 from __future__ import annotations
 
-import json
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -17,10 +21,42 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.engine.learning import CardKey, Confidence, Grade, Memory, MemoryCard, Study, new_card
+from bot.engine.learning import (
+    CardKey,
+    Confidence,
+    Grade,
+    Memory,
+    MemoryCard,
+    Study,
+    new_card,
+)
 from bot.storage._schema import UTCDateTime, card_reviews, cards
 
-_STATE = ("state", "stability", "difficulty", "due_at", "last_review", "reps", "lapses")
+STATE = ("state", "stability", "difficulty", "due_at", "last_review", "reps", "lapses")
+_PRIOR = ("state", "stability", "difficulty", "due_at", "last_review", "lapses")
+CACHED_CARDS = 50_000
+
+
+class CardCache:
+    """The cards this store wrote last, by key: the state a round answer expects to find.
+
+    A guess, never trusted: the write checks the version, and a card changed elsewhere (another
+    replica, a review) is read again. Bounded by starting over when full.
+    """
+
+    def __init__(self, size: int = CACHED_CARDS) -> None:
+        self._cards: dict[CardKey, MemoryCard] = {}
+        self._size = size
+
+    def get(self, key: CardKey) -> MemoryCard | None:
+        """Return the card last written for ``key`` here, if remembered."""
+        return self._cards.get(key)
+
+    def put(self, card: MemoryCard) -> None:
+        """Remember a card as written."""
+        if len(self._cards) >= self._size:
+            self._cards.clear()
+        self._cards[card.key] = card
 
 
 def key_params(key: CardKey) -> dict[str, Any]:
@@ -33,7 +69,7 @@ def key_params(key: CardKey) -> dict[str, Any]:
     }
 
 
-def card_params(new: MemoryCard, expected: int) -> dict[str, Any]:
+def card_params(study: Study, new: MemoryCard, expected: int) -> dict[str, Any]:
     """Return the parameters that write ``new`` over the stored version ``expected``."""
     return key_params(new.key) | {
         "c_state": new.state,
@@ -45,74 +81,26 @@ def card_params(new: MemoryCard, expected: int) -> dict[str, Any]:
         "c_lapses": new.lapses,
         "c_version": expected + 1,
         "c_expected": expected,
+        "c_rating": int(study.review.rating),
+        "c_confidence": None if study.review.confidence is None else study.review.confidence.value,
     }
 
 
-def log_params(
-    study: Study, prior: MemoryCard | None, *, choice: str, round_id: int | None
-) -> dict[str, Any]:
-    """Return the parameters of the review's log row, with the card as it was before."""
-    review = study.review
-    return key_params(study.key) | {
-        "l_source": review.source.value,
-        "l_round_id": round_id,
-        "l_choice": choice,
-        "l_correct": review.correct,
-        "l_rating": int(review.rating),
-        "l_confidence": None if review.confidence is None else review.confidence.value,
-        "l_elapsed_ms": review.elapsed_ms,
-        "l_answered_at": review.at,
-        "l_prior": None if prior is None else prior_json(prior),
-    }
-
-
-def prior_json(card: MemoryCard) -> str:
-    """Return the card's state as the JSON its next review's log row keeps."""
-    return json.dumps(
-        {
-            "state": card.state,
-            "stability": card.stability,
-            "difficulty": card.difficulty,
-            "due_at": card.due_at.isoformat(),
-            "last_review": None if card.last_review is None else card.last_review.isoformat(),
-            "reps": card.reps,
-            "lapses": card.lapses,
-        }
-    )
-
-
-def card_from_json(key: CardKey, text: str, version: int) -> MemoryCard:
-    """Return the card a log row's ``prior`` describes."""
-    data = json.loads(text)
-    return MemoryCard(
-        key=key,
-        state=int(data["state"]),
-        stability=data["stability"],
-        difficulty=data["difficulty"],
-        due_at=_aware(data["due_at"]),
-        last_review=None if data["last_review"] is None else _aware(data["last_review"]),
-        reps=int(data["reps"]),
-        lapses=int(data["lapses"]),
-        version=version,
-    )
-
-
-def card_from_row(key: CardKey, row: tuple[Any, ...] | None) -> MemoryCard | None:
+def card_from_row(key: CardKey, row: Any) -> MemoryCard | None:
     """Return the card of a row (state, stability, difficulty, due_at, last_review, reps,
-    lapses, version), as the driver gives it; None for no row."""
-    if row is None or row[-1] is None:
+    lapses, version, ...) as the driver gives it; None for no row."""
+    if row is None or row[7] is None:
         return None
-    state, stability, difficulty, due_at, last_review, reps, lapses, version = row
     return MemoryCard(
         key=key,
-        state=int(state),
-        stability=None if stability is None else float(stability),
-        difficulty=None if difficulty is None else float(difficulty),
-        due_at=_aware(due_at),
-        last_review=None if last_review is None else _aware(last_review),
-        reps=int(reps),
-        lapses=int(lapses),
-        version=int(version),
+        state=int(row[0]),
+        stability=None if row[1] is None else float(row[1]),
+        difficulty=None if row[2] is None else float(row[2]),
+        due_at=_aware(row[3]),
+        last_review=None if row[4] is None else _aware(row[4]),
+        reps=int(row[5]),
+        lapses=int(row[6]),
+        version=int(row[7]),
     )
 
 
@@ -133,46 +121,57 @@ def _where_key() -> sa.ColumnElement[bool]:
 
 def card_select(*, lock: bool) -> Any:
     """Return the SELECT of one card's state and version (locked for the transaction)."""
-    stmt = sa.select(*(cards.c[c] for c in _STATE), cards.c.version).where(_where_key())
+    stmt = sa.select(*(cards.c[c] for c in STATE), cards.c.version).where(_where_key())
     return stmt.with_for_update() if lock else stmt
 
 
 def card_upsert(insert: Any) -> Any:
     """Return the write of a reviewed card: inserted, or updated over the expected version.
 
-    rowcount 1 when written; 0 when another writer changed the card first.
+    rowcount 1 when written; 0 when the stored card is not the expected one.
     """
-    columns = ("platform", "workspace", "user_id", "question_id", *_STATE, "version")
+    columns = (
+        "platform",
+        "workspace",
+        "user_id",
+        "question_id",
+        *STATE,
+        "version",
+        "rating",
+        "confidence",
+    )
     stmt = insert(cards).values({c: sa.bindparam(f"c_{c}", type_=cards.c[c].type) for c in columns})
+    new = stmt.excluded
     return stmt.on_conflict_do_update(
         index_elements=["platform", "workspace", "user_id", "question_id"],
-        set_={c: stmt.excluded[c] for c in (*_STATE, "version")},
+        set_={
+            # The state the review started from, from the row it replaces.
+            **{f"p_{c}": cards.c[c] for c in _PRIOR},
+            **{c: new[c] for c in (*STATE, "version", "rating", "confidence")},
+        },
         where=cards.c.version == sa.bindparam("c_expected", type_=sa.Integer()),
     )
 
 
 def card_log() -> Any:
-    """Return the INSERT of one review's log row."""
+    """Return the INSERT of an answer given outside a round."""
     return card_reviews.insert().values(
         platform=sa.bindparam("c_platform"),
         workspace=sa.bindparam("c_workspace"),
         user_id=sa.bindparam("c_user_id"),
         question_id=sa.bindparam("c_question_id"),
         source=sa.bindparam("l_source"),
-        round_id=sa.bindparam("l_round_id", type_=sa.Integer()),
         choice=sa.bindparam("l_choice"),
         correct=sa.bindparam("l_correct", type_=sa.Boolean()),
         rating=sa.bindparam("l_rating", type_=sa.Integer()),
-        confidence=sa.bindparam("l_confidence", type_=sa.String()),
         elapsed_ms=sa.bindparam("l_elapsed_ms", type_=sa.BigInteger()),
         answered_at=sa.bindparam("l_answered_at", type_=UTCDateTime()),
-        prior=sa.bindparam("l_prior", type_=sa.Text()),
     )
 
 
 def _card(row: Any) -> MemoryCard:
     key = CardKey(row.platform, row.workspace, row.user_id, row.question_id)
-    card = card_from_row(key, tuple(row._mapping[c] for c in (*_STATE, "version")))
+    card = card_from_row(key, tuple(row._mapping[c] for c in (*STATE, "version")))
     assert card is not None
     return card
 
@@ -182,6 +181,7 @@ class CardsSql:
 
     if TYPE_CHECKING:
         dialect: str
+        _card_cache: CardCache
 
         def write(self) -> AbstractAsyncContextManager[AsyncConnection]: ...
 
@@ -193,7 +193,7 @@ class CardsSql:
         """Return a person's card for a question, or None if they never answered it."""
         async with self.read() as conn:
             row = (await conn.execute(card_select(lock=False), key_params(key))).first()
-        return card_from_row(key, None if row is None else tuple(row))
+        return card_from_row(key, row)
 
     async def cards(self, platform: str, workspace: str, user: str) -> list[MemoryCard]:
         """Return a person's cards in a workspace, soonest due first."""
@@ -210,9 +210,26 @@ class CardsSql:
             return [_card(row) for row in await conn.execute(query)]
 
     async def put_card(self, card: MemoryCard) -> bool:
-        """Write a card over its stored version (0: none stored yet); False if it moved on."""
+        """Write a card's state over its stored version (0: none stored yet).
+
+        Return False, writing nothing, when the stored version is another. For tools and
+        tests that set a card's state directly; answers review cards through ``study``.
+        """
+        columns = dict(zip(STATE, (getattr(card, c) for c in STATE), strict=True))
         async with self.write() as conn:
-            result = await conn.execute(card_upsert(self._insert), card_params(card, card.version))
+            if card.version == 0:
+                stmt = (
+                    self._insert(cards)
+                    .values(**key_columns(card.key), **columns, version=1)
+                    .on_conflict_do_nothing()
+                )
+            else:
+                stmt = (
+                    cards.update()
+                    .where(*key_where(card.key), cards.c.version == card.version)
+                    .values(**columns, version=card.version + 1)
+                )
+            result = await conn.execute(stmt)
         return bool(result.rowcount == 1)
 
     async def study(
@@ -225,55 +242,99 @@ class CardsSql:
         """
         async with self.write() as conn:
             row = (await conn.execute(card_select(lock=True), key_params(study.key))).first()
-            prior = card_from_row(study.key, None if row is None else tuple(row))
+            prior = card_from_row(study.key, row)
             if due_only and (prior is None or prior.due_at > study.review.at):
-                return (prior or study.apply(None)), False
+                return (prior or new_card(study.key, study.review.at)), False
             new = study.apply(prior)
             expected = 0 if prior is None else prior.version
-            result = await conn.execute(card_upsert(self._insert), card_params(new, expected))
+            result = await conn.execute(
+                card_upsert(self._insert), card_params(study, new, expected)
+            )
             if result.rowcount != 1:
                 # Another transaction wrote the card between the read and the write (only
                 # possible where the read could not lock an absent row): report its state.
                 await conn.rollback()
                 return (await self.card(study.key)) or new, False
-            await conn.execute(card_log(), log_params(study, prior, choice=choice, round_id=None))
-        return replace(new, version=expected + 1), True
+            review = study.review
+            await conn.execute(
+                card_log(),
+                key_params(study.key)
+                | {
+                    "l_source": review.source.value,
+                    "l_choice": choice,
+                    "l_correct": review.correct,
+                    "l_rating": int(review.rating),
+                    "l_elapsed_ms": review.elapsed_ms,
+                    "l_answered_at": review.at,
+                },
+            )
+        written = replace(new, version=expected + 1)
+        self._card_cache.put(written)
+        return written, True
 
     async def rate_last(
         self, key: CardKey, confidence: Confidence, memory: Memory, rating: Grade
     ) -> MemoryCard | None:
         """Re-rate the card's latest review with the confidence given after it.
 
-        The card goes back to the state its latest review started from and is reviewed again
-        with ``rating``; the log row keeps the confidence. None when there is no review to
-        re-rate (or it was migrated without its prior state).
+        The card goes back to the state that review started from and is reviewed again, at the
+        same time, with ``rating``. None when the card has no review to re-rate.
         """
-        latest = (
-            sa.select(card_reviews.c.id, card_reviews.c.prior, card_reviews.c.answered_at)
-            .where(
-                card_reviews.c.platform == key.platform,
-                card_reviews.c.workspace == key.workspace,
-                card_reviews.c.user_id == key.user,
-                card_reviews.c.question_id == key.question_id,
-            )
-            .order_by(card_reviews.c.answered_at.desc(), card_reviews.c.id.desc())
-            .limit(1)
-        )
+        query = sa.select(
+            *(cards.c[c] for c in STATE),
+            cards.c.version,
+            cards.c.rating,
+            *(cards.c[f"p_{c}"] for c in _PRIOR),
+        ).where(*key_where(key))
         async with self.write() as conn:
-            row = (await conn.execute(card_select(lock=True), key_params(key))).first()
-            current = card_from_row(key, None if row is None else tuple(row))
-            log = (await conn.execute(latest)).first()
-            if current is None or log is None:
+            row = (await conn.execute(query.with_for_update())).first()
+            current = card_from_row(key, row)
+            if row is None or current is None or current.last_review is None or row.rating is None:
                 return None
-            prior = None if log.prior is None else card_from_json(key, log.prior, current.version)
-            if prior is None and current.reps > 1:
-                return None
-            base = prior or replace(new_card(key, log.answered_at), version=current.version)
-            new = replace(memory.review(base, rating, log.answered_at), version=current.version)
-            await conn.execute(card_upsert(self._insert), card_params(new, current.version))
+            at = current.last_review
+            if row.p_state is None:
+                base = new_card(key, at)
+            else:
+                base = MemoryCard(
+                    key=key,
+                    state=int(row.p_state),
+                    stability=row.p_stability,
+                    difficulty=row.p_difficulty,
+                    due_at=_aware(row.p_due_at),
+                    last_review=None if row.p_last_review is None else _aware(row.p_last_review),
+                    reps=current.reps - 1,
+                    lapses=int(row.p_lapses),
+                )
+            new = replace(memory.review(base, rating, at), version=current.version + 1)
             await conn.execute(
-                card_reviews.update()
-                .where(card_reviews.c.id == log.id)
-                .values(confidence=confidence.value, rating=int(rating))
+                cards.update()
+                .where(*key_where(key), cards.c.version == current.version)
+                .values(
+                    **{c: getattr(new, c) for c in STATE},
+                    version=new.version,
+                    rating=int(rating),
+                    confidence=confidence.value,
+                )
             )
-        return replace(new, version=current.version + 1)
+        self._card_cache.put(new)
+        return new
+
+
+def key_columns(key: CardKey) -> dict[str, str]:
+    """Return a card's key as column values."""
+    return {
+        "platform": key.platform,
+        "workspace": key.workspace,
+        "user_id": key.user,
+        "question_id": key.question_id,
+    }
+
+
+def key_where(key: CardKey) -> tuple[sa.ColumnElement[bool], ...]:
+    """Return the conditions that select one card."""
+    return (
+        cards.c.platform == key.platform,
+        cards.c.workspace == key.workspace,
+        cards.c.user_id == key.user,
+        cards.c.question_id == key.question_id,
+    )

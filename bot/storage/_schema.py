@@ -182,7 +182,9 @@ review_answers = sa.Table(
 )
 
 # Each person's FSRS card for each question (bot/engine/learning.py): its memory state, and
-# when it is due again. ``version`` guards the read-modify-write of every answer.
+# when it is due again. ``version`` guards the read-modify-write of every answer. The ``p_``
+# columns keep the state the latest review started from, and ``rating`` and ``confidence`` what
+# it was rated, so that a confidence given after an answer can re-rate it.
 cards = sa.Table(
     "cards",
     metadata,
@@ -198,11 +200,20 @@ cards = sa.Table(
     sa.Column("reps", sa.Integer, nullable=False),
     sa.Column("lapses", sa.Integer, nullable=False),
     sa.Column("version", sa.Integer, nullable=False),
-    sa.Index("ix_cards_due", "platform", "workspace", "user_id", "due_at"),
+    sa.Column("rating", sa.Integer, nullable=True),
+    sa.Column("confidence", sa.String(16), nullable=True),
+    sa.Column("p_state", sa.Integer, nullable=True),
+    sa.Column("p_stability", sa.Float, nullable=True),
+    sa.Column("p_difficulty", sa.Float, nullable=True),
+    sa.Column("p_due_at", UTCDateTime, nullable=True),
+    sa.Column("p_last_review", UTCDateTime, nullable=True),
+    sa.Column("p_lapses", sa.Integer, nullable=True),
+    # A person's cards are read through the primary key's prefix (platform, workspace, user):
+    # no second index for every answer to keep up.
 )
 
-# Every answer that reviewed a card, with its rating: a card can be replayed from its history
-# (a confidence given after the answer re-rates it). Round answers also stay in ``answers``.
+# Answers given outside rounds (review, practice), which never count towards scores; round
+# answers are in ``answers``.
 card_reviews = sa.Table(
     "card_reviews",
     metadata,
@@ -212,18 +223,12 @@ card_reviews = sa.Table(
     sa.Column("user_id", sa.String(64), nullable=False),
     sa.Column("question_id", sa.String(120), nullable=False),
     sa.Column("source", sa.String(16), nullable=False),
-    sa.Column("round_id", sa.Integer, nullable=True),
     sa.Column("choice", sa.String(1), nullable=False),
     sa.Column("correct", sa.Boolean, nullable=False),
     sa.Column("rating", sa.Integer, nullable=False),
-    sa.Column("confidence", sa.String(16), nullable=True),
     sa.Column("elapsed_ms", sa.BigInteger, nullable=True),
     sa.Column("answered_at", UTCDateTime, nullable=False),
-    # The card's state before this review (JSON), so a later confidence can re-rate it.
-    sa.Column("prior", sa.Text, nullable=True),
-    sa.Index(
-        "ix_card_reviews_card", "platform", "workspace", "user_id", "question_id", "answered_at"
-    ),
+    sa.Index("ix_card_reviews_user", "platform", "workspace", "user_id", "answered_at"),
 )
 
 # Slack apps installed into many workspaces through the OAuth flow: one row per installer and
@@ -335,14 +340,11 @@ def _ladder_to_cards(conn: Connection) -> None:
             "user_id": a.user_id,
             "question_id": a.question_id,
             "source": learning.Source.REVIEW.value,
-            "round_id": None,
             "choice": a.choice,
             "correct": bool(a.correct),
             "rating": int(learning.Grade.GOOD if a.correct else learning.Grade.AGAIN),
-            "confidence": None,
             "elapsed_ms": None,
             "answered_at": a.answered_at,
-            "prior": None,
         }
         for a in conn.execute(review_answers.select())
     ]

@@ -6,6 +6,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -31,7 +32,6 @@ from bot.engine.ports import RoundAlreadyOpen, utc_now
 from bot.errors import ConfigError
 from bot.storage._analytics import AnalyticsSql
 from bot.storage._answers import (
-    CARD_LOG,
     CARD_READ,
     CARD_WRITE,
     POSTGRES_ANSWER,
@@ -50,7 +50,7 @@ from bot.storage._answers import (
     sqlite_outcome,
     sqlite_settle,
 )
-from bot.storage._cards import CardsSql
+from bot.storage._cards import CardCache, CardsSql
 from bot.storage._dashboard import DashboardSql
 from bot.storage._metrics import with_round_metrics
 from bot.storage._retry import with_retries
@@ -205,6 +205,7 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql):
         database = engine.url.database
         in_file = self.dialect == "sqlite" and database not in (None, "", ":memory:")
         self._stored_answer = StoredAnswer()
+        self._card_cache = CardCache()
         self._writer = (
             SqliteWriter(str(database), SQLITE_PRAGMAS, setup=self._stored_answer.register)
             if in_file
@@ -461,17 +462,18 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql):
                 statements = self._answer_statements
                 learn = sqlite_learn(
                     study,
-                    answer,
+                    self._card_cache,
                     self._compiled(statements[CARD_READ]),
                     self._compiled(statements[CARD_WRITE]),
-                    self._compiled(statements[CARD_LOG]),
                 )
             call = sqlite_settle(self._stored_answer, upsert.sql, values, learn)
             return sqlite_outcome(answer, await self._writer.run(call))
         # An in-memory SQLite database, or a PostgreSQL click that raced the same user's other
         # click: the same decisions, statement by statement, in one transaction.
         async with self.write() as conn:
-            steps = answer_steps(answer, allow_change=allow_change, study=study)
+            steps = answer_steps(
+                answer, allow_change=allow_change, study=study, remember=self._card_cache.put
+            )
             return await run_on_connection(conn, steps, self._answer_statements)
 
     async def _answer_on_postgres(
@@ -482,13 +484,16 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql):
         The first run expects no card (a question the person never answered); a stored card
         comes back with a ``stale`` outcome, and the second run reviews that one.
         """
-        prior = None
+        prior = None if study is None else self._card_cache.get(study.key)
         for _ in range(3):
             async with self._asyncpg(POSTGRES_ANSWER) as driver:
                 # asyncpg prepares the statement once per connection and keeps it.
                 args = postgres_args(answer, allow_change, study, prior)
                 row = await driver.fetchrow(POSTGRES_ANSWER, *args)
             if row[0] != "stale" or study is None:
+                if row[0] == "accepted" and study is not None:
+                    expected = 0 if prior is None else prior.version
+                    self._card_cache.put(replace(study.apply(prior), version=expected + 1))
                 return postgres_outcome(answer, row)
             prior = postgres_stored_card(study, row)
         return None

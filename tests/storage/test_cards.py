@@ -105,14 +105,14 @@ async def test_ladder_items_become_cards_by_the_documented_rule(database_url: st
             history = (
                 await conn.execute(
                     sa.text(
-                        "SELECT user_id, question_id, source, choice, correct, rating, prior "
+                        "SELECT user_id, question_id, source, choice, correct, rating "
                         "FROM card_reviews"
                     )
                 )
             ).all()
             tables = await conn.run_sync(lambda c: set(sa.inspect(c).get_table_names()))
         assert [tuple(h) for h in history] == [
-            ("U07ABC123", "q2", "review", "C", True, int(Grade.GOOD), None)
+            ("U07ABC123", "q2", "review", "C", True, int(Grade.GOOD))
         ]
         assert "review_items" not in tables and "review_answers" not in tables
     finally:
@@ -159,8 +159,31 @@ async def test_a_confidence_re_rates_the_latest_review(store: SqlStore):
         1,
     )
     async with store.read() as conn:
-        rows = (await conn.execute(sa.text("SELECT confidence, rating FROM card_reviews"))).all()
+        rows = (await conn.execute(sa.text("SELECT confidence, rating FROM cards"))).all()
     assert [tuple(r) for r in rows] == [("sure", int(Grade.EASY))]
+
+
+async def test_a_confidence_re_rates_a_later_review_from_its_own_start(store: SqlStore):
+    await store.study(study_at(T0, False), choice="B")
+    later = T0 + timedelta(days=1)
+    await store.study(study_at(later, True), choice="A")
+    sure = await store.rate_last(KEY, Confidence.SURE, MEMORY, Grade.EASY)
+    want = MEMORY.replay(
+        KEY,
+        [
+            Review(at=T0, correct=False, rating=Grade.AGAIN),
+            Review(at=later, correct=True, rating=Grade.EASY),
+        ],
+    )
+    assert sure is not None
+    assert (sure.stability, sure.difficulty, sure.due_at, sure.reps, sure.lapses) == (
+        want.stability,
+        want.difficulty,
+        want.due_at,
+        2,
+        0,
+    )
+    assert await store.card(KEY) == sure
 
 
 async def test_nothing_to_re_rate_without_a_review(store: SqlStore):
