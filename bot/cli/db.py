@@ -143,28 +143,22 @@ async def _status(store: Any, where: str) -> int:
 
 
 async def _with_store(action: Any) -> int:
-    from sqlalchemy.engine import make_url
     from sqlalchemy.exc import DBAPIError
 
     from bot.config import load_settings
-    from bot.storage import SqlStore, make_engine
+    from bot.storage import DatabaseUnusable, SqlStore, make_engine, where_is
 
     settings = load_settings()
     # No pool beyond one connection: this command runs one transaction at a time.
     store = SqlStore(make_engine(settings.database_url, pool_size=1, max_overflow=0))
     # The password never reaches the terminal or a log collector.
-    where = make_url(settings.database_url).render_as_string(hide_password=True)
+    where = where_is(settings.database_url)
     try:
         status: int = await action(store, where)
         return status
     except (OSError, DBAPIError) as exc:
-        print(f"quizbot db: cannot use the database at {where}: {_reason(exc)}", file=sys.stderr)
+        # The same line every command prints; ``db`` keeps its documented exit status 1.
+        print(f"quizbot db: {DatabaseUnusable(settings.database_url, exc)}", file=sys.stderr)
         return EXIT_UNREACHABLE
     finally:
         await store.close()
-
-
-def _reason(exc: BaseException) -> str:
-    orig = getattr(exc, "orig", None)
-    text = str(orig if orig is not None else exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__

@@ -5,9 +5,10 @@ from bot.storage._crypt import TokenCipher
 from bot.storage._installations import InstallationSql
 from bot.storage._requests import RequestClaims
 from bot.storage._schema import latest_version
-from bot.storage._store import SqlStore, make_engine, open_store
+from bot.storage._store import DatabaseUnusable, SqlStore, make_engine, open_store, where_is
 
 __all__ = [
+    "DatabaseUnusable",
     "InstallationSql",
     "RequestClaims",
     "SqlStore",
@@ -16,4 +17,5 @@ __all__ = [
     "latest_version",
     "make_engine",
     "open_store",
+    "where_is",
 ]

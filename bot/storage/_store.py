@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -696,11 +697,53 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql):
         return QuestionStats(question_id, n_rounds, int(n_answers or 0), int(n_correct or 0))
 
 
+class DatabaseUnusable(ConfigError):
+    """The database at QUIZBOT_DATABASE_URL cannot be opened: a missing folder, a server down."""
+
+    def __init__(self, url: str, error: BaseException) -> None:
+        self.where = where_is(url)
+        self.reason = first_line(error)
+        super().__init__(f"cannot use the database at {self.where}: {self.reason}")
+
+
+def where_is(url: str) -> str:
+    """Return the database URL as safe to print: the password hidden."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "QUIZBOT_DATABASE_URL"
+
+
+def first_line(error: BaseException) -> str:
+    """Return the first line of what the driver said (not SQLAlchemy's wrapping of it)."""
+    orig = getattr(error, "orig", None)
+    lines = str(orig if orig is not None else error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__
+
+
+def _require_sqlite_folder(url: str) -> None:
+    """Refuse an SQLite file whose folder does not exist, before the driver tries to open it."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database:
+        return
+    if parsed.database == ":memory:" or parsed.database.startswith("file:"):
+        return
+    folder = Path(parsed.database).absolute().parent
+    if not folder.is_dir():
+        hint = "" if parsed.database.startswith("/") else " (three slashes make a relative path)"
+        raise DatabaseUnusable(url, FileNotFoundError(f"the folder {folder} does not exist{hint}"))
+
+
 async def open_store(
     url: str, *, migrate: bool = True, pool_size: int = 5, max_overflow: int = 10
 ) -> SqlStore:
-    """Connect to the database at ``url`` and, unless told not to, apply migrations."""
-    store = SqlStore(make_engine(url, pool_size=pool_size, max_overflow=max_overflow))
+    """Connect to the database at ``url`` and, unless told not to, apply migrations.
+
+    A database that cannot be opened raises ``DatabaseUnusable``: one line naming it and why.
+    """
+    engine = make_engine(url, pool_size=pool_size, max_overflow=max_overflow)
+    _require_sqlite_folder(url)
+    store = SqlStore(engine)
     try:
         if migrate:
             applied = await store.upgrade()
@@ -708,6 +751,9 @@ async def open_store(
                 log.info("database schema upgraded to version %s", applied[-1])
         else:
             await _require_schema(store)
+    except (DBAPIError, OSError) as exc:
+        await store.close()
+        raise DatabaseUnusable(url, exc) from exc
     except BaseException:
         await store.close()
         raise

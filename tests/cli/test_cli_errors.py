@@ -7,6 +7,8 @@ import socket
 import subprocess
 import sys
 
+import pytest
+
 
 def _closed_port() -> int:
     with socket.socket() as s:
@@ -26,21 +28,51 @@ def test_a_reader_that_goes_away_ends_the_output_quietly():
     assert err == b""
 
 
-def test_an_unreachable_service_is_one_line_and_status_1(tmp_path):
+BAD_DATABASES = {
+    # Three slashes make the path relative: a folder that does not exist here.
+    "missing folder": (
+        "sqlite+aiosqlite:///no/such/folder/quizbot.db",
+        "no/such/folder does not exist (three slashes make a relative path)",
+    ),
+    "bad scheme": ("mysql://db.example.com/quiz", "must be sqlite+aiosqlite:///FILE"),
+    "not a URL": ("quizbot.db", "QUIZBOT_DATABASE_URL is not a database URL"),
+    "server down": (
+        f"postgresql+asyncpg://quiz:s3cret@127.0.0.1:{_closed_port()}/quiz",
+        "Connect call failed",
+    ),
+}
+COMMANDS = {
+    "play": ["play"],
+    "play --review": ["play", "--review"],
+    "report questions": ["report", "questions"],
+    "slack": ["slack"],
+    "discord": ["discord"],
+}
+
+
+@pytest.mark.parametrize("command", COMMANDS.values(), ids=COMMANDS.keys())
+@pytest.mark.parametrize(("url", "reason"), BAD_DATABASES.values(), ids=BAD_DATABASES.keys())
+def test_a_bad_database_url_is_one_line_and_status_2(tmp_path, command, url, reason):
     env = {
-        **os.environ,
-        "DISCORD_TOKEN": "not-a-real-token",
-        "DISCORD_API_URL": f"http://127.0.0.1:{_closed_port()}/api/v10",
-        "QUIZBOT_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'q.db'}",
-        "QUIZBOT_HEALTH_PORT": "",
+        **{k: v for k, v in os.environ.items() if not k.startswith(("QUIZBOT_", "SLACK_"))},
+        "QUIZBOT_DATABASE_URL": url,
+        "SLACK_BOT_TOKEN": "xoxb-7071234567-token",
+        "SLACK_SIGNING_SECRET": "0123456789abcdef0123456789abcdef",
+        "DISCORD_TOKEN": "MTIzNDU2Nzg5MDEyMzQ1Njc4.bad.database",
     }
     result = subprocess.run(
-        [sys.executable, "-m", "bot", "--log-level", "ERROR", "discord"],
+        [sys.executable, "-m", "bot", "--log-level", "ERROR", *command],
         env=env,
+        cwd=tmp_path,
         capture_output=True,
         text=True,
+        stdin=subprocess.DEVNULL,
         timeout=60,
     )
-    assert result.returncode == 1
-    assert "Traceback" not in result.stderr
-    assert result.stderr.strip().startswith("quizbot: Cannot connect to host 127.0.0.1")
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2, result.stderr
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("quizbot: ")
+    assert reason in lines[0]
+    assert "s3cret" not in result.stderr
+    assert not (tmp_path / "no").exists()
