@@ -1,4 +1,5 @@
-"""``quizbot report questions``: how each question fares with real players, and which to rewrite."""
+"""``quizbot report questions`` and ``quizbot report mastery``: how each question fares with real
+players, and how much of each topic each person would recall now."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from bot.engine.analytics import QuestionReport
+    from bot.engine.learning import PersonMastery
 
 FORMATS = ("table", "csv", "json")
 
@@ -54,6 +56,29 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--asked", action="store_true", help="leave out the questions nobody has answered yet"
     )
     questions.set_defaults(handler=run_questions)
+    mastery = reports.add_parser(
+        "mastery",
+        help="per person and topic: how much of the topic they would recall now",
+        description=(
+            "Mastery per person and topic of the bank (its folders) in one workspace or server: "
+            "the mean FSRS recall probability over the topic's questions, a question never "
+            "answered counting 0, and the team's mean over the people shown (docs/learning.md)."
+        ),
+    )
+    mastery.add_argument(
+        "--workspace", metavar="W", required=True, help="the Slack workspace or Discord server id"
+    )
+    mastery.add_argument(
+        "--platform",
+        choices=("slack", "discord", "console"),
+        default="slack",
+        help="the platform of that workspace (default: slack)",
+    )
+    mastery.add_argument("--user", metavar="U", help="only this person")
+    mastery.add_argument(
+        "--format", choices=FORMATS, default="table", help="output format (default: table)"
+    )
+    mastery.set_defaults(handler=run_mastery)
 
 
 def run_questions(args: argparse.Namespace) -> int:
@@ -64,6 +89,77 @@ def run_questions(args: argparse.Namespace) -> int:
     items.sort(key=lambda r: (not r.flagged, -r.answers))
     print(render(items, args.format), end="")
     return 0
+
+
+def run_mastery(args: argparse.Namespace) -> int:
+    """Print the mastery report; exit 0."""
+    people = asyncio.run(_mastery(args.platform, args.workspace, args.user))
+    print(render_mastery(people, args.format), end="")
+    return 0
+
+
+async def _mastery(platform: str, workspace: str, user: str | None) -> list[PersonMastery]:
+    from bot.config import load_settings
+    from bot.runtime import open_runtime
+
+    async with open_runtime(load_settings()) as rt:
+        return await rt.engine.mastery(platform, workspace, user)
+
+
+def render_mastery(people: Sequence[PersonMastery], fmt: str) -> str:
+    """Return the mastery report as a table (people by topics), CSV (one row per person and
+    topic) or JSON."""
+    from bot.engine.learning import team_mastery
+
+    team = team_mastery(people)
+    if fmt == "json":
+        doc = {
+            "people": [
+                {
+                    "user": p.user,
+                    "topics": [
+                        {
+                            "topic": t.topic,
+                            "questions": t.questions,
+                            "seen": t.seen,
+                            "mastery": round(t.mastery, 4),
+                        }
+                        for t in p.topics
+                    ],
+                }
+                for p in people
+            ],
+            "team": [
+                {
+                    "topic": t.topic,
+                    "questions": t.questions,
+                    "people": t.people,
+                    "learners": t.learners,
+                    "mastery": round(t.mastery, 4),
+                }
+                for t in team
+            ],
+        }
+        return json.dumps(doc, indent=2) + "\n"
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["user", "topic", "questions", "seen", "mastery"])
+        for p in people:
+            for t in p.topics:
+                writer.writerow([p.user, t.topic, t.questions, t.seen, f"{t.mastery:.4f}"])
+        return out.getvalue()
+    if not people:
+        return "Nobody has answered a question here yet.\n"
+    topics = [t.topic for t in people[0].topics]
+    header = ["person", *topics]
+    rows = [[p.user, *(f"{t.mastery:.0%}" for t in p.topics)] for p in people]
+    rows.append(["team", *(f"{t.mastery:.0%}" for t in team)])
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines.append(f"{len(people)} people, {len(topics)} topics; mastery = mean recall now")
+    return "\n".join(lines) + "\n"
 
 
 async def _collect(platform: str | None, workspace: str | None) -> list[QuestionReport]:

@@ -214,6 +214,43 @@ class QuizEngine:
         aggregates = await self.store.question_aggregates(platform, workspace)
         return analytics.reports(self.bank.filter(None), aggregates)
 
+    def topics(self) -> dict[str, str]:
+        """Return every bank question's topic (the folder of its file), in the bank's order."""
+        return {q.id: learning.topic_of(q.source) for q in self.bank.filter(None)}
+
+    async def mastery(
+        self, platform: str, workspace: str, user: str | None = None
+    ) -> list[learning.PersonMastery]:
+        """Return each person's mastery per topic (one person with ``user``), from the store.
+
+        People with no answer in the workspace are left out; a topic's questions never answered
+        count 0 (docs/learning.md).
+        """
+        topics = self.topics()
+        sizes = Counter(topics.values())
+        order = list(dict.fromkeys(topics.values()))
+        rows = await self.store.mastery_sums(
+            platform, workspace, topics, self._now(), self.memory, user
+        )
+        sums: dict[str, dict[str, tuple[float, int]]] = {}
+        for who, topic, total, seen in rows:
+            sums.setdefault(who, {})[topic] = (total, seen)
+        return [
+            learning.PersonMastery(
+                user=who,
+                topics=tuple(
+                    learning.TopicMastery(
+                        topic=t,
+                        questions=sizes[t],
+                        seen=mine.get(t, (0.0, 0))[1],
+                        mastery=mine.get(t, (0.0, 0))[0] / sizes[t],
+                    )
+                    for t in order
+                ),
+            )
+            for who, mine in sorted(sums.items())
+        ]
+
     async def _cached_round(self, round_id: int) -> Round | None:
         """Return a round from the cache or the store.
 

@@ -12,10 +12,12 @@ FSRS's minute-long learning steps, and without fuzz, so a card is a pure functio
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from enum import IntEnum, StrEnum
+from pathlib import PurePath
 
 from fsrs import Card, Rating, Scheduler, State
 
@@ -183,6 +185,16 @@ class Memory:
             return 0.0
         return float(self._scheduler.get_card_retrievability(_to_fsrs(card), at))
 
+    @property
+    def decay(self) -> float:
+        """Return the forgetting curve's exponent (FSRS-6: minus the last parameter)."""
+        return -float(self._scheduler.parameters[20])
+
+    @property
+    def factor(self) -> float:
+        """Return the forgetting curve's factor, which puts recall at 90% after one stability."""
+        return float(0.9 ** (1 / self.decay) - 1)
+
     def initial_difficulty(self, rating: Grade) -> float:
         """Return FSRS's difficulty of a card whose first answer got ``rating``."""
         card, _ = self._scheduler.review_card(
@@ -190,6 +202,79 @@ class Memory:
         )
         assert card.difficulty is not None
         return float(card.difficulty)
+
+
+# ---------------------------------------------------------------- mastery
+
+
+@dataclass(frozen=True, slots=True)
+class TopicMastery:
+    """How well one person (or a team) knows one topic of the bank."""
+
+    topic: str
+    questions: int
+    seen: int
+    mastery: float
+
+
+@dataclass(frozen=True, slots=True)
+class PersonMastery:
+    """One person's mastery of every topic, in the bank's topic order."""
+
+    user: str
+    topics: tuple[TopicMastery, ...]
+
+
+def topic_of(source: str) -> str:
+    """Return the topic of a question: the folder its file sits in (``other`` at the top)."""
+    return PurePath(source).parent.name or "other"
+
+
+def mastery(
+    cards: Iterable[MemoryCard], topics: Mapping[str, str], memory: Memory, at: datetime
+) -> dict[str, float]:
+    """Return one person's mastery per topic at ``at``.
+
+    A topic's mastery is the mean of the person's recall probability (FSRS retrievability) over
+    the topic's questions, ``topics`` mapping every question id to its topic; a question never
+    answered counts 0, and a card for a question no longer in the bank is left out.
+    """
+    sums = dict.fromkeys(topics.values(), 0.0)
+    for card in cards:
+        topic = topics.get(card.key.question_id)
+        if topic is not None:
+            sums[topic] += memory.retrievability(card, at)
+    sizes = Counter(topics.values())
+    return {topic: sums[topic] / sizes[topic] for topic in sums}
+
+
+@dataclass(frozen=True, slots=True)
+class TeamTopic:
+    """How well a team knows one topic: the mean over its ``people`` of each one's mastery."""
+
+    topic: str
+    questions: int
+    people: int
+    learners: int
+    mastery: float
+
+
+def team_mastery(people: Iterable[PersonMastery]) -> tuple[TeamTopic, ...]:
+    """Return a team's mastery per topic over the people given (``learners``: those of them
+    who answered at least one of the topic's questions)."""
+    people = list(people)
+    if not people:
+        return ()
+    return tuple(
+        TeamTopic(
+            topic=t.topic,
+            questions=t.questions,
+            people=len(people),
+            learners=sum(1 for p in people if p.topics[i].seen),
+            mastery=sum(p.topics[i].mastery for p in people) / len(people),
+        )
+        for i, t in enumerate(people[0].topics)
+    )
 
 
 def is_due(card: MemoryCard, now: datetime) -> bool:

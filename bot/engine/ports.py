@@ -6,7 +6,7 @@ The protocol lives here, beside its only caller, so that the engine depends on n
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -184,6 +184,18 @@ class Store(Protocol):
         Return the card afterwards and whether this answer reviewed it (with ``due_only``, a
         card that is not due is left alone).
         """
+        ...
+
+    async def mastery_sums(
+        self,
+        platform: str,
+        workspace: str,
+        topics: Mapping[str, str],
+        at: datetime,
+        memory: Memory,
+        user: str | None = None,
+    ) -> list[tuple[str, str, float, int]]:
+        """Return (user, topic, summed retrievability, cards) per person and topic, in SQL."""
         ...
 
     async def rate_last(

@@ -13,6 +13,7 @@ from the row it replaces, so that a confidence given afterwards can re-rate the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -271,6 +272,62 @@ class CardsSql:
         written = replace(new, version=expected + 1)
         self._card_cache.put(written)
         return written, True
+
+    async def mastery_sums(
+        self,
+        platform: str,
+        workspace: str,
+        topics: Mapping[str, str],
+        at: datetime,
+        memory: Memory,
+        user: str | None = None,
+    ) -> list[tuple[str, str, float, int]]:
+        """Return, per person and topic, the sum of FSRS retrievability at ``at`` over the
+        person's cards of the topic's questions, and how many there are, computed in SQL.
+
+        ``topics`` maps the bank's question ids to their topics; cards of other questions are
+        left out. Retrievability is FSRS's forgetting curve, (1 + factor * t / S) ** decay, with
+        t the whole days since the card's last answer, as ``Memory.retrievability`` computes it.
+        """
+        if not topics:
+            return []
+        bank = (
+            sa.values(
+                sa.column("question_id", sa.String()),
+                sa.column("topic", sa.String()),
+                name="bank_topics",
+            )
+            .data(list(topics.items()))
+            .cte("bank_topics")
+        )
+        at_param = sa.bindparam("at", at, type_=UTCDateTime())
+        days: sa.ColumnElement[Any]
+        if self.dialect == "postgresql":
+            days = sa.func.floor(sa.extract("epoch", at_param - cards.c.last_review) / 86400.0)
+        else:
+            # julianday's floating point may land a hair under a whole day: nudge before flooring.
+            since = sa.func.julianday(at_param) - sa.func.julianday(cards.c.last_review)
+            days = sa.func.floor(since + 1e-9)
+        elapsed = sa.case((days < 0, 0.0), else_=days)
+        recall = sa.func.power(
+            1.0 + memory.factor * elapsed / cards.c.stability, sa.literal(memory.decay)
+        )
+        query = (
+            sa.select(cards.c.user_id, bank.c.topic, sa.func.sum(recall), sa.func.count())
+            .select_from(cards.join(bank, bank.c.question_id == cards.c.question_id))
+            .where(
+                cards.c.platform == platform,
+                cards.c.workspace == workspace,
+                cards.c.last_review.is_not(None),
+                cards.c.stability.is_not(None),
+            )
+            .group_by(cards.c.user_id, bank.c.topic)
+        )
+        if user is not None:
+            query = query.where(cards.c.user_id == user)
+        async with self.read() as conn:
+            rows = await conn.execute(query)
+            return [(u, t, float(r), int(n)) for u, t, r, n in rows]
 
     async def rate_last(
         self, key: CardKey, confidence: Confidence, memory: Memory, rating: Grade
