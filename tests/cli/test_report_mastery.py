@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.engine.learning import CardKey, Grade, Review, Study
+from bot.engine.learning import CardKey, Grade, Memory, Review, Study
 from bot.storage import open_store
 
 QUESTION = """\
