@@ -95,6 +95,10 @@ NOT_IN_BANK = "That question is no longer in the bank."
 NOT_A_CHOICE = "{given} is not a choice; pick one of {keys}."
 NOTHING_OPEN = "There is no open question in this channel."
 JUST_CLOSED = "That question has just been closed."
+CLOSE_DAILY_ADMINS_ONLY = (
+    "This is the daily question: only {admins} can close it early. It closes by itself when its "
+    "time is up, so everyone keeps the chance to answer."
+)
 ROUND_LENGTH = "Round length must be between 1 minute and 7 days."
 NOT_IN_REVIEW = "That question is not in your review list."
 

@@ -18,7 +18,7 @@ from bot.chat._charts import request_of
 from bot.chat._turn import Turn
 from bot.chat.grammar import BANDWIDTH, GRAMMARS, QUIZ, BadInput, Call, Form, help_text
 from bot.chat.port import NotAMember
-from bot.engine.model import DifficultyMode, Period, Place
+from bot.engine.model import DifficultyMode, Period, Place, Round
 from bot.errors import UserError
 from bot.links import Scope
 from bot.scheduler import schedule_request
@@ -96,8 +96,17 @@ async def next_question(ctx: Context, call: Call) -> None:
 
 
 async def close_round(ctx: Context, call: Call) -> None:
-    """Close this channel's round, say so, then show the results and the explanation."""
-    reveal = await ctx.chat.engine.close_in_channel(ctx.place)
+    """Close this channel's round, say so, then show the results and the explanation.
+
+    A scheduled (daily) round is closed early by admins only: closing it shows the answer and
+    ends the streak of everyone who has not answered yet.
+    """
+
+    async def allowed(rnd: Round) -> None:
+        if rnd.scheduled:
+            await ctx.require_admin(M.CLOSE_DAILY_ADMINS_ONLY)
+
+    reveal = await ctx.chat.engine.close_in_channel(ctx.place, allowed=allowed)
     await ctx.say(say(M.CLOSED))
     await ctx.chat.publisher.publish_reveal(reveal)
 

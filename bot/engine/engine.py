@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter, OrderedDict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -400,11 +400,18 @@ class QuizEngine:
             fastest=fastest,
         )
 
-    async def close_in_channel(self, place: Place) -> Reveal:
-        """Close the open round in this channel now (UserError if there is none)."""
+    async def close_in_channel(
+        self, place: Place, *, allowed: Callable[[Round], Awaitable[None]] | None = None
+    ) -> Reveal:
+        """Close the open round in this channel now (UserError if there is none).
+
+        ``allowed`` sees the round first and may refuse (raise) before anything changes.
+        """
         rnd = await self.store.open_round(place)
         if rnd is None:
             raise UserError(say(M.NOTHING_OPEN))
+        if allowed is not None:
+            await allowed(rnd)
         reveal = await self.close(rnd.id)
         if reveal is None:
             raise UserError(say(M.JUST_CLOSED))

@@ -328,6 +328,26 @@ async def test_the_scheduler_posts_the_daily_question(chat: Any) -> None:
     assert (rnd.scheduled, rnd.slot, rnd.closes_at) == (True, "2026-03-02", None)
 
 
+async def test_only_an_admin_closes_the_daily_question_early(chat: Any) -> None:
+    # The review's reproduction: any member's /quiz close ended the daily round, showing the
+    # answer and breaking the streak of everyone who had not answered yet.
+    await chat.command("quiz", "schedule", {"time": "09:05", "tz": "UTC"}, user="admin")
+    chat.clock.advance(minutes=5)
+    card = await chat.scheduled_card()
+    await chat.click(card, "A", user="ada")
+    refused = await chat.command("quiz", "close", {}, user="bob")
+    assert refused.private
+    assert "This is the daily question: only" in refused and "can close it early" in refused
+    assert not (await chat.engine.get_round(card.round_id)).is_closed
+    # bob can still answer; the round is as it was.
+    told = await chat.click(card, "B", user="bob")
+    assert "closed" not in told.text
+    closed = await chat.command("quiz", "close", {}, user="admin")
+    assert closed.private and "Closed" in closed
+    await chat.revealed(card)
+    assert (await chat.engine.get_round(card.round_id)).is_closed
+
+
 # ---------------------------------------------------------------- review
 
 
