@@ -3,7 +3,7 @@
 from bot.engine.ports import Store
 from bot.storage._crypt import TokenCipher
 from bot.storage._installations import InstallationSql
-from bot.storage._requests import RequestClaims
+from bot.storage._requests import RequestClaims, Won
 from bot.storage._schema import latest_version
 from bot.storage._store import DatabaseUnusable, SqlStore, make_engine, open_store, where_is
 
@@ -14,6 +14,7 @@ __all__ = [
     "SqlStore",
     "Store",
     "TokenCipher",
+    "Won",
     "latest_version",
     "make_engine",
     "open_store",

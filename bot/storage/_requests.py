@@ -33,13 +33,25 @@ PURGE_EVERY = timedelta(minutes=1)
 BATCH_KEYS = 64
 
 
+class Won(set[str]):
+    """The keys a claim won, with the claimant token its rows carry.
+
+    ``forget`` and ``extend`` act on a key only while that token still holds it: a replica
+    whose lease expired cannot delete or prolong the claim another replica has made since.
+    """
+
+    def __init__(self, keys: set[str] | frozenset[str] = frozenset(), token: str = "") -> None:
+        super().__init__(keys)
+        self.token = token
+
+
 @dataclass
 class _Ask:
     """One caller's keys, waiting for the statement that will claim them."""
 
     keys: Mapping[str, datetime]
     now: datetime
-    done: asyncio.Future[set[str]] = field(
+    done: asyncio.Future[Won] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
 
@@ -54,11 +66,12 @@ class RequestClaims:
         self._next_purge: datetime | None = None
         self._waiting: list[_Ask] = []
         self._flusher: asyncio.Task[None] | None = None
+        self._purging: asyncio.Task[None] | None = None
         # How many statements the claims took, and how many claims they carried.
         self.statements = 0
         self.claims = 0
 
-    async def claim(self, keys: Mapping[str, datetime], *, now: datetime) -> set[str]:
+    async def claim(self, keys: Mapping[str, datetime], *, now: datetime) -> Won:
         """Claim each key until its time, unless another claim holds it past ``now``.
 
         Return the keys this call won. A claim whose reply was lost with the connection, and
@@ -67,11 +80,11 @@ class RequestClaims:
         """
         return await asyncio.shield(self.submit(keys, now=now))
 
-    def submit(self, keys: Mapping[str, datetime], *, now: datetime) -> asyncio.Future[set[str]]:
+    def submit(self, keys: Mapping[str, datetime], *, now: datetime) -> asyncio.Future[Won]:
         """Queue a claim; return the future of the keys it wins (``claim``, without a task)."""
         ask = _Ask(keys, now)
         if not keys:
-            ask.done.set_result(set())
+            ask.done.set_result(Won())
             return ask.done
         self._waiting.append(ask)
         if self._flusher is None or self._flusher.done():
@@ -90,18 +103,18 @@ class RequestClaims:
                 batch.append(ask)
                 size += len(ask.keys)
             try:
-                won = await self._claim_together(batch)
+                won, token = await self._claim_together(batch)
             except Exception as exc:
                 for ask in batch:
                     if not ask.done.done():
                         ask.done.set_exception(exc)
                 continue
             for ask in batch:
-                mine = {key for key in ask.keys if won.pop(key, None) is ask}
+                mine = Won({key for key in ask.keys if won.pop(key, None) is ask}, token)
                 if not ask.done.done():
                     ask.done.set_result(mine)
 
-    async def _claim_together(self, batch: list[_Ask]) -> dict[str, _Ask]:
+    async def _claim_together(self, batch: list[_Ask]) -> tuple[dict[str, _Ask], str]:
         """Claim the keys of every ask in one statement; return each key won, by its ask."""
         owner: dict[str, _Ask] = {}
         keys: dict[str, datetime] = {}
@@ -122,14 +135,26 @@ class RequestClaims:
         won = await run_with_retries("claim_requests", attempt)
         self.statements += 1
         self.claims += len(batch)
-        if self._next_purge is None or now >= self._next_purge:
+        if self._next_purge is None:
+            self._next_purge = now + PURGE_EVERY  # a process's first purge comes a minute in
+        elif now >= self._next_purge:
             self._next_purge = now + PURGE_EVERY
-            try:
-                await self._purge(now)
-            except Exception:
-                # The claims are made; old rows go at the next purge.
-                log.exception("could not delete expired request claims")
-        return {key: owner[key] for key in won}
+            if self._purging is None or self._purging.done():
+                # Off the requests' path: the claims are answered without waiting for it.
+                self._purging = asyncio.create_task(self._purge_logged(now))
+        return {key: owner[key] for key in won}, token
+
+    async def _purge_logged(self, now: datetime) -> None:
+        try:
+            await self._purge(now)
+        except Exception:
+            # The claims are made; old rows go at the next purge.
+            log.exception("could not delete expired request claims")
+
+    async def idle(self) -> None:
+        """Wait for a purge under way to finish (tests, and closing)."""
+        if self._purging is not None:
+            await asyncio.shield(self._purging)
 
     async def _claim(
         self, names: list[str], keys: Mapping[str, datetime], now: datetime, token: str
@@ -164,27 +189,30 @@ class RequestClaims:
             self._statements[n] = stmt
         return stmt
 
-    async def forget(self, keys: set[str]) -> None:
-        """Delete keys (those of a request refused after all), so they can be claimed again."""
+    async def forget(self, keys: Won) -> None:
+        """Delete keys this claim still holds (a request refused after all), to be claimed again."""
         if not keys:
             return
 
         async def attempt(_retrying: bool) -> None:
             async with self.store.write() as conn:
                 await conn.execute(
-                    request_claims.delete().where(request_claims.c.request_key.in_(sorted(keys)))
+                    request_claims.delete().where(
+                        request_claims.c.request_key.in_(sorted(keys)),
+                        request_claims.c.claimant == keys.token,
+                    )
                 )
 
         await run_with_retries("forget_requests", attempt)
 
-    async def extend(self, key: str, until: datetime) -> None:
-        """Hold a key this process won until a later time (an event handled: remember it)."""
+    async def extend(self, key: str, until: datetime, token: str) -> None:
+        """Hold a key this claim (``token``) still holds until a later time (an event handled)."""
 
         async def attempt(_retrying: bool) -> None:
             async with self.store.write() as conn:
                 await conn.execute(
                     request_claims.update()
-                    .where(request_claims.c.request_key == key)
+                    .where(request_claims.c.request_key == key, request_claims.c.claimant == token)
                     .values(expires_at=until)
                 )
 

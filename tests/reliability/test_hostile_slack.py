@@ -188,6 +188,35 @@ async def test_button_values_that_name_no_round_here_are_refused_politely(
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
 
 
+@pytest.mark.parametrize(
+    "headers",
+    [
+        pytest.param({"X-Slack-Request-Timestamp": "abc"}, id="timestamp-not-a-number"),
+        pytest.param({"X-Slack-Request-Timestamp": "9" * 5000}, id="timestamp-5000-digits"),
+        pytest.param({"X-Slack-Request-Timestamp": "-1"}, id="timestamp-negative"),
+        pytest.param({"X-Slack-Request-Timestamp": ""}, id="timestamp-empty"),
+        pytest.param({"X-Slack-Signature": "v0=zz"}, id="signature-not-hex"),
+        pytest.param({"X-Slack-Signature": "v1=" + "0" * 64}, id="signature-other-version"),
+    ],
+)
+async def test_a_malformed_signature_header_is_401_with_one_quiet_line(
+    slack: Harness, caplog: pytest.LogCaptureFixture, headers: dict[str, str]
+) -> None:
+    # The review's reproduction: X-Slack-Request-Timestamp "abc" (or 5000 digits) with a bogus
+    # signature made Bolt raise ValueError: a 500 and an ERROR traceback every time.
+    round_id, _ts = await slack.open_card()
+    before = await state(slack)
+    body = click_form(block_actions(round_id, "A", user="U1"))
+    sent = {"Content-Type": FORM, **signed_headers(body), **headers}
+    with caplog.at_level(logging.INFO):
+        status, text = await raw(slack, body.encode(), sent)
+    assert status == 401, (status, text)
+    assert traceback_free(text)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+    assert not [r for r in caplog.records if r.exc_info], caplog.text
+    assert await state(slack) == before
+
+
 async def test_a_body_of_several_megabytes_is_refused_before_it_is_read(slack: Harness) -> None:
     round_id, _ts = await slack.open_card()
     before = await state(slack)
@@ -310,3 +339,35 @@ def test_the_replay_memory_forgets_after_its_window_and_past_its_capacity() -> N
         assert guard.first_time(sig)
     assert guard.first_time("a")  # the oldest went when the memory was full
     assert not guard.first_time("d")
+
+
+async def test_a_request_is_remembered_until_its_signed_time_runs_out() -> None:
+    # The review: the memory ran from receipt, so a request stamped ahead of this replica's
+    # clock was still valid (Bolt accepts |now - ts| <= 300) after the guard forgot it.
+    from datetime import UTC, datetime
+
+    from slack_bolt.request.async_request import AsyncBoltRequest
+    from slack_bolt.response import BoltResponse
+
+    now = [0.0]
+    wall = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+    guard = ReplayGuard(window=330, clock=lambda: now[0], utc_clock=lambda: wall)
+    ahead = int(wall.timestamp()) + 250  # Slack's clock 250 s ahead of this replica's
+
+    async def handled() -> BoltResponse:
+        return BoltResponse(status=200, body="")
+
+    def request() -> AsyncBoltRequest:
+        return AsyncBoltRequest(
+            body="command=%2Fquiz&text=next",
+            headers={
+                "x-slack-signature": "v0=" + "a" * 64,
+                "x-slack-request-timestamp": str(ahead),
+            },
+        )
+
+    assert (await guard.middleware(request(), handled)).status == 200
+    now[0] = 331  # past the receipt window; Bolt still takes the stamp until 550 s from now
+    assert (await guard.middleware(request(), handled)).status == 401
+    now[0] = 581  # past the signed time and the margin: forgotten
+    assert guard.first_time("signature:v0=" + "a" * 64)

@@ -78,6 +78,7 @@ async def test_expired_keys_are_deleted_as_time_goes_by(store: SqlStore):
     await claims.claim({"sig:new": T0 + PURGE_EVERY * 10}, now=T0 + timedelta(seconds=40))
     assert await rows(store) == ["sig:new", "sig:old"]  # the purge waits its turn
     await claims.claim({"sig:newer": T0 + PURGE_EVERY * 10}, now=T0 + PURGE_EVERY * 2)
+    await claims.idle()  # the purge runs beside the claims, not in their way
     assert await rows(store) == ["sig:new", "sig:newer"]
 
 
@@ -167,10 +168,51 @@ async def test_a_failed_batch_fails_its_askers_and_the_next_claims_work(store: S
 async def test_a_held_key_reports_until_when_and_can_be_extended(store: SqlStore):
     claims = RequestClaims(store)
     assert await claims.held_until("event:E") is None
-    await claims.claim({"event:E": T0 + timedelta(seconds=30)}, now=T0)
+    won = await claims.claim({"event:E": T0 + timedelta(seconds=30)}, now=T0)
     assert await claims.held_until("event:E") == T0 + timedelta(seconds=30)
-    await claims.extend("event:E", LATER)
+    await claims.extend("event:E", LATER, won.token)
     assert await claims.held_until("event:E") == LATER
     assert (
         await RequestClaims(store).claim({"event:E": LATER}, now=T0 + timedelta(minutes=1)) == set()
     )
+
+
+async def test_a_replica_whose_lease_ran_out_leaves_the_new_claim_alone(
+    store: SqlStore, other: SqlStore
+):
+    # The review's reproduction (on PostgreSQL): A won, B won after A's lease, and A's forget
+    # then deleted B's claim.
+    a, b = RequestClaims(store), RequestClaims(other)
+    lease = T0 + timedelta(seconds=30)
+    a_won = await a.claim({"event:E": lease}, now=T0)
+    b_won = await b.claim({"event:E": LATER}, now=lease)
+    assert a_won == b_won == {"event:E"} and a_won.token != b_won.token
+    await a.forget(a_won)
+    assert await b.held_until("event:E") == LATER
+    await a.extend("event:E", LATER + timedelta(hours=1), a_won.token)
+    assert await b.held_until("event:E") == LATER
+    await b.extend("event:E", LATER + timedelta(minutes=10), b_won.token)
+    assert await a.held_until("event:E") == LATER + timedelta(minutes=10)
+    await b.forget(b_won)
+    assert await a.held_until("event:E") is None
+
+
+async def test_the_purge_does_not_hold_up_a_claim(store: SqlStore):
+    claims = RequestClaims(store)
+    await claims.claim({"sig:old": T0 + timedelta(seconds=30)}, now=T0)
+    gate = asyncio.Event()
+    real_purge = claims._purge
+
+    async def slow_purge(now: datetime) -> None:
+        await gate.wait()
+        await real_purge(now)
+
+    claims._purge = slow_purge  # type: ignore[method-assign]
+    won = await asyncio.wait_for(
+        claims.claim({"sig:new": T0 + PURGE_EVERY * 10}, now=T0 + PURGE_EVERY * 2), 10
+    )
+    assert won == {"sig:new"}  # answered while the purge waits
+    assert "sig:old" in await rows(store)
+    gate.set()
+    await claims.idle()
+    assert await rows(store) == ["sig:new"]

@@ -36,13 +36,14 @@ from slack_bolt.response import BoltResponse
 
 from bot.engine import QuizEngine
 from bot.engine.ports import utc_now
-from bot.storage import RequestClaims, SqlStore
+from bot.storage import RequestClaims, SqlStore, Won
 from bot.tasks import finish_within
 
 log = logging.getLogger(__name__)
 
 # Bolt refuses a timestamp more than 5 minutes off, so nothing older needs remembering.
-REPLAY_WINDOW = 5 * 60 + 30
+SIGNED_FOR = 5 * 60
+REPLAY_WINDOW = SIGNED_FOR + 30
 # Slack retries a failed event at once, after a minute and after five; remember ids well past.
 REDELIVERY_WINDOW = 15 * 60
 # An event being handled holds its id this long; if its replica dies, Slack's redelivery a
@@ -60,20 +61,24 @@ CLAIM_DEADLINE = 1.0
 class SharedClaims(Protocol):
     """Keys claimed once across replicas (``bot.storage.RequestClaims``)."""
 
-    def submit(self, keys: Mapping[str, datetime], *, now: datetime) -> asyncio.Future[set[str]]:
+    def submit(self, keys: Mapping[str, datetime], *, now: datetime) -> asyncio.Future[Won]:
         """Claim each key until its time; the future holds the keys this call won."""
         ...
 
-    async def forget(self, keys: set[str]) -> None:
-        """Give up keys this process won (for a request it refused after all)."""
+    async def forget(self, keys: Won) -> None:
+        """Give up keys this claim still holds (for a request refused after all)."""
         ...
 
-    async def extend(self, key: str, until: datetime) -> None:
-        """Hold a key this process won until a later time."""
+    async def extend(self, key: str, until: datetime, token: str) -> None:
+        """Hold a key this claim (``token``) still holds until a later time."""
         ...
 
     async def held_until(self, key: str) -> datetime | None:
         """Return until when a key is held, or None."""
+        ...
+
+    async def idle(self) -> None:
+        """Wait for background work (the purge of expired keys) to finish."""
         ...
 
 
@@ -150,22 +155,31 @@ class ReplayGuard:
                 return _busy(req.body)
             if self.seen(event):
                 return _redelivered(req.body)
+        now = self.utc_clock()
+        # Bolt accepts the request until its signed timestamp is 5 minutes old on this
+        # replica's clock: remember it at least that long, whatever the clocks' difference.
+        window = max(self.window, _signed_at(req) + self.window - now.timestamp())
+        token = ""
         if self.claims is not None:
-            refused = await self._claim(signed, event, req.body)
+            refused, token = await self._claim(signed, event, req.body, now, window)
             if refused is not None:
                 return refused
         # Remembered only once the claim is made: a request that failed here may come again.
-        self.remember(signed)
+        self.remember(signed, window)
         if event is None:
             return await next()
-        return await self._handle(event, req, next)
+        return await self._handle(event, token, req, next)
 
-    async def _claim(self, signed: str, event: str | None, body: object) -> BoltResponse | None:
-        """Claim the request's keys across replicas; return the refusal if they are taken."""
+    async def _claim(
+        self, signed: str, event: str | None, body: object, now: datetime, window: float
+    ) -> tuple[BoltResponse | None, str]:
+        """Claim the request's keys across replicas; return the refusal if they are taken.
+
+        Also return the claim's token, which ``extend`` and ``forget`` of its event need.
+        """
         claims = self.claims
         assert claims is not None
-        now = self.utc_clock()
-        keys = {signed: now + timedelta(seconds=self.window)}
+        keys = {signed: now + timedelta(seconds=window)}
         if event is not None:
             keys[event] = now + timedelta(seconds=self.lease)
         claiming = claims.submit(keys, now=now)
@@ -174,27 +188,31 @@ class ReplayGuard:
         else:
             self._forget_when_done(claiming)
             log.warning("refused a request: the replay check took over %.1f s", self.claim_deadline)
-            return BoltResponse(status=503, body="")
+            return BoltResponse(status=503, body=""), ""
         if signed not in won:
-            self.remember(signed)
-            return _replayed("another replica")
+            self.remember(signed, window)
+            return _replayed("another replica"), won.token
         if event is not None and event not in won:
-            self.remember(signed)
+            self.remember(signed, window)
             # Held by another replica: settled there (held past a lease), or still being handled.
             try:
                 until = await finish_within(
                     claims.held_until(event), self.claim_deadline, what="the replay check's read"
                 )
             except TimeoutError:
-                return _busy(body)
+                return _busy(body), won.token
             if until is not None and until > now + timedelta(seconds=self.lease):
                 self.remember(event, self.redelivery_window)
-                return _redelivered(body)
-            return _busy(body)
-        return None
+                return _redelivered(body), won.token
+            return _busy(body), won.token
+        return None, won.token
 
     async def _handle(
-        self, event: str, req: AsyncBoltRequest, next: Callable[[], Awaitable[BoltResponse]]
+        self,
+        event: str,
+        token: str,
+        req: AsyncBoltRequest,
+        next: Callable[[], Awaitable[BoltResponse]],
     ) -> BoltResponse:
         """Handle an event under its lease, leaving in its context the call that settles it.
 
@@ -202,7 +220,7 @@ class ReplayGuard:
         ``answered`` once the request's answer is known, or by the listener's work later.
         """
         self._handling[event] = self.clock() + self.lease
-        req.context[SETTLE] = _Settlement(self, event)
+        req.context[SETTLE] = _Settlement(self, event, token)
         return await next()
 
     def handling(self, event: str) -> bool:
@@ -215,8 +233,12 @@ class ReplayGuard:
             return False
         return True
 
-    def settled(self, event: str, ok: bool) -> None:
-        """Record the outcome of an event: remember it handled, or give its id back."""
+    def settled(self, event: str, ok: bool, token: str = "") -> None:
+        """Record the outcome of an event: remember it handled, or give its id back.
+
+        Only the claim that still holds the event (``token``) is extended or deleted: if this
+        replica's lease ran out and another replica took the event, that claim is left alone.
+        """
         self._handling.pop(event, None)
         if ok:
             self.remember(event, self.redelivery_window)
@@ -224,9 +246,9 @@ class ReplayGuard:
             return
         if ok:
             until = self.utc_clock() + timedelta(seconds=self.redelivery_window)
-            self._in_background(self.claims.extend(event, until), "remember a handled event")
+            self._in_background(self.claims.extend(event, until, token), "remember a handled event")
         else:
-            self._in_background(self.claims.forget({event}), "give back a failed event")
+            self._in_background(self.claims.forget(Won({event}, token)), "give back a failed event")
 
     def _in_background(self, work: Awaitable[None], what: str) -> None:
         async def run() -> None:
@@ -244,8 +266,10 @@ class ReplayGuard:
         """Wait until the keys of requests refused for a late check are given back."""
         while self._late:
             await asyncio.gather(*self._late)
+        if self.claims is not None:
+            await self.claims.idle()
 
-    def _forget_when_done(self, claiming: asyncio.Future[set[str]]) -> None:
+    def _forget_when_done(self, claiming: asyncio.Future[Won]) -> None:
         """Once a claim that came too late completes, give its keys back.
 
         The request was refused unhandled, so Slack's redelivery of an event (or the user's
@@ -267,7 +291,7 @@ class ReplayGuard:
         task.add_done_callback(self._late.discard)
 
 
-async def _within(future: asyncio.Future[set[str]], seconds: float) -> bool:
+async def _within(future: asyncio.Future[Won], seconds: float) -> bool:
     """Wait up to ``seconds`` for the future; return whether it is done (it is not cancelled).
 
     A timer and one callback: ``asyncio.wait`` builds sets, a waiter and a callback per
@@ -309,6 +333,13 @@ def replay_guard(engine: QuizEngine) -> ReplayGuard:
     return ReplayGuard(claims, utc_clock=engine.clock)
 
 
+def _signed_at(req: AsyncBoltRequest) -> float:
+    """Return the request's signed timestamp (0 when it has none that reads as a number)."""
+    values = req.headers.get("x-slack-request-timestamp") or []
+    text = values[0] if values else ""
+    return float(text) if text.isdigit() and len(text) <= 12 else 0.0
+
+
 def _event_key(body: object) -> str | None:
     if not isinstance(body, dict) or body.get("type") != "event_callback":
         return None
@@ -326,14 +357,15 @@ def _replayed(where: str) -> BoltResponse:
 class _Settlement:
     """Said once by whoever handles an event: True, it is settled; False, it failed."""
 
-    def __init__(self, guard: ReplayGuard, event: str) -> None:
+    def __init__(self, guard: ReplayGuard, event: str, token: str) -> None:
         self.guard: ReplayGuard | None = guard
         self.event = event
+        self.token = token
 
     def __call__(self, ok: bool) -> None:
         guard, self.guard = self.guard, None
         if guard is not None:
-            guard.settled(self.event, ok)
+            guard.settled(self.event, ok, self.token)
 
 
 def _busy(body: object) -> BoltResponse:
