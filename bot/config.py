@@ -12,7 +12,10 @@ from bot.errors import ConfigError
 from bot.links import LinkMaker
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///quizbot.db"
-BUNDLED_QUESTIONS = Path(__file__).resolve().parent.parent / "questions"
+# The bank: inside the package when installed from a wheel, beside it in a checkout.
+PACKAGED_QUESTIONS = Path(__file__).resolve().parent / "questions"
+CHECKOUT_QUESTIONS = Path(__file__).resolve().parent.parent / "questions"
+BUNDLED_QUESTIONS = PACKAGED_QUESTIONS if PACKAGED_QUESTIONS.is_dir() else CHECKOUT_QUESTIONS
 # Where an HTTP server listens unless told: this machine only, or, in a container (where only
 # the published port is reachable from outside), every address.
 THIS_MACHINE = "127.0.0.1"
