@@ -5,11 +5,11 @@ from __future__ import annotations
 from contextlib import suppress
 from pathlib import Path
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.errors import ConfigError
-from bot.links import LinkMaker
+from bot.links import LinkMaker, secret_keys, secret_problem
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///quizbot.db"
 # The bank: inside the package when installed from a wheel, beside it in a checkout.
@@ -57,9 +57,7 @@ class Settings(BaseSettings):
         20.0, gt=0, le=600, validation_alias=_env("QUIZBOT_SHUTDOWN_TIMEOUT")
     )
 
-    dashboard_secret: str | None = Field(
-        None, min_length=16, validation_alias=_env("QUIZBOT_DASHBOARD_SECRET")
-    )
+    dashboard_secret: str | None = Field(None, validation_alias=_env("QUIZBOT_DASHBOARD_SECRET"))
     public_url: str | None = Field(
         None, pattern=r"^https?://[^\s/]+(/\S*)?$", validation_alias=_env("QUIZBOT_PUBLIC_URL")
     )
@@ -84,6 +82,14 @@ class Settings(BaseSettings):
         None, ge=1, validation_alias=_env("DISCORD_SHARD_COUNT")
     )
     discord_shard_ids: str | None = Field(None, validation_alias=_env("DISCORD_SHARD_IDS"))
+
+    @field_validator("dashboard_secret")
+    @classmethod
+    def _dashboard_secret_is_long(cls, value: str | None) -> str | None:
+        problem = None if value is None else secret_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
     def question_paths(self) -> list[Path]:
         """Return the question folders: QUIZBOT_QUESTIONS (``:``-separated) or the bundled bank."""
@@ -153,7 +159,7 @@ class Settings(BaseSettings):
             self.slack_client_secret,
             self.slack_app_token,
             self.discord_token,
-            self.dashboard_secret,
+            *secret_keys(self.dashboard_secret or ""),
             *(self.token_key or "").split(","),
         ]
         with suppress(ArgumentError):  # the store refuses a bad URL with its own message
@@ -186,4 +192,5 @@ def load_settings() -> Settings:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = first.get("loc", ("?",))[0]
-        raise ConfigError(f"bad setting {where}: {first.get('msg')}") from None
+        message = str(first.get("msg", "")).removeprefix("Value error, ")
+        raise ConfigError(f"bad setting {where}: {message}") from None

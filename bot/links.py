@@ -5,11 +5,17 @@ database when the link is opened); opening it sets a session cookie valid for ``
 Both are stateless apart from that one-use claim, so any replica that shares the secret and the
 database accepts them. The two kinds sign different purposes, so a link never passes for a
 session or the other way round.
+
+Each workspace's values are signed with its own key, derived from the secret with HKDF-SHA256
+over the platform and workspace: a value signed for one workspace (a ``me`` link any member can
+get, say) says nothing about another's key. The secret may list several keys, comma-separated:
+the first signs, every one verifies, so it can be replaced without logging everyone out at once.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import hmac
 import json
@@ -18,12 +24,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
 from bot.errors import QuizbotError
 
 OPEN_PATH = "/dashboard/open"
 LINK_TTL = timedelta(minutes=15)
 SESSION_TTL = timedelta(hours=8)
-MIN_SECRET_LENGTH = 16
+MIN_SECRET_LENGTH = 32
 
 
 class Scope(StrEnum):
@@ -73,9 +82,32 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-def _mac(secret: str, purpose: Purpose, body: str) -> str:
+def secret_keys(secret: str) -> list[str]:
+    """Return the keys a QUIZBOT_DASHBOARD_SECRET value lists (the first one signs)."""
+    return [part.strip() for part in secret.split(",") if part.strip()]
+
+
+def secret_problem(secret: str) -> str | None:
+    """Return why a QUIZBOT_DASHBOARD_SECRET value is not usable, or None."""
+    keys = secret_keys(secret)
+    if not keys or any(len(key) < MIN_SECRET_LENGTH for key in keys):
+        return (
+            f"each key in it must be at least {MIN_SECRET_LENGTH} characters; make one with "
+            '`python3 -c "import secrets; print(secrets.token_urlsafe(32))"`'
+        )
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _workspace_key(key: str, platform: str, workspace: str) -> bytes:
+    """Return a workspace's own signing key, derived from one key of the secret."""
+    info = f"quizbot-dashboard:{platform}:{workspace}".encode()
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=info).derive(key.encode())
+
+
+def _mac(key: bytes, purpose: Purpose, body: str) -> bytes:
     message = f"quizbot-dashboard:{purpose.value}:{body}".encode()
-    return _b64(hmac.new(secret.encode(), message, hashlib.sha256).digest())
+    return hmac.new(key, message, hashlib.sha256).digest()
 
 
 def sign(secret: str, purpose: Purpose, grant: Grant) -> str:
@@ -89,7 +121,8 @@ def sign(secret: str, purpose: Purpose, grant: Grant) -> str:
         "n": grant.nonce,
     }
     body = _b64(json.dumps(payload, separators=(",", ":"), sort_keys=True).encode())
-    return f"{body}.{_mac(secret, purpose, body)}"
+    key = _workspace_key(secret_keys(secret)[0], grant.platform, grant.workspace)
+    return f"{body}.{_b64(_mac(key, purpose, body))}"
 
 
 def verify(secret: str, purpose: Purpose, token: str, now: datetime) -> Grant:
@@ -98,10 +131,19 @@ def verify(secret: str, purpose: Purpose, token: str, now: datetime) -> Grant:
     # compare_digest refuses str with non-ASCII characters (a TypeError, not a refusal).
     if not dot or not body or not signature or len(token) > 2048 or not token.isascii():
         raise BadToken("malformed token")
-    if not hmac.compare_digest(signature, _mac(secret, purpose, body)):
+    try:
+        # The body picks the workspace key; nothing in it is believed until the MAC matches.
+        payload = json.loads(_unb64(body))
+        mac = _unb64(signature)
+        platform, workspace = str(payload["p"]), str(payload["w"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise BadToken("malformed token") from exc
+    if not any(
+        hmac.compare_digest(mac, _mac(_workspace_key(key, platform, workspace), purpose, body))
+        for key in secret_keys(secret)
+    ):
         raise BadToken("bad signature")
     try:
-        payload = json.loads(_unb64(body))
         grant = Grant(
             platform=str(payload["p"]),
             workspace=str(payload["w"]),

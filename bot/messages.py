@@ -132,7 +132,7 @@ REPORT_HARDEST_LINE = "{question} ({label}): {share} right of {answers} answers"
 REPORT_NOTHING = "No question has 20 answers yet, so nothing is flagged or ranked so far."
 REPORT_NOTE = "{asked} of {total} questions asked here. Every figure: {command}, or the dashboard."
 DASHBOARD_OFF = (
-    "The dashboard is off. To turn it on, set {secret} (16 characters or more) and {url} "
+    "The dashboard is off. To turn it on, set {secret} (32 characters or more) and {url} "
     "where the bot runs, then restart it."
 )
 DASHBOARD_ADMINS_ONLY = (

@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "report",
     "importer",
     "db",
+    "dashboard",
     "slack",
     "discord",
     "bandwidth",

@@ -21,6 +21,7 @@ from bot.storage._schema import (
     answers,
     channel_settings,
     dashboard_links,
+    dashboard_revocations,
     rounds,
     schedules,
 )
@@ -37,6 +38,8 @@ class DashboardSql:
         def read(self) -> AbstractAsyncContextManager[AsyncConnection]: ...
 
         def write(self) -> AbstractAsyncContextManager[AsyncConnection]: ...
+
+        def _insert(self, table: sa.Table) -> Any: ...
 
     def _day(self, column: Any) -> Any:
         """Return the UTC calendar day of a timestamp column as YYYY-MM-DD text."""
@@ -236,3 +239,24 @@ class DashboardSql:
         except IntegrityError:
             return False
         return True
+
+    async def revoke_dashboard_sessions(self, platform: str, workspace: str, at: datetime) -> None:
+        """End every dashboard session of a workspace issued before ``at``."""
+        async with self.write() as conn:
+            await conn.execute(
+                self._insert(dashboard_revocations)
+                .values(platform=platform, workspace=workspace, revoked_at=at)
+                .on_conflict_do_update(
+                    index_elements=["platform", "workspace"], set_={"revoked_at": at}
+                )
+            )
+
+    async def dashboard_revoked_at(self, platform: str, workspace: str) -> datetime | None:
+        """Return when a workspace's dashboard sessions were last revoked, if ever."""
+        query = sa.select(dashboard_revocations.c.revoked_at).where(
+            dashboard_revocations.c.platform == platform,
+            dashboard_revocations.c.workspace == workspace,
+        )
+        async with self.read() as conn:
+            value = (await conn.execute(query)).scalar_one_or_none()
+        return value if isinstance(value, datetime) else None

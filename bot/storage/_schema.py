@@ -274,6 +274,16 @@ dashboard_links = sa.Table(
     sa.Column("expires_at", UTCDateTime, nullable=False),
 )
 
+# Dashboard sessions a workspace ended (``quizbot dashboard revoke``): every session of the
+# workspace issued before ``revoked_at`` is refused.
+dashboard_revocations = sa.Table(
+    "dashboard_revocations",
+    metadata,
+    sa.Column("platform", sa.String(16), primary_key=True),
+    sa.Column("workspace", sa.String(64), primary_key=True),
+    sa.Column("revoked_at", UTCDateTime, nullable=False),
+)
+
 
 def _create(*tables: sa.Table) -> Callable[[Connection], None]:
     def run(conn: Connection) -> None:
@@ -372,6 +382,7 @@ MIGRATIONS: list[Migration] = [
     (5, "channel difficulty mode", _add_column(channel_settings, "difficulty")),
     (6, "dashboard link claims", _create(dashboard_links)),
     (7, "FSRS cards and their reviews, from the review ladder", _ladder_to_cards),
+    (8, "dashboard session revocations", _create(dashboard_revocations)),
 ]
 
 

@@ -77,6 +77,8 @@ class DashboardStore(Protocol):
 
     async def claim_link(self, nonce: str, expires_at: datetime, now: datetime) -> bool: ...
 
+    async def dashboard_revoked_at(self, platform: str, workspace: str) -> datetime | None: ...
+
     async def score_rows(
         self, platform: str, workspace: str, since: datetime | None, user: str | None = None
     ) -> list[ScoreRow]: ...
@@ -177,6 +179,8 @@ class Dashboard:
             if exc.expired:
                 raise web.HTTPSeeOther(f"{PREFIX}/expired") from None
             return self._refuse("This link is not valid.")
+        if await self._revoked(grant, grant.expires - links.LINK_TTL):
+            return self._refuse("This link was ended: ask the bot for a new one.")
         if not await self.store.claim_link(grant.nonce, grant.expires, now):
             return self._refuse("This link was already used: ask the bot for a new one.")
         value, _session = links.session_for(self.secret, grant, now)
@@ -229,11 +233,18 @@ class Dashboard:
                 if exc.expired:
                     raise web.HTTPSeeOther(f"{PREFIX}/expired") from None
                 return self._refuse("Open the dashboard from the link the bot sent you.")
+            if await self._revoked(grant, grant.expires - links.SESSION_TTL):
+                return self._refuse("This session was ended: ask the bot for a new link.")
             if not personal and not grant.sees_workspace():
                 return self._refuse("This link opens your own page only.")
             return await handler(request, grant)
 
         return wrapped
+
+    async def _revoked(self, grant: Grant, issued: datetime) -> bool:
+        """Return whether the workspace's sessions were revoked after this one was issued."""
+        revoked = await self.store.dashboard_revoked_at(grant.platform, grant.workspace)
+        return revoked is not None and issued < revoked
 
     def _refuse(self, reason: str) -> web.Response:
         return self._page("refused.html", status=403, reason=reason)

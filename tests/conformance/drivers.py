@@ -495,7 +495,13 @@ class DiscordDriver:
                 stop=self._stop,
             )
         )
-        ready = asyncio.create_task(self.client.wait_until_ready())
+
+        async def logged_in_and_ready() -> bool:
+            # wait_until_ready refuses a client not logged in yet, and logging in now waits
+            # for Discord to answer first (the runner's transport opens in its own task).
+            return self.client.is_ready()
+
+        ready = asyncio.create_task(eventually(logged_in_and_ready))
         done, _ = await asyncio.wait(
             {self._runner, ready}, timeout=WITHIN, return_when="FIRST_COMPLETED"
         )

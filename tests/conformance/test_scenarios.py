@@ -24,7 +24,7 @@ TOKEN = re.compile(r"/dashboard/open\?token=([A-Za-z0-9_\-.]+)")
 def verify_link(shown: str, now: datetime) -> Any:
     """Return the grant of the one dashboard link in what was shown."""
     (token,) = TOKEN.findall(shown)
-    return verify("conformance-secret-0123456789", Purpose.LINK, token, now)
+    return verify("conformance-secret-0123456789-abcdef", Purpose.LINK, token, now)
 
 
 async def open_round(driver: Any) -> Any:
@@ -248,7 +248,7 @@ async def test_dashboard_off_says_how_to_turn_it_on(chat: Any) -> None:
 
 
 async def test_dashboard_links_are_private_signed_and_scoped(chat: Any) -> None:
-    chat.core.links = LinkMaker("conformance-secret-0123456789", "https://quiz.example.org")
+    chat.core.links = LinkMaker("conformance-secret-0123456789-abcdef", "https://quiz.example.org")
     refused = await chat.command("quiz", "dashboard", {}, user="bob")
     assert refused.private and "/quiz dashboard me" in refused
     mine = await chat.command("quiz", "dashboard", {"scope": "me"}, user="bob")

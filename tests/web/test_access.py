@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hmac
 from datetime import timedelta
 
 import pytest
@@ -275,3 +276,63 @@ async def test_non_ascii_tokens_and_cookies_are_refused_not_a_500(site: Site):
     )
     assert response.status == 403
     assert_no_data(await response.text())
+
+
+@pytest.mark.parametrize("value", ["x" * 16, "y" * 31, f"{'a' * 40},{'b' * 20}", " , "])
+def test_a_short_dashboard_secret_is_one_clear_line(value: str, monkeypatch: pytest.MonkeyPatch):
+    from bot.config import load_settings
+    from bot.errors import ConfigError
+
+    monkeypatch.setenv("QUIZBOT_DASHBOARD_SECRET", value)
+    with pytest.raises(ConfigError) as refused:
+        load_settings()
+    assert str(refused.value).startswith(
+        "bad setting QUIZBOT_DASHBOARD_SECRET: each key in it must be at least 32 characters"
+    )
+
+
+def test_each_workspace_signs_with_its_own_key(site: Site):
+    # The review: one key signed every workspace's values, and any member could get a
+    # (message, MAC) pair for it. Each workspace's key is now derived from the secret.
+    now = site.clock()
+    grant = Grant("slack", "T1", Scope.WORKSPACE, "U0", now + timedelta(hours=1))
+    body = links.sign(SECRET, Purpose.SESSION, grant).partition(".")[0]
+    message = f"quizbot-dashboard:session:{body}".encode()
+    with_the_bare_secret = links._b64(hmac.new(SECRET.encode(), message, "sha256").digest())
+    with pytest.raises(links.BadToken, match="bad signature"):
+        links.verify(SECRET, Purpose.SESSION, f"{body}.{with_the_bare_secret}", now)
+    keys = {links._workspace_key(SECRET, "slack", w) for w in ("T1", "T2")}
+    assert len(keys) == 2
+
+
+def test_the_secret_is_rotated_with_a_list_of_keys(site: Site):
+    old, new = "o" * 40, "n" * 40
+    now = site.clock()
+    grant = Grant("slack", "T1", Scope.ME, "U0", now + timedelta(hours=1))
+    signed_old = links.sign(old, Purpose.SESSION, grant)
+    assert links.verify(f"{new},{old}", Purpose.SESSION, signed_old, now) == grant
+    signed_new = links.sign(f"{new},{old}", Purpose.SESSION, grant)
+    assert links.verify(new, Purpose.SESSION, signed_new, now) == grant
+    with pytest.raises(links.BadToken):
+        links.verify(new, Purpose.SESSION, signed_old, now)
+
+
+async def test_revoking_a_workspace_ends_its_sessions_and_links(site: Site):
+    store = site.dashboard.store
+    unused = site.link(T1, "U0")
+    assert (await open_link(site, site.link(T1, "U0"))).status == 303
+    assert (await site.client.get("/dashboard")).status == 200
+    site.clock.advance(seconds=1)
+    await store.revoke_dashboard_sessions("slack", "T1", site.clock())  # type: ignore[attr-defined]
+    ended = await site.client.get("/dashboard")
+    assert ended.status == 403 and "This session was ended" in await ended.text()
+    refused = await open_link(site, unused)
+    assert refused.status == 403 and "This link was ended" in await refused.text()
+    # A link asked for afterwards opens a new session.
+    site.clock.advance(seconds=1)
+    assert (await open_link(site, site.link(T1, "U0"))).status == 303
+    assert (await site.client.get("/dashboard")).status == 200
+    # Another workspace's sessions are untouched.
+    site.client.session.cookie_jar.clear()
+    assert (await open_link(site, site.link(T2, "U9"))).status == 303
+    assert (await site.client.get("/dashboard")).status == 200

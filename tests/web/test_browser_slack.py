@@ -26,7 +26,7 @@ from tests.conftest import FakeClock
 from tests.standins.slack_api import SlackApiStandIn
 from tests.web.test_browser import CHROMIUM, LAUNCH_FLAGS, WAIT_MS, shot
 
-SECRET = "slack-browser-secret-0123456789"
+SECRET = "slack-browser-secret-0123456789-abcdef"
 LINK = re.compile(r"(http://127\.0\.0\.1:\d+/dashboard/open\?token=[\w\-.]+)")
 
 pytestmark = pytest.mark.skipif(

@@ -12,7 +12,7 @@ from bot.adapters.slack._home import HOME_DASHBOARD_ACTION, HOME_REVIEW_ACTION
 from bot.links import LinkMaker, Purpose, Scope, verify
 from tests.adapters.slack.conftest import ADMIN, TEAM, Harness
 
-SECRET = "home-tab-secret-0123456789"
+SECRET = "home-tab-secret-0123456789-abcdefghij"
 
 
 def home_opened(user: str, tab: str = "home") -> dict:
