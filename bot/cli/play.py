@@ -45,10 +45,14 @@ def _positive(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the session; exit 0 when it ends normally (quit, EOF or Ctrl-C)."""
+    """Run the session; exit 0 when it ends by quit, end of input or Ctrl-C."""
     import asyncio
 
-    return asyncio.run(_play(args))
+    try:
+        return asyncio.run(_play(args))
+    except KeyboardInterrupt:
+        # The session has printed the score so far: Ctrl-C is a way to stop, not a failure.
+        return 0
 
 
 async def _play(args: argparse.Namespace) -> int:
@@ -64,6 +68,8 @@ async def _play(args: argparse.Namespace) -> int:
         )
         return 2
     async with open_runtime(load_settings()) as rt:
+        if args.tag:
+            _require_tag(rt.bank.tags(), args.tag)
         if args.review:
             await review_session(rt.engine, user=user, count=args.count)
         else:
@@ -71,6 +77,23 @@ async def _play(args: argparse.Namespace) -> int:
                 rt.engine, user=user, tag=args.tag, count=args.count, chart_table=_chart_table
             )
     return 0
+
+
+def _require_tag(tags: tuple[str, ...], tag: str) -> None:
+    """Refuse a tag no question has (any case matches), suggesting the nearest ones."""
+    import difflib
+
+    from bot import messages as M
+    from bot.errors import UserError
+    from bot.text import Code, say
+
+    folded = {t.casefold(): t for t in tags}
+    if tag.casefold() in folded:
+        return
+    near = difflib.get_close_matches(tag.casefold(), list(folded), n=1, cutoff=0.6)
+    if near:
+        raise UserError(say(M.PLAY_UNKNOWN_TAG, tag=Code(tag), suggestion=Code(folded[near[0]])))
+    raise UserError(say(M.PLAY_UNKNOWN_TAG_LIST, tag=Code(tag), tags=", ".join(tags)))
 
 
 def _chart_table(question: Question) -> str | None:

@@ -106,11 +106,12 @@ class BankError(ConfigError):
 class QuestionBank:
     """An immutable, ordered set of questions with unique ids."""
 
-    __slots__ = ("_by_id", "_by_tag", "_questions")
+    __slots__ = ("_by_folded_tag", "_by_id", "_by_tag", "_questions")
 
     _questions: tuple[Question, ...]
     _by_id: dict[str, Question]
     _by_tag: dict[str, tuple[Question, ...]]
+    _by_folded_tag: dict[str, tuple[Question, ...]]
 
     def __init__(self, questions: Iterable[Question]) -> None:
         ordered = tuple(questions)
@@ -134,6 +135,12 @@ class QuestionBank:
         object.__setattr__(self, "_questions", ordered)
         object.__setattr__(self, "_by_id", by_id)
         object.__setattr__(self, "_by_tag", {t: tuple(qs) for t, qs in sorted(by_tag.items())})
+        # Tags are matched regardless of case when no tag has the exact spelling (RDMA, rdma).
+        folded: dict[str, list[Question]] = {}
+        for q in ordered:
+            for tag in dict.fromkeys(t.casefold() for t in q.tags):
+                folded.setdefault(tag, []).append(q)
+        object.__setattr__(self, "_by_folded_tag", {t: tuple(qs) for t, qs in folded.items()})
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"QuestionBank is immutable; cannot set {name}")
@@ -158,7 +165,7 @@ class QuestionBank:
         """Return the questions with this tag in load order, or all of them for ``None``."""
         if tag is None:
             return self._questions
-        return self._by_tag.get(tag, ())
+        return self._by_tag.get(tag) or self._by_folded_tag.get(tag.casefold(), ())
 
     def __len__(self) -> int:
         return len(self._questions)

@@ -60,7 +60,7 @@ def test_piped_session_with_a_bad_answer_then_quit(env: dict[str, str]):
     assert "Full explanation" in out
     assert "B) 1 GbE: One gigabit per second is 400 times slower." in out
     assert "https://www.infinibandta.org/" in out
-    assert "Score: 1/1 correct, 1 points." in out
+    assert "Score: 1/1 correct, 1 point." in out
     # The question's chart is printed as the /bandwidth table.
     assert "allreduce of 7B grads bf16 = 14 GB" in out
     assert "InfiniBand HDR 200G" in out
@@ -97,11 +97,20 @@ def test_bad_arguments_are_usage_errors(env: dict[str, str], args: list[str]):
     assert "Traceback" not in result.stderr
 
 
-def test_unknown_tag_is_one_clear_line(env: dict[str, str]):
+def test_unknown_tag_is_one_clear_line_and_status_2(env: dict[str, str]):
     result = play(env, "", "--tag", "nope")
-    assert result.returncode == 0
+    assert result.returncode == 2
     # The terminal shows no markup: the tag is quoted, not wrapped in backticks.
-    assert "No question has the tag 'nope'." in result.stdout
+    assert result.stderr == "quizbot: No question has the tag 'nope'. The tags: memory, net.\n"
+    near = play(env, "", "--tag", "mem")
+    assert near.returncode == 2
+    assert near.stderr == "quizbot: No question has the tag 'mem'; did you mean 'memory'?\n"
+
+
+def test_a_tag_matches_in_any_case(env: dict[str, str]):
+    result = play(env, "B\n", "--tag", "MEMORY", "--count", "1")
+    assert result.returncode == 0, result.stderr
+    assert "How many bytes does one bf16 value take?" in result.stdout
 
 
 def test_ctrl_c_exits_cleanly_with_the_score(env: dict[str, str]):
@@ -125,7 +134,7 @@ def test_ctrl_c_exits_cleanly_with_the_score(env: dict[str, str]):
         proc.kill()
     assert "Score" in out or "No questions answered" in out
     assert "Traceback" not in err
-    assert proc.returncode in (0, 130)
+    assert proc.returncode == 0
 
 
 def test_a_fresh_session_on_the_bundled_bank_starts_with_the_seed_question(tmp_path: Path):

@@ -1,43 +1,143 @@
-"""Plain-text rendering of cards, outcomes and reveals, readable in 80 columns."""
+"""How the terminal shows cards, verdicts, explanations and scores: rich renderables, no flow.
+
+The session (``session.py``) decides what comes when; this module only decides how it looks.
+Colour comes from ``rich`` and is left out when the output is not a terminal or ``NO_COLOR`` is
+set; the words come from the message catalogue.
+"""
 
 from __future__ import annotations
 
-import textwrap
+import io
+import re
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TextIO, cast
+
+from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
+from rich.rule import Rule
+from rich.text import Text as Rich
 
 from bot import messages as M
 from bot.engine.model import AnswerOutcome, AnswerStatus, Choice, Question, QuestionCard, Reveal
 from bot.engine.review import ReviewOutcome, ReviewQueue
-from bot.text import Code, Text, When, say, utc_moment
+from bot.text import Code, Text, When, plural, say, utc_moment
 
+# Lines stay readable in a narrow terminal and in 80 columns when piped.
 WIDTH = 78
+RIGHT = "bold green"
+WRONG = "bold red"
+HEAD = "bold"
+QUIET = "dim"
+KEY = "bold cyan"
 
 
-def fill(text: str, indent: str = "") -> str:
-    """Wrap each paragraph of text to the terminal's width."""
-    paragraphs = [p for p in text.strip().split("\n") if p.strip()]
-    return "\n".join(
-        textwrap.fill(p.strip(), WIDTH, initial_indent=indent, subsequent_indent=indent)
-        for p in paragraphs
-    )
+@dataclass(frozen=True)
+class Tally:
+    """The score of a session so far."""
+
+    asked: int = 0
+    correct: int = 0
+    points: int = 0
+
+    def add(self, outcome: AnswerOutcome) -> Tally:
+        """Return the tally with one more answer counted."""
+        return Tally(self.asked + 1, self.correct + outcome.correct, self.points + outcome.points)
+
+
+# Spaces (and the colour codes after them) at the end of a line: rich leaves them where it wraps.
+_TRAILING = re.compile(r" +((?:\x1b\[[0-9;]*m)*)(?=\n)")
+
+
+class _Trimmed(io.TextIOBase):
+    """A text stream that drops the spaces rich leaves at the end of wrapped lines."""
+
+    def __init__(self, out: TextIO) -> None:
+        super().__init__()
+        self._out = out
+
+    def write(self, text: str) -> int:
+        """Write ``text`` without trailing spaces on its lines."""
+        self._out.write(_TRAILING.sub(r"\1", text))
+        return len(text)
+
+    def flush(self) -> None:
+        """Flush the stream underneath."""
+        self._out.flush()
+
+    def isatty(self) -> bool:
+        """Return whether the stream underneath is a terminal."""
+        return self._out.isatty()
+
+    def fileno(self) -> int:
+        """Return the descriptor of the stream underneath (rich asks it for the width)."""
+        return self._out.fileno()
+
+
+def console(out: TextIO) -> Console:
+    """Return a console on ``out``: coloured on a terminal, plain text otherwise."""
+    trimmed = cast(TextIO, _Trimmed(out))
+    probe = Console(file=trimmed)
+    width = min(probe.width, WIDTH + 2) if probe.is_terminal else WIDTH + 2
+    return Console(file=trimmed, width=width, highlight=False, markup=False, emoji=False)
+
+
+def _plain(text: Text, style: str = "") -> Rich:
+    return Rich(text.plain(), style=style)
+
+
+def _indented(renderable: RenderableType, by: int = 2) -> Padding:
+    return Padding(renderable, (0, 0, 0, by), expand=False)
 
 
 def _choice(c: Choice) -> str:
     return f"{c.key}) {c.text}"
 
 
-def _plain(text: Text, indent: str = "") -> str:
-    return fill(text.plain(), indent)
+def _choice_line(c: Choice) -> Rich:
+    line = Rich()
+    line.append(f"{c.key})", style=KEY)
+    line.append(f" {c.text}")
+    return line
 
 
-def card_text(card: QuestionCard, number: int, total: int | None) -> str:
-    """Render a question with its lettered choices."""
+def _paragraphs(text: str) -> list[RenderableType]:
+    """Return each paragraph of ``text``, a blank line between them."""
+    parts: list[RenderableType] = []
+    for paragraph in (p.strip() for p in text.strip().split("\n")):
+        if paragraph:
+            if parts:
+                parts.append(Rich(""))
+            parts.append(Rich(paragraph))
+    return parts
+
+
+def points_text(points: int) -> Text:
+    """Return "1 point" or "N points"."""
+    return plural(points, M.PLAY_POINTS_ONE, M.PLAY_POINTS_MANY)
+
+
+def score_text(tally: Tally) -> Rich:
+    """Return the running score: right answers out of asked, and points."""
+    told = say(
+        M.PLAY_SCORE, correct=tally.correct, asked=tally.asked, points=points_text(tally.points)
+    )
+    return _plain(told, QUIET)
+
+
+def card(card: QuestionCard, number: int, total: int | None, tally: Tally) -> RenderableType:
+    """Render a question: progress, score so far, the stem and its lettered choices."""
     q = card.question
     where = say(M.PLAY_QUESTION_OF if total else M.PLAY_QUESTION, number=number, total=total or 0)
     meta = " · ".join(x for x in (", ".join(q.tags), q.difficulty.value) if x)
-    lines = ["", "=" * WIDTH, f"{where.plain()}  [{meta}]", "", fill(q.text), ""]
-    lines += [fill(_choice(c), "  ") for c in q.choices]
-    return "\n".join(lines)
+    head = Rich(where.plain(), style=HEAD)
+    head.append(f"  [{meta}]", style=QUIET)
+    parts: list[RenderableType] = [Rich(""), Rule(style=QUIET), head]
+    if tally.asked:
+        parts.append(score_text(tally))
+    parts += [Rich(""), Rich(q.text), Rich("")]
+    parts += [_indented(_choice_line(c)) for c in q.choices]
+    return Group(*parts)
 
 
 def prompt_text(question: Question) -> str:
@@ -45,52 +145,77 @@ def prompt_text(question: Question) -> str:
     return "\n" + say(M.PLAY_PROMPT, first=question.keys[0], last=question.keys[-1]).plain()
 
 
-def invalid_text(question: Question, given: str) -> str:
+def more_prompt(last: bool) -> str:
+    """Return the prompt after a verdict: the next question, the full explanation, or quit."""
+    return say(M.PLAY_MORE_LAST if last else M.PLAY_MORE).plain()
+
+
+def next_prompt(last: bool) -> str:
+    """Return the prompt after the full explanation."""
+    return say(M.PLAY_NEXT_LAST if last else M.PLAY_NEXT).plain()
+
+
+def invalid_text(question: Question, given: str) -> RenderableType:
     """Return the hint shown for input that is not a choice."""
     hint = say(M.PLAY_NOT_A_CHOICE, given=Code(given), keys=", ".join(question.keys))
-    return "  " + hint.plain()
+    return _indented(_plain(hint, "yellow"))
 
 
-def outcome_text(outcome: AnswerOutcome) -> str:
-    """Render the private feedback on an answer."""
+def verdict(outcome: AnswerOutcome, tally: Tally) -> RenderableType:
+    """Render the verdict first, then the short explanation and the score so far."""
     if outcome.status is AnswerStatus.CLOSED:
-        return say(M.PLAY_CLOSED).plain()
+        return _plain(say(M.PLAY_CLOSED))
     if outcome.correct:
-        head = say(M.PLAY_RIGHT, choice=_choice(outcome.choice), points=outcome.points)
+        head = say(M.PLAY_RIGHT, choice=_choice(outcome.choice), points=points_text(outcome.points))
+        line = _plain(head, RIGHT)
     else:
         head = say(M.PLAY_WRONG, choice=_choice(outcome.choice), answer=_choice(outcome.answer))
+        line = _plain(head, WRONG)
     if outcome.streak > 1:
-        head = head + "  " + say(M.PLAY_STREAK, n=outcome.streak)
-    return "\n" + _plain(head) + "\n" + fill(outcome.short, "  ")
+        line.append("  " + say(M.PLAY_STREAK, n=outcome.streak).plain(), style="bold yellow")
+    return Group(Rich(""), line, _indented(Rich(outcome.short)), score_text(tally))
 
 
-def explanation_text(question: Question) -> list[str]:
+def _section(title: str) -> list[RenderableType]:
+    return [Rich(""), Rich(title, style=HEAD)]
+
+
+def explanation(question: Question) -> list[RenderableType]:
     """Render the full explanation and why each wrong choice is wrong."""
-    lines = ["", M.PLAY_FULL, "-" * len(M.PLAY_FULL), fill(question.full)]
+    parts: list[RenderableType] = [*_section(M.PLAY_FULL), *_paragraphs(question.full)]
     wrong = [c for c in question.choices if c.key in question.why_not]
     if wrong:
-        lines += ["", M.PLAY_WHY_NOT]
-        lines += [fill(f"{_choice(c)}: {question.why_not[c.key]}", "  ") for c in wrong]
-    return lines
+        parts += _section(M.PLAY_WHY_NOT)
+        for c in wrong:
+            line = _choice_line(c)
+            line.append(f": {question.why_not[c.key]}", style="")
+            parts.append(_indented(line))
+    return parts
 
 
-def reveal_text(reveal: Reveal, chart_table: str | None = None) -> str:
-    """Render the full explanation, why each wrong choice is wrong, and references."""
+def reveal(reveal: Reveal, chart_table: str | None = None) -> RenderableType:
+    """Render the full explanation, why each wrong choice is wrong, references and the chart."""
     q = reveal.question
-    lines = explanation_text(q)
+    parts = explanation(q)
     if q.references:
-        lines += ["", M.PLAY_REFERENCES]
-        lines += [f"  - {r.title}\n    {r.url}" for r in q.references]
+        parts += _section(M.PLAY_REFERENCES)
+        for r in q.references:
+            parts.append(_indented(Rich(f"- {r.title}")))
+            parts.append(_indented(Rich(r.url, style="underline"), 4))
     if chart_table:
-        lines += ["", chart_table]
-    return "\n".join(lines)
+        # The table is laid out already: printed as it is, never wrapped.
+        parts += [Rich(""), Rich(chart_table, no_wrap=True, overflow="ignore")]
+    return Group(*parts)
 
 
-def summary_text(asked: int, correct: int, points: int) -> str:
+def summary(tally: Tally) -> RenderableType:
     """Render the closing score line."""
-    if asked == 0:
-        return "\n" + M.PLAY_NOTHING_ANSWERED
-    return "\n" + say(M.PLAY_SCORE, correct=correct, asked=asked, points=points).plain()
+    if tally.asked == 0:
+        return Group(Rich(""), Rich(M.PLAY_NOTHING_ANSWERED))
+    told = say(
+        M.PLAY_SCORE, correct=tally.correct, asked=tally.asked, points=points_text(tally.points)
+    )
+    return Group(Rich(""), _plain(told, HEAD))
 
 
 # ---------------------------------------------------------------- review mode
@@ -100,29 +225,30 @@ def _when(at: datetime) -> str:
     return utc_moment(at, When.DATE)
 
 
-def review_question_text(question: Question, number: int) -> str:
+def review_question(question: Question, number: int) -> RenderableType:
     """Render a question being reviewed, with its lettered choices."""
-    head = say(M.PLAY_REVIEW_QUESTION, number=number).plain()
-    lines = ["", "=" * WIDTH, head, "", fill(question.text), ""]
-    lines += [fill(_choice(c), "  ") for c in question.choices]
-    return "\n".join(lines)
+    head = _plain(say(M.PLAY_REVIEW_QUESTION, number=number), HEAD)
+    parts: list[RenderableType] = [Rich(""), Rule(style=QUIET), head, Rich(""), Rich(question.text)]
+    parts += [Rich("")] + [_indented(_choice_line(c)) for c in question.choices]
+    return Group(*parts)
 
 
-def review_outcome_text(outcome: ReviewOutcome, question: Question, now: datetime) -> str:
+def review_outcome(outcome: ReviewOutcome, question: Question, now: datetime) -> RenderableType:
     """Render the feedback on a review answer, when the question comes back, and why."""
     if outcome.correct:
-        head = say(M.PLAY_REVIEW_RIGHT, choice=_choice(outcome.choice))
+        line = _plain(say(M.PLAY_REVIEW_RIGHT, choice=_choice(outcome.choice)), RIGHT)
     else:
         head = say(M.PLAY_WRONG, choice=_choice(outcome.choice), answer=_choice(outcome.answer))
-    lines = ["", _plain(head), fill(outcome.short, "  ")]
+        line = _plain(head, WRONG)
+    parts: list[RenderableType] = [Rich(""), line, _indented(Rich(outcome.short))]
     if outcome.due_at is not None:
         days = max(1, round((outcome.due_at - now) / timedelta(days=1)))
         back = M.PLAY_REVIEW_COMES_BACK_ONE if days == 1 else M.PLAY_REVIEW_COMES_BACK_MANY
-        lines.append(_plain(say(back, n=days, when=_when(outcome.due_at)), "  "))
-    return "\n".join(lines + explanation_text(question))
+        parts.append(_indented(_plain(say(back, n=days, when=_when(outcome.due_at)), QUIET)))
+    return Group(*parts, *explanation(question))
 
 
-def review_summary_text(asked: int, correct: int, queue: ReviewQueue) -> str:
+def review_summary(asked: int, correct: int, queue: ReviewQueue) -> RenderableType:
     """Render the end of a review session: the score and what is waiting."""
     lines: list[Text] = []
     if asked:
@@ -130,9 +256,10 @@ def review_summary_text(asked: int, correct: int, queue: ReviewQueue) -> str:
     if queue.due:
         lines.append(say(M.PLAY_MORE_DUE, n=queue.due, command=Code("quizbot play --review")))
     elif queue.next_due is not None:
-        lines.append(say(M.PLAY_NEXT_REVIEW, when=_when(queue.next_due)))
+        then = M.PLAY_NEXT_REVIEW if asked else M.PLAY_NOTHING_DUE_NEXT
+        lines.append(say(then, when=_when(queue.next_due)))
     elif not asked:
         lines.append(say(M.PLAY_NO_REVIEWS))
     else:
         lines.append(say(M.PLAY_NOTHING_LEFT))
-    return "\n" + "\n".join(_plain(line) for line in lines)
+    return Group(Rich(""), *(_plain(line) for line in lines))

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TextIO
 
+from rich.console import Console, RenderableType
+
 from bot.adapters.console import render
 from bot.engine import Place, QuizEngine
 from bot.engine.model import Question
@@ -18,6 +20,7 @@ from bot.errors import UserError
 PLATFORM = "console"
 PLACE = Place(PLATFORM, "local", "terminal")
 QUIT = {"q", "quit", "exit"}
+MORE = {"m", "more"}
 
 NO_TIMER = timedelta(0)
 
@@ -55,15 +58,20 @@ class _LineReader:
         return await self._queue.get()
 
 
-async def _read(reader: _LineReader, prompt: str, out: TextIO) -> str | None:
-    """Read one answer; None at end of input."""
-    out.write(prompt)
-    out.flush()
+async def _read(reader: _LineReader, prompt: str, screen: Console) -> str | None:
+    """Read one line after ``prompt``; None at end of input."""
+    screen.print(prompt, end="")
+    screen.file.flush()
     line = await reader.readline()
     if line == "":
-        out.write("\n")
+        screen.print()
         return None
     return line.strip()
+
+
+def is_interactive(screen: Console) -> bool:
+    """Return whether a person types at a terminal (then the full explanation waits for them)."""
+    return sys.stdin.isatty() and screen.is_terminal
 
 
 async def play_session(
@@ -74,9 +82,17 @@ async def play_session(
     count: int = 5,
     out: TextIO = sys.stdout,
     chart_table: ChartTable | None = None,
+    interactive: bool | None = None,
 ) -> PlaySummary:
-    """Run a study session of ``count`` questions and return the score."""
-    asked = correct = points = 0
+    """Run a study session of ``count`` questions and return the score.
+
+    After each answer the verdict and the short explanation come first. At a terminal the full
+    explanation waits for ``m``; piped, it follows at once (nobody is there to ask for it).
+    """
+    screen = render.console(out)
+    if interactive is None:
+        interactive = is_interactive(screen)
+    tally = render.Tally()
     reader = _LineReader()
     # A session killed mid-question leaves its round open: the terminal has one player, so close it.
     stale = await engine.open_round(PLACE)
@@ -86,30 +102,50 @@ async def play_session(
         for number in range(1, count + 1):
             card = await engine.start_round(PLACE, tag=tag, duration=NO_TIMER)
             question = card.question
-            out.write(render.card_text(card, number, count) + "\n")
+            screen.print(render.card(card, number, count, tally))
             while True:
-                given = await _read(reader, render.prompt_text(question), out)
+                given = await _read(reader, render.prompt_text(question), screen)
                 if given is None or given.lower() in QUIT:
                     await engine.close(card.round_id)
-                    return PlaySummary(asked, correct, points)
+                    return _summary(tally)
                 if given.upper() in question.keys:
                     break
-                out.write(render.invalid_text(question, given) + "\n")
+                screen.print(render.invalid_text(question, given))
             outcome = await engine.answer(PLATFORM, PLACE.workspace, card.round_id, user, given)
-            asked += 1
-            correct += outcome.correct
-            points += outcome.points
-            out.write(render.outcome_text(outcome) + "\n")
+            tally = tally.add(outcome)
+            screen.print(render.verdict(outcome, tally))
             reveal = await engine.close(card.round_id)
-            if reveal is not None:
-                table = chart_table(question) if chart_table and question.chart else None
-                out.write(render.reveal_text(reveal, table) + "\n")
+            if reveal is None:
+                continue
+            table = chart_table(question) if chart_table and question.chart else None
+            full = render.reveal(reveal, table)
+            if not interactive:
+                screen.print(full)
+            elif not await _more(reader, screen, full, last=number == count):
+                return _summary(tally)
     except UserError as exc:
-        out.write(f"\n{exc.plain()}\n")
+        screen.print()
+        screen.print(exc.plain())
     finally:
-        out.write(render.summary_text(asked, correct, points) + "\n")
-        out.flush()
-    return PlaySummary(asked, correct, points)
+        screen.print(render.summary(tally))
+        screen.file.flush()
+    return _summary(tally)
+
+
+async def _more(reader: _LineReader, screen: Console, full: RenderableType, *, last: bool) -> bool:
+    """Offer the full explanation; return False when the player quits."""
+    given = await _read(reader, "\n" + render.more_prompt(last), screen)
+    if given is None or given.lower() in QUIT:
+        return False
+    if given.lower() not in MORE:
+        return True
+    screen.print(full)
+    given = await _read(reader, "\n" + render.next_prompt(last), screen)
+    return given is not None and given.lower() not in QUIT
+
+
+def _summary(tally: render.Tally) -> PlaySummary:
+    return PlaySummary(tally.asked, tally.correct, tally.points)
 
 
 # ---------------------------------------------------------------- review mode
@@ -120,28 +156,29 @@ async def review_session(
 ) -> PlaySummary:
     """Re-ask up to ``count`` due questions the user missed; scores never change."""
     asked = correct = 0
+    screen = render.console(out)
     reader = _LineReader()
     try:
         for number in range(1, count + 1):
             question = await engine.next_review(PLATFORM, PLACE.workspace, user)
             if question is None:
                 break
-            out.write(render.review_question_text(question, number) + "\n")
+            screen.print(render.review_question(question, number))
             while True:
-                given = await _read(reader, render.prompt_text(question), out)
+                given = await _read(reader, render.prompt_text(question), screen)
                 if given is None or given.lower() in QUIT:
                     return PlaySummary(asked, correct, 0)
                 if given.upper() in question.keys:
                     break
-                out.write(render.invalid_text(question, given) + "\n")
+                screen.print(render.invalid_text(question, given))
             outcome = await engine.answer_review(
                 PLATFORM, PLACE.workspace, user, question.id, given
             )
             asked += 1
             correct += outcome.correct
-            out.write(render.review_outcome_text(outcome, question, engine.clock()) + "\n")
+            screen.print(render.review_outcome(outcome, question, engine.clock()))
     finally:
         queue = await engine.review_queue(PLATFORM, PLACE.workspace, user)
-        out.write(render.review_summary_text(asked, correct, queue) + "\n")
-        out.flush()
+        screen.print(render.review_summary(asked, correct, queue))
+        screen.file.flush()
     return PlaySummary(asked, correct, 0)

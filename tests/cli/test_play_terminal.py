@@ -1,0 +1,161 @@
+"""``quizbot play`` at a real terminal (a pseudo-terminal): colour, verdict first, more on ``m``."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import bank_env
+from tests.cli.test_play import BANK
+
+ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+# A foreground colour among the codes (NO_COLOR still allows bold and dim).
+COLOUR = re.compile(r"\x1b\[(?:[0-9]+;)*(?:3[0-8]|9[0-7])(?:;[0-9]+)*m")
+FULL = "NDR InfiniBand runs 400 Gb/s per port, far beyond the others."
+
+
+class Terminal:
+    """``quizbot play`` on a pseudo-terminal: type lines, read what it shows."""
+
+    def __init__(self, env: dict[str, str], *args: str) -> None:
+        self.master, slave = pty.openpty()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bot", "play", *args],
+            stdin=slave,
+            stdout=slave,
+            stderr=subprocess.PIPE,
+            env={**env, "COLUMNS": "100", "TERM": "xterm-256color"},
+        )
+        os.close(slave)
+        self.seen = ""
+
+    def until(self, text: str, within: float = 30) -> str:
+        """Read until ``text`` has been shown (colour codes aside); return what came."""
+        deadline = time.monotonic() + within
+        start = len(self.seen)
+        while text not in ESCAPE.sub("", self.seen[start:]):
+            left = deadline - time.monotonic()
+            assert left > 0, f"{text!r} never came; shown:\n{self.seen}"
+            ready, _, _ = select.select([self.master], [], [], left)
+            if ready:
+                try:
+                    chunk = os.read(self.master, 4096)
+                except OSError:  # the child closed the terminal
+                    chunk = b""
+                assert chunk, f"{text!r} never came; the process ended:\n{self.seen}"
+                self.seen += chunk.decode(errors="replace")
+        return self.seen[start:]
+
+    def type(self, line: str) -> None:
+        """Type ``line`` and Enter."""
+        os.write(self.master, (line + "\n").encode())
+
+    def close(self) -> int:
+        """Wait for the process to end (bounded); return its exit status."""
+        try:
+            status = self.proc.wait(timeout=30)
+            assert self.proc.stderr is not None
+            assert self.proc.stderr.read() == b""
+            return status
+        finally:
+            self.stop()
+
+    def stop(self) -> None:
+        """End the process if it still runs, and let go of the terminal and the pipe."""
+        if self.proc.returncode is None:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stderr is not None and not self.proc.stderr.closed:
+            self.proc.stderr.close()
+        if self.master >= 0:
+            os.close(self.master)
+            self.master = -1
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    environment = bank_env(tmp_path, BANK)
+    environment.pop("NO_COLOR", None)
+    return environment
+
+
+def test_the_verdict_comes_first_in_colour_and_the_rest_on_request(env: dict[str, str]):
+    term = Terminal(env, "--tag", "net", "--count", "1")
+    try:
+        card = term.until("Your answer (A-C, q to quit):")
+        assert "Question 1 of 1" in ESCAPE.sub("", card)
+        term.type("A")
+        verdict = term.until("m: the full explanation")
+        plain = ESCAPE.sub("", verdict)
+        # The verdict, in green, then the short explanation and the score; nothing more yet.
+        assert "\x1b[1;32mRight! A) InfiniBand NDR  (+1 point)" in verdict
+        assert COLOUR.search(verdict)
+        assert plain.index("Right!") < plain.index("NDR is 400 Gb/s per port.")
+        assert "Score: 1/1 correct, 1 point." in plain
+        assert FULL not in plain
+        term.type("m")
+        more = ESCAPE.sub("", term.until("Enter: your score"))
+        assert FULL in more
+        assert "B) 1 GbE: One gigabit per second is 400 times slower." in more
+        term.type("")
+        end = ESCAPE.sub("", term.until("Score: 1/1 correct, 1 point."))
+        assert FULL not in end
+        assert term.close() == 0
+    finally:
+        term.stop()
+
+
+def test_enter_skips_the_full_explanation(env: dict[str, str]):
+    term = Terminal(env, "--count", "2")
+    try:
+        term.until("Your answer")
+        term.type("A")
+        term.until("Enter: next question")
+        term.type("")
+        second = ESCAPE.sub("", term.until("Your answer"))
+        assert "Question 2 of 2" in second
+        assert "Full explanation" not in second
+        # The score so far heads every question after the first.
+        assert "Score: " in second
+        term.type("q")
+        assert term.close() == 0
+    finally:
+        term.stop()
+
+
+def test_no_color_keeps_the_terminal_plain(env: dict[str, str]):
+    term = Terminal({**env, "NO_COLOR": "1"}, "--tag", "net", "--count", "1")
+    try:
+        term.until("Your answer")
+        term.type("A")
+        verdict = term.until("m: the full explanation")
+        assert "Right! A) InfiniBand NDR" in verdict
+        assert not COLOUR.search(verdict)
+        term.type("q")
+        assert term.close() == 0
+    finally:
+        term.stop()
+
+
+def test_piped_output_has_no_colour_and_the_whole_explanation(env: dict[str, str]):
+    result = subprocess.run(
+        [sys.executable, "-m", "bot", "play", "--tag", "net", "--count", "1"],
+        input="A\n",
+        env={**env, "TERM": "xterm-256color"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0
+    assert not ESCAPE.search(result.stdout)
+    assert FULL in result.stdout
+    # Paragraphs of the full explanation are set apart by a blank line.
+    assert "Right! A) InfiniBand NDR  (+1 point)" in result.stdout
