@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import yaml
 
+from bot.bandwidth._compute import ComputeModel
 from bot.bandwidth._errors import BandwidthError
 
 _T = TypeVar("_T")
@@ -31,6 +32,17 @@ class Gpu:
     nvlink: str
     nvlink_domain: int
     sources: tuple[tuple[str, str], ...] = ()
+    hbm_tbps: float = 3.35
+
+    @property
+    def hbm_bytes_per_s(self) -> float:
+        """Return the HBM bandwidth in bytes per second."""
+        return self.hbm_tbps * 1e12
+
+    @property
+    def fp8_flops(self) -> float | None:
+        """Return the dense FP8 peak in FLOP/s (None without FP8)."""
+        return None if self.fp8_tflops is None else self.fp8_tflops * 1e12
 
     @property
     def bf16_flops(self) -> float:
@@ -107,6 +119,7 @@ class Hardware:
     default_gpu: str
     compute_efficiency: float
     compute_efficiency_source: str
+    compute: ComputeModel | None = None
 
     def gpu(self, key: str) -> Gpu:
         """Return the GPU called ``key`` or raise BandwidthError naming close matches."""
@@ -136,12 +149,22 @@ def load_hardware() -> Hardware:
         gpu_list = tuple(_gpu(raw) for raw in gpus["gpus"])
         model_list = tuple(_model(raw) for raw in models["models"])
         efficiency = float(gpus["compute_efficiency"])
+        raw = gpus["compute_model"]
+        compute = ComputeModel(
+            gemm_efficiency=float(raw["gemm_efficiency"]),
+            gemm_half_tokens=float(raw["gemm_half_tokens"]),
+            attention_efficiency=float(raw["attention_efficiency"]),
+            elementwise_bytes=float(raw["elementwise_bytes"]),
+            fp8_gemm_efficiency=float(raw["fp8_gemm_efficiency"]),
+            source=" ".join(str(raw["source"]).split()),
+        )
         hardware = Hardware(
             gpu_list,
             model_list,
             str(gpus["default"]),
             efficiency,
             " ".join(str(gpus["compute_efficiency_source"]).split()),
+            compute,
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise BandwidthError(f"The bundled planner data is broken: {exc!r}.") from None
@@ -168,6 +191,7 @@ def _gpu(raw: Mapping[str, Any]) -> Gpu:
         nvlink=str(raw["nvlink"]),
         nvlink_domain=int(raw["nvlink_domain"]),
         sources=sources,
+        hbm_tbps=float(raw["hbm_tbps"]),
     )
     if not (math.isfinite(gpu.bf16_tflops) and gpu.bf16_tflops > 0 and gpu.memory_gb > 0):
         raise ValueError(f"{gpu.key}: peaks and memory must be positive")

@@ -18,9 +18,10 @@ bytes it moves timed with the collective models NCCL's algorithms follow (``_mod
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.bandwidth._catalogue import QUIZ_CHOICES, Catalogue, Interconnect
+from bot.bandwidth._compute import ComputeModel, microbatch_time
 from bot.bandwidth._errors import BandwidthError
 from bot.bandwidth._estimate import gpu_link, nvls_link
 from bot.bandwidth._hardware import Gpu, Hardware, Model, load_hardware
@@ -55,6 +56,8 @@ class Layout:
     recompute: bool
     nics: int
     efficiency: float
+    fp8: bool = False
+    compute: ComputeModel | None = None  # None: every FLOP at ``efficiency`` of the BF16 peak
 
     @property
     def tokens_per_step(self) -> int:
@@ -255,6 +258,8 @@ def resolve_layout(request: PlanRequest, model: Model, gpu: Gpu, hardware: Hardw
         recompute=request.recompute,
         nics=request.nics or gpn,
         efficiency=request.efficiency or hardware.compute_efficiency,
+        fp8=request.fp8,
+        compute=None if request.efficiency is not None else hardware.compute,
     )
 
 
@@ -296,6 +301,13 @@ def plan(request: PlanRequest, catalogue: Catalogue, hardware: Hardware | None =
     gpu = hw.gpu(request.gpu or hw.default_gpu)
     model = resolve_model(request, hw)
     layout = resolve_layout(request, model, gpu, hw)
+    if layout.compute is not None:
+        # The share of the BF16 peak the compute model reaches on this layout, for the record.
+        seconds, _ = compute_seconds(model, gpu, layout)
+        stage_layers = math.ceil(model.layers / layout.pp)
+        imbalance = stage_layers * layout.pp / model.layers
+        executed = hardware_flops(model, layout) / layout.gpus * imbalance / layout.microbatches
+        layout = replace(layout, efficiency=executed / seconds / gpu.bf16_flops)
     intra = catalogue.get(gpu.nvlink)
     keys = request.over or catalogue.default_comparison
     if "all" in keys:
@@ -342,8 +354,6 @@ def plan(request: PlanRequest, catalogue: Catalogue, hardware: Hardware | None =
 
 
 def _with_slowdown(result: PlanResult, best: float) -> PlanResult:
-    from dataclasses import replace
-
     return replace(result, slowdown=result.step_seconds / best)
 
 
@@ -492,11 +502,8 @@ def _price(
     node_bw = _node_bandwidth(layout, ic)
     sharp = ic.sharp
 
-    # Compute: the GPU's share of the step's executed FLOPs, the slowest (fullest) stage.
-    imbalance = stage_layers * p / model.layers
-    per_gpu = hardware_flops(model, layout) / layout.gpus * imbalance
-    rate = gpu.bf16_flops * layout.efficiency
-    compute_mb = per_gpu / m / rate
+    # Compute: one micro-batch of the slowest (fullest) stage.
+    compute_mb, attention_rate = compute_seconds(model, gpu, layout)
 
     # Tensor parallel: all-reduces of the activations, on the critical path.
     tp_mb = 0.0
@@ -512,7 +519,7 @@ def _price(
         link = _p2p_link(c, t, layout, node_bw, ic, intra)
         kv = 2 * b * s_local * model.kv_hidden / t * BYTES
         per_layer = 3 * (c - 1) * transfer(kv, link).seconds
-        attention = 12 * b * s_local * layout.seq * h / t / rate
+        attention = 12 * b * s_local * layout.seq * h / t / attention_rate
         cp_mb = per_layer * stage_layers
         cp_exposed_mb = max(0.0, per_layer - attention) * stage_layers
 
@@ -568,6 +575,42 @@ def _price(
     )
 
 
+def compute_seconds(model: Model, gpu: Gpu, layout: Layout) -> tuple[float, float]:
+    """Return one micro-batch's compute seconds on the fullest stage, and the attention rate."""
+    stage_layers = math.ceil(model.layers / layout.pp)
+    cm = layout.compute
+    if cm is None:
+        imbalance = stage_layers * layout.pp / model.layers
+        per_gpu = hardware_flops(model, layout) / layout.gpus * imbalance
+        rate = gpu.bf16_flops * layout.efficiency
+        return per_gpu / layout.microbatches / rate, rate
+    tokens = layout.micro_batch * layout.seq / layout.cp
+    # The last stage holds the output layer (the first the embedding lookup, no GEMM).
+    output = model.vocab * model.hidden if layout.pp == 1 else 0.0
+    if layout.pp > 1:
+        last = model.layers - (layout.pp - 1) * stage_layers
+        extra = max(0, (model.vocab * model.hidden) / model.layer_params - (stage_layers - last))
+        layers_equiv = stage_layers + extra
+    else:
+        layers_equiv = float(stage_layers)
+    time = microbatch_time(
+        cm,
+        layers=math.ceil(layers_equiv) if layout.pp > 1 else stage_layers,
+        matmul_params_per_layer=model.layer_params,
+        output_params=output,
+        hidden=model.hidden,
+        seq=layout.seq,
+        tokens=tokens,
+        tp=layout.tp,
+        recompute=layout.recompute,
+        bf16_flops=gpu.bf16_flops,
+        fp8_flops=gpu.fp8_flops,
+        hbm_bytes_per_s=gpu.hbm_bytes_per_s,
+        fp8=layout.fp8,
+    )
+    return time.seconds, gpu.bf16_flops * cm.attention_efficiency
+
+
 def _warnings(model: Model, gpu: Gpu, layout: Layout, memory: Memory) -> tuple[str, ...]:
     found: list[str] = []
     if not memory.fits:
@@ -591,9 +634,17 @@ def _warnings(model: Model, gpu: Gpu, layout: Layout, memory: Memory) -> tuple[s
 
 def plan_assumptions(model: Model, gpu: Gpu, layout: Layout, intra: Interconnect) -> str:
     """Return the line that states what the plan assumes."""
+    peak = f"the {gpu.name}'s {gpu.bf16_tflops:g} TFLOP/s dense BF16 peak"
+    if layout.compute is None:
+        compute = f"compute at {layout.efficiency:.0%} of {peak} (efficiency= given)"
+    else:
+        precision = "FP8 GEMMs" if layout.fp8 and gpu.fp8_tflops else "BF16 GEMMs"
+        compute = (
+            f"compute model by GEMM shape ({precision}, attention in BF16, element-wise work at"
+            f" {gpu.hbm_tbps:g} TB/s HBM): {layout.efficiency:.0%} of {peak} here"
+        )
     parts = [
-        f"compute at {layout.efficiency:.0%} of the {gpu.name}'s {gpu.bf16_tflops:g} TFLOP/s"
-        " dense BF16 peak",
+        compute,
         f"{intra.key} inside each node of {layout.gpus_per_node}, {layout.nics} NICs a node,"
         " collectives priced as NCCL picks them",
         "TP all-reduces and PP sends on the critical path, CP exchanges behind attention,"
@@ -601,6 +652,7 @@ def plan_assumptions(model: Model, gpu: Gpu, layout: Layout, intra: Interconnect
         "1F1B pipeline bubble (p-1)/(m+p-1)"
         + (f" with {layout.interleave} virtual stages" if layout.interleave > 1 else ""),
         "bf16 weights, gradients and activations, fp32 Adam state",
-        "MFU counts 6 x params x tokens plus attention, without recomputation",
+        "MFU counts 6 x params x tokens plus attention, without recomputation, against the"
+        " BF16 peak",
     ]
     return "Assumes: " + "; ".join(parts) + "."

@@ -17,6 +17,7 @@ MAX_BATCH = 100_000_000
 PLAN_USAGE = """\
 Usage: /bandwidth plan MODEL gpus=N [tp=T] [pp=P] [cp=C] [dp=D] [zero=0|1|2|3] [seq=S]
                        [batch=B] [micro=b] [gpu=KEY] [over=k1,k2] [gpn=G] [nics=K] [recompute]
+                       [fp8]
   MODEL  llama3-8b, llama3-70b, llama3-405b, gpt3-175b, bloom-176b, opt-175b, or a size
          such as 70B with layers=L hidden=H [ffn= heads= kv= vocab=]
   gpus=N GPUs in all; tp/pp/cp/dp the tensor, pipeline, context and data parallel sizes
@@ -24,6 +25,7 @@ Usage: /bandwidth plan MODEL gpus=N [tp=T] [pp=P] [cp=C] [dp=D] [zero=0|1|2|3] [
   seq=S  tokens a sequence (the model's), batch=B sequences a step (about 4M tokens),
   micro=b sequences a micro-batch (1), gpu= a100, h100 (default), h200, b200, gb200,
   gpn=G GPUs a node (8; 72 on gb200), nics=K NICs a node (one per GPU)
+  fp8    matrix multiplications in FP8 (attention and the rest stay BF16)
 Examples:
   /bandwidth plan llama3-70b gpus=128 tp=8 pp=2
   /bandwidth plan llama3-405b gpus=1024 tp=8 pp=16 over=ib-ndr,roce-400,100gbe,1gbe
@@ -55,6 +57,7 @@ _KEYS = {
     "kv-heads": "kv_heads",
     "vocab": "vocab",
     "recompute": "recompute",
+    "fp8": "fp8",
     "interleave": "interleave",
     "efficiency": "efficiency",
 }
@@ -93,6 +96,7 @@ class PlanRequest:
     recompute: bool = False
     interleave: int = 1
     efficiency: float | None = None
+    fp8: bool = False
 
     def __post_init__(self) -> None:
         model = str(self.model).strip()
@@ -118,6 +122,8 @@ class PlanRequest:
             raise BandwidthError(f"zero= must be 0, 1, 2 or 3; got {self.zero!r}.")
         if not isinstance(self.recompute, bool):
             raise BandwidthError("recompute must be on or off.")
+        if not isinstance(self.fp8, bool):
+            raise BandwidthError("fp8 must be on or off.")
         if self.efficiency is not None:
             eff = self.efficiency
             if isinstance(eff, bool) or not isinstance(eff, int | float) or not math.isfinite(eff):
@@ -182,8 +188,8 @@ def _parse_plan(text: str) -> PlanRequest:
         key, eq, value = word.partition("=")
         key = key.strip().lower()
         if not eq:
-            if key == "recompute":
-                values["recompute"] = True
+            if key in ("recompute", "fp8"):
+                values[key] = True
                 continue
             model_words.append(word)
             continue
@@ -207,7 +213,7 @@ def _parse_plan(text: str) -> PlanRequest:
 def _value(field: str, key: str, text: str) -> object:
     if field == "over":
         return parse_over(text)
-    if field == "recompute":
+    if field in ("recompute", "fp8"):
         return parse_switch(key, text)
     if field in _TEXT_KEYS:
         return text

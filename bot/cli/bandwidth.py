@@ -67,7 +67,7 @@ PLAN_COUNTS = (
     "vocab",
     "interleave",
 )
-PLAN_ONLY = (*PLAN_COUNTS, "gpu", "recompute", "efficiency")
+PLAN_ONLY = (*PLAN_COUNTS, "gpu", "recompute", "fp8", "efficiency")
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -177,7 +177,15 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--recompute", action="store_true", default=None, help="full activation recomputation"
     )
     plan.add_argument(
-        "--efficiency", metavar="E", help="share of the dense BF16 peak compute reaches"
+        "--fp8",
+        action="store_true",
+        default=None,
+        help="matrix multiplications in FP8 (attention and the rest stay BF16)",
+    )
+    plan.add_argument(
+        "--efficiency",
+        metavar="E",
+        help="one share of the dense BF16 peak for all compute (instead of the compute model)",
     )
     parser.set_defaults(handler=run_bandwidth)
 
@@ -260,6 +268,8 @@ def _plan(args: argparse.Namespace, catalogue: Any) -> tuple[Any, Any]:
         changes["over"] = parse_over(args.over)
     if args.recompute:
         changes["recompute"] = True
+    if getattr(args, "fp8", None):
+        changes["fp8"] = True
     if args.efficiency is not None:
         try:
             changes["efficiency"] = float(args.efficiency)
