@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter, OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -125,6 +125,10 @@ def rank_rows(rows: Sequence[ScoreRow]) -> list[LeaderboardEntry]:
     ]
 
 
+#: How long a workspace's answer rates serve practice before they are read again.
+RATES_MAX_AGE = timedelta(minutes=1)
+
+
 class QuizEngine:
     """Run quiz rounds on a store, with an injected clock and random source."""
 
@@ -140,6 +144,10 @@ class QuizEngine:
     ) -> None:
         self.store = store
         self.memory = learning.Memory(retention)
+        self._topics: tuple[Sequence[Question], dict[str, str], dict[str, Question]] | None = None
+        self._rates_cache: dict[
+            tuple[str, str], tuple[datetime, Mapping[str, tuple[int, int]]]
+        ] = {}
         self.bank = bank
         self.clock = clock
         self.rng = rng or random.Random()
@@ -214,9 +222,132 @@ class QuizEngine:
         aggregates = await self.store.question_aggregates(platform, workspace)
         return analytics.reports(self.bank.filter(None), aggregates)
 
+    # ---------------------------------------------------------- practice (never touches scores)
+
+    async def level(self, platform: str, workspace: str, user: str) -> float:
+        """Return a person's level: a Rasch ability from their latest answers (docs/learning.md)."""
+        rates = await self._rates(platform, workspace)
+        results = await self.store.user_results(platform, workspace, user, learning.LEVEL_ANSWERS)
+        known = self._by_id()
+        return learning.level(
+            (right, learning.question_difficulty(analytics.expected_rate(known[q], rates)))
+            for q, right in results
+            if q in known
+        )
+
+    async def _rates(self, platform: str, workspace: str) -> Mapping[str, tuple[int, int]]:
+        """Return the workspace's answer rates, read at most once a minute."""
+        key = (platform, workspace)
+        now = self._now()
+        cached = self._rates_cache.get(key)
+        if cached is not None and now - cached[0] < RATES_MAX_AGE:
+            return cached[1]
+        rates = await self.store.answer_rates(platform, workspace)
+        self._rates_cache[key] = (now, rates)
+        return rates
+
+    async def next_practice(
+        self,
+        platform: str,
+        workspace: str,
+        user: str,
+        *,
+        topic: str | None = None,
+        avoid: Collection[str] = (),
+    ) -> learning.PracticeItem | None:
+        """Return the next practice question: the most overdue due card, else a question the
+        person never answered whose chance of a right answer is nearest the practice target.
+
+        ``topic`` keeps to one topic of the bank; ``avoid`` leaves out questions already asked
+        in the session. None when nothing is left.
+        """
+        topics = self.topics()
+        wanted = [q for q, t in topics.items() if (topic is None or t == topic) and q not in avoid]
+        if not wanted:
+            return None
+        now = self._now()
+        due = await self.store.due_cards(
+            platform, workspace, user, now, question_ids=wanted if topic else None, limit=20
+        )
+        allowed = set(wanted)
+        for card in due:
+            if card.key.question_id in allowed:
+                return learning.PracticeItem(
+                    self.bank.by_id(card.key.question_id), learning.PracticeKind.DUE, None
+                )
+        # Nothing due: what the person has seen and their level, read at the same time.
+        seen, me = await asyncio.gather(
+            self.store.seen_questions(platform, workspace, user),
+            self.level(platform, workspace, user),
+        )
+        known = self._by_id()
+        fresh = [known[q] for q in wanted if q not in seen]
+        if not fresh:
+            return None
+        rates = await self._rates(platform, workspace)
+        chance = {
+            q.id: learning.success_chance(
+                me, learning.question_difficulty(analytics.expected_rate(q, rates))
+            )
+            for q in fresh
+        }
+        best = min(abs(c - learning.PRACTICE_TARGET) for c in chance.values())
+        nearest = [q for q in fresh if abs(chance[q.id] - learning.PRACTICE_TARGET) <= best + 1e-9]
+        pick = self.rng.choice(nearest)
+        return learning.PracticeItem(pick, learning.PracticeKind.NEW, chance[pick.id])
+
+    async def answer_practice(
+        self,
+        platform: str,
+        workspace: str,
+        user: str,
+        question_id: str,
+        key: str,
+        *,
+        elapsed_ms: int | None = None,
+    ) -> ReviewOutcome:
+        """Grade a practice answer and review the card with it (scores never change)."""
+        try:
+            question = self.bank.by_id(question_id)
+        except KeyError:
+            raise NotFound(say(M.NOT_IN_BANK)) from None
+        choice = key.strip().upper()
+        if choice not in question.keys:
+            raise UserError(not_a_choice(key, question))
+        correct = choice == question.answer
+        review = Review(
+            at=self._now(),
+            correct=correct,
+            rating=learning.rating_for(correct, None, elapsed_ms),
+            source=Source.PRACTICE,
+            elapsed_ms=elapsed_ms,
+        )
+        card, counted = await self.store.study(
+            self._study(CardKey(platform, workspace, user, question_id), review), choice=choice
+        )
+        return ReviewOutcome(
+            question_id=question_id,
+            choice=question.choice(choice),
+            answer=question.answer_choice,
+            correct=correct,
+            short=question.short,
+            due_at=card.due_at,
+            counted=counted,
+        )
+
     def topics(self) -> dict[str, str]:
         """Return every bank question's topic (the folder of its file), in the bank's order."""
-        return {q.id: learning.topic_of(q.source) for q in self.bank.filter(None)}
+        questions = self.bank.filter(None)
+        if self._topics is None or self._topics[0] != questions:
+            by_id = {q.id: q for q in questions}
+            topics = {q.id: learning.topic_of(q.source) for q in questions}
+            self._topics = (questions, topics, by_id)
+        return self._topics[1]
+
+    def _by_id(self) -> dict[str, Question]:
+        self.topics()
+        assert self._topics is not None
+        return self._topics[2]
 
     async def mastery(
         self, platform: str, workspace: str, user: str | None = None

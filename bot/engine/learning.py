@@ -12,6 +12,7 @@ FSRS's minute-long learning steps, and without fuzz, so a card is a pure functio
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -20,6 +21,8 @@ from enum import IntEnum, StrEnum
 from pathlib import PurePath
 
 from fsrs import Card, Rating, Scheduler, State
+
+from bot.engine.model import Question
 
 DEFAULT_RETENTION = 0.9
 MIN_RETENTION = 0.7
@@ -202,6 +205,71 @@ class Memory:
         )
         assert card.difficulty is not None
         return float(card.difficulty)
+
+
+# ---------------------------------------------------------------- level
+
+#: The success rate new practice questions aim for.
+PRACTICE_TARGET = 0.7
+#: The person's latest answers their level is estimated from.
+LEVEL_ANSWERS = 200
+_PRIOR_SD = 1.0
+_NEWTON_STEPS = 25
+
+
+def logistic(x: float) -> float:
+    """Return 1 / (1 + e^-x)."""
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+def question_difficulty(expected_rate: float) -> float:
+    """Return a question's Rasch difficulty from the share of answers expected right."""
+    p = min(max(expected_rate, 0.02), 0.98)
+    return -math.log(p / (1 - p))
+
+
+def level(results: Iterable[tuple[bool, float]]) -> float:
+    """Return a person's Rasch ability from their answers: (right, question difficulty) pairs.
+
+    The estimate maximises the likelihood of the answers, P(right) = logistic(level -
+    difficulty), times a standard normal prior, so that a person with few answers (or only right
+    ones) sits near 0, the level of a question half the players get right.
+    """
+    results = list(results)
+    theta = 0.0
+    for _ in range(_NEWTON_STEPS):
+        gradient = -theta / _PRIOR_SD**2
+        curvature = -1 / _PRIOR_SD**2
+        for right, difficulty in results:
+            p = logistic(theta - difficulty)
+            gradient += (1.0 if right else 0.0) - p
+            curvature -= p * (1 - p)
+        step = gradient / curvature
+        theta -= step
+        if abs(step) < 1e-9:
+            break
+    return theta
+
+
+def success_chance(person_level: float, difficulty: float) -> float:
+    """Return the chance that a person at this level answers a question of this difficulty."""
+    return logistic(person_level - difficulty)
+
+
+class PracticeKind(StrEnum):
+    """Why a question is asked in practice."""
+
+    DUE = "due"  # a card that has come due
+    NEW = "new"  # never answered, picked near the person's level
+
+
+@dataclass(frozen=True, slots=True)
+class PracticeItem:
+    """The next question of a practice session, and why it was picked."""
+
+    question: Question
+    kind: PracticeKind
+    chance: float | None  # the expected chance of a right answer, for a new question
 
 
 # ---------------------------------------------------------------- mastery

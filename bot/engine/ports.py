@@ -6,7 +6,7 @@ The protocol lives here, beside its only caller, so that the engine depends on n
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -170,6 +170,29 @@ class Store(Protocol):
 
     async def cards(self, platform: str, workspace: str, user: str) -> list[MemoryCard]:
         """Return a person's cards in a workspace, soonest due first."""
+        ...
+
+    async def due_cards(
+        self,
+        platform: str,
+        workspace: str,
+        user: str,
+        now: datetime,
+        *,
+        question_ids: Collection[str] | None = None,
+        limit: int = 20,
+    ) -> list[MemoryCard]:
+        """Return up to ``limit`` of a person's cards due at ``now``, most overdue first."""
+        ...
+
+    async def seen_questions(self, platform: str, workspace: str, user: str) -> set[str]:
+        """Return the ids of the questions a person holds a card for."""
+        ...
+
+    async def user_results(
+        self, platform: str, workspace: str, user: str, limit: int
+    ) -> list[tuple[str, bool]]:
+        """Return a person's latest answers, rounds and practice alike: (question, right)."""
         ...
 
     async def put_card(self, card: MemoryCard) -> bool:

@@ -13,13 +13,14 @@ from the row it replaces, so that a confidence given afterwards can re-rate the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.engine.learning import (
@@ -31,7 +32,7 @@ from bot.engine.learning import (
     Study,
     new_card,
 )
-from bot.storage._schema import UTCDateTime, card_reviews, cards
+from bot.storage._schema import UTCDateTime, answers, card_reviews, cards, rounds
 
 STATE = ("state", "stability", "difficulty", "due_at", "last_review", "reps", "lapses")
 _PRIOR = ("state", "stability", "difficulty", "due_at", "last_review", "lapses")
@@ -209,6 +210,100 @@ class CardsSql:
         )
         async with self.read() as conn:
             return [_card(row) for row in await conn.execute(query)]
+
+    async def due_cards(
+        self,
+        platform: str,
+        workspace: str,
+        user: str,
+        now: datetime,
+        *,
+        question_ids: Collection[str] | None = None,
+        limit: int = 20,
+    ) -> list[MemoryCard]:
+        """Return up to ``limit`` of a person's cards due at ``now``, most overdue first
+        (only cards of ``question_ids`` when given)."""
+        query = (
+            cards.select()
+            .where(
+                cards.c.platform == platform,
+                cards.c.workspace == workspace,
+                cards.c.user_id == user,
+                cards.c.last_review.is_not(None),
+                cards.c.due_at <= sa.bindparam("now", now, type_=UTCDateTime()),
+            )
+            .order_by(cards.c.due_at, cards.c.question_id)
+            .limit(limit)
+        )
+        if question_ids is not None:
+            query = query.where(self._among(cards.c.question_id, question_ids))
+        async with self.read() as conn:
+            return [_card(row) for row in await conn.execute(query)]
+
+    def _among(
+        self, column: sa.ColumnElement[str], values: Collection[str]
+    ) -> sa.ColumnElement[bool]:
+        """Return ``column IN values``: on PostgreSQL one array parameter (``= ANY``), which
+        saves compiling a parameter per value for a long list."""
+        if self.dialect == "postgresql":
+            array = sa.bindparam("among", list(values), type_=postgresql.ARRAY(sa.String()))
+            return column == sa.any_(array)
+        return column.in_(list(values))
+
+    async def seen_questions(self, platform: str, workspace: str, user: str) -> set[str]:
+        """Return the ids of the questions a person holds a card for."""
+        # One row: the ids joined (they hold no comma), which spares a row object per card.
+        joined = (
+            sa.func.string_agg(cards.c.question_id, ",")
+            if self.dialect == "postgresql"
+            else sa.func.group_concat(cards.c.question_id, ",")
+        )
+        query = sa.select(joined).where(
+            cards.c.platform == platform, cards.c.workspace == workspace, cards.c.user_id == user
+        )
+        async with self.read() as conn:
+            ids = (await conn.execute(query)).scalar()
+        return set(ids.split(",")) if ids else set()
+
+    async def user_results(
+        self, platform: str, workspace: str, user: str, limit: int
+    ) -> list[tuple[str, bool]]:
+        """Return a person's latest answers, rounds and practice alike: (question, right)."""
+        in_rounds = (
+            sa.select(
+                rounds.c.question_id.label("question_id"),
+                answers.c.correct.label("correct"),
+                answers.c.answered_at.label("at"),
+            )
+            .select_from(answers.join(rounds, answers.c.round_id == rounds.c.id))
+            .where(
+                answers.c.platform == platform,
+                answers.c.workspace == workspace,
+                answers.c.user_id == user,
+            )
+            .order_by(answers.c.answered_at.desc())
+            .limit(limit)
+        )
+        outside = (
+            sa.select(
+                card_reviews.c.question_id,
+                card_reviews.c.correct,
+                card_reviews.c.answered_at.label("at"),
+            )
+            .where(
+                card_reviews.c.platform == platform,
+                card_reviews.c.workspace == workspace,
+                card_reviews.c.user_id == user,
+            )
+            .order_by(card_reviews.c.answered_at.desc())
+            .limit(limit)
+        )
+        both = sa.union_all(in_rounds.subquery().select(), outside.subquery().select()).subquery()
+        query = (
+            sa.select(both.c.question_id, both.c.correct).order_by(both.c.at.desc()).limit(limit)
+        )
+        async with self.read() as conn:
+            return [(q, bool(c)) for q, c in await conn.execute(query)]
 
     async def put_card(self, card: MemoryCard) -> bool:
         """Write a card's state over its stored version (0: none stored yet).
