@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from contextlib import suppress
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import AliasChoices, Field, field_validator
@@ -27,6 +28,49 @@ CONTAINER_MARKERS = (Path("/.dockerenv"), Path("/run/.containerenv"))
 def in_container(markers: tuple[Path, ...] = CONTAINER_MARKERS) -> bool:
     """Return whether this process runs in a Docker or Podman container."""
     return any(marker.exists() for marker in markers)
+
+
+PLATFORMS = ("slack", "discord")
+
+
+@dataclass(frozen=True)
+class Admins:
+    """The people QUIZBOT_ADMINS lists: in one workspace each, or (a bare id) in every one.
+
+    An entry ``slack:T0123:U0456`` (or ``discord:GUILD:USER``) makes that user an admin of that
+    workspace or server only. A bare user id is an admin in every workspace the bot serves: an
+    operator-wide entry, meant for a bot that serves one team.
+    """
+
+    everywhere: frozenset[str] = frozenset()
+    scoped: frozenset[tuple[str, str, str]] = frozenset()
+
+    @classmethod
+    def parse(cls, text: str) -> Admins:
+        """Return the admins a QUIZBOT_ADMINS value lists (ConfigError for a bad entry)."""
+        everywhere: set[str] = set()
+        scoped: set[tuple[str, str, str]] = set()
+        for entry in (part.strip() for part in text.split(",")):
+            if not entry:
+                continue
+            parts = entry.split(":")
+            if len(parts) == 1:
+                everywhere.add(entry)
+            elif len(parts) == 3 and parts[0] in PLATFORMS and all(parts):
+                scoped.add((parts[0], parts[1], parts[2]))
+            else:
+                raise ConfigError(
+                    f"QUIZBOT_ADMINS entry {entry[:60]!r} is neither a user id nor "
+                    "PLATFORM:WORKSPACE:USER (such as slack:T0123:U0456)"
+                )
+        return cls(frozenset(everywhere), frozenset(scoped))
+
+    def lists(self, platform: str, workspace: str, user: str) -> bool:
+        """Return whether the user is listed as an admin of this workspace."""
+        return user in self.everywhere or (platform, workspace, user) in self.scoped
+
+    def __bool__(self) -> bool:
+        return bool(self.everywhere or self.scoped)
 
 
 def _env(name: str) -> AliasChoices:
@@ -101,9 +145,9 @@ class Settings(BaseSettings):
             )
         return [BUNDLED_QUESTIONS]
 
-    def admin_ids(self) -> frozenset[str]:
-        """Return the user ids listed in QUIZBOT_ADMINS (comma-separated)."""
-        return frozenset(a.strip() for a in self.admins.split(",") if a.strip())
+    def admin_ids(self) -> Admins:
+        """Return the admins QUIZBOT_ADMINS lists (comma-separated; see ``Admins``)."""
+        return Admins.parse(self.admins)
 
     def listen_host(self, *, container: bool | None = None) -> str:
         """Return the address HTTP mode listens on: QUIZBOT_HOST, else the default for here."""

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bot.chat import words
@@ -23,6 +23,7 @@ from bot.chat.events import Click, Command, Reaction, ReviewClick
 from bot.chat.flows import FLOWS, Context
 from bot.chat.grammar import GRAMMARS, BadInput, Call, Form, read_options, read_text, usage
 from bot.chat.port import Exchange, Port
+from bot.config import Admins
 from bot.engine import QuizEngine
 from bot.engine.model import AnswerStatus, Place
 from bot.errors import NotFound, UserError
@@ -47,7 +48,7 @@ class Chat:
         engine: QuizEngine,
         port: Port,
         *,
-        admins: frozenset[str] = frozenset(),
+        admins: Admins | frozenset[str] = frozenset(),
         admins_only: bool = False,
         charts: Charts | None = None,
         refresh_every: float = 3.0,
@@ -56,7 +57,7 @@ class Chat:
     ) -> None:
         self.engine = engine
         self.port = port
-        self.admins = admins
+        self.admins = admins if isinstance(admins, Admins) else Admins(frozenset(admins))
         # Signs dashboard links; None while QUIZBOT_DASHBOARD_SECRET is unset.
         self.links = links
         # Only the listed people are admins: the platform is never asked (on Slack, users.info
@@ -105,6 +106,15 @@ class Chat:
                 await self._fail(exc, turn, self._where(event.place, event.user), form=_form(event))
             finally:
                 await turn.close()
+
+    async def is_admin(
+        self, place: Place, user: str, ask_platform: Callable[[], Awaitable[bool]]
+    ) -> bool:
+        """Return whether a person is an admin here: listed, or (unless only the listed count)
+        an admin as the platform says, asked through ``ask_platform``."""
+        if self.admins.lists(place.platform, place.workspace, user):
+            return True
+        return not self.admins_only and await ask_platform()
 
     def _read(self, event: Command) -> Call:
         grammar = self.grammars[event.name]

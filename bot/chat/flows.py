@@ -42,9 +42,8 @@ class Context:
     async def is_admin(self) -> bool:
         """Return whether the person is an admin: listed in QUIZBOT_ADMINS, or by the platform."""
         if self._admin is None:
-            listed = self.user in self.chat.admins
-            self._admin = listed or (
-                not self.chat.admins_only and await self.turn.exchange.is_admin()
+            self._admin = await self.chat.is_admin(
+                self.place, self.user, self.turn.exchange.is_admin
             )
         return self._admin
 

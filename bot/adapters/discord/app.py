@@ -25,7 +25,7 @@ from bot.adapters.discord.handlers import (
 from bot.chat import Charts, Chat, Click, Command, Reaction, ReviewClick
 from bot.chat.grammar import Grammar, Verb
 from bot.chat.runner import Loops, keep_trying, one_line_logs, run
-from bot.config import Settings
+from bot.config import Admins, Settings
 from bot.engine import QuizEngine
 from bot.engine.model import Place
 from bot.errors import ConfigError
@@ -87,7 +87,7 @@ class QuizClient(discord.Client):
         self,
         engine: QuizEngine,
         *,
-        admins: frozenset[str] = frozenset(),
+        admins: Admins | frozenset[str] = frozenset(),
         links: LinkMaker | None = None,
         guild_id: int | None = None,
         charts: Charts | None = None,

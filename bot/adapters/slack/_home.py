@@ -174,13 +174,13 @@ class HomeTab:
 
     async def _publish(self, client: AsyncWebClient, team: str, user: str) -> None:
         summary = await self.chat.engine.player_summary(PLATFORM, team, user)
-        admin = await self._is_admin(client, user)
+        admin = await self.chat.is_admin(
+            Place(PLATFORM, team, user), user, lambda: self._slack_admin(client, user)
+        )
         view = home_view(summary, admin=admin, dashboard=self.chat.links is not None)
         await client.views_publish(user_id=user, view=view)
 
-    async def _is_admin(self, client: AsyncWebClient, user: str) -> bool:
-        if user in self.chat.admins:
-            return True
+    async def _slack_admin(self, client: AsyncWebClient, user: str) -> bool:
         try:
             info = (await client.users_info(user=user))["user"]
         except SlackApiError as exc:

@@ -93,7 +93,13 @@ async def running(
             stop=stop,
         )
     )
-    ready = asyncio.create_task(client.wait_until_ready())
+    async def logged_in_and_ready() -> None:
+        # wait_until_ready refuses a client not logged in yet, and logging in now waits for
+        # Discord to answer first (the runner's transport opens in its own task).
+        while not client.is_ready():  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+
+    ready = asyncio.create_task(logged_in_and_ready())
     try:
         done, _ = await asyncio.wait(
             {runner, ready}, timeout=10, return_when=asyncio.FIRST_COMPLETED

@@ -7,6 +7,7 @@ any call that needs it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 
 from bot.adapters.slack.app import assemble, check_credentials, start_http, web_client
 from bot.chat import Charts
+from bot.config import Admins
 from bot.engine import QuizEngine
 from bot.engine.model import Place
 from bot.errors import ConfigError
@@ -126,3 +128,64 @@ def test_admins_only_without_a_list_is_refused_at_start(tmp_path: Path) -> None:
     settings = make_settings(tmp_path, SlackApiStandIn(), QUIZBOT_ADMINS_ONLY="true")
     with pytest.raises(ConfigError, match="QUIZBOT_ADMINS_ONLY is set but QUIZBOT_ADMINS"):
         check_credentials(settings)
+
+
+async def test_a_scoped_admin_is_an_admin_in_that_workspace_only(
+    tmp_path: Path,
+    standin: SlackApiStandIn,
+    engine: QuizEngine,
+    clock: FakeClock,
+    charts: Charts,
+) -> None:
+    # The review: a listed id was an admin in every workspace the bot served.
+    env = {
+        "QUIZBOT_ADMINS": f"slack:T0ELSEWHERE:{LISTED}, slack:{TEAM}:UHERE",
+        "QUIZBOT_ADMINS_ONLY": "true",
+    }
+    async with serving(tmp_path, standin, engine, clock, charts, **env) as slack:
+        assert "Only the quiz admins can" in await change(slack, LISTED, 3)
+        assert (await engine.channel_settings(PLACE)).round_minutes == 10
+        assert "3 minutes" in await change(slack, "UHERE", 3)
+    assert standin.of("users.info") == []
+
+
+async def test_the_home_tab_follows_admins_only(
+    tmp_path: Path,
+    standin: SlackApiStandIn,
+    engine: QuizEngine,
+    clock: FakeClock,
+    charts: Charts,
+) -> None:
+    # The review: the Home tab asked users.info even with QUIZBOT_ADMINS_ONLY, and showed the
+    # dashboard button to workspace admins the commands then refused.
+    from bot.adapters.slack._home import HOME_DASHBOARD_ACTION
+    from bot.links import LinkMaker
+    from tests.adapters.slack.test_slack_home import home_opened, published
+
+    env = {"QUIZBOT_ADMINS": f"slack:{TEAM}:{LISTED}", "QUIZBOT_ADMINS_ONLY": "true"}
+    async with serving(tmp_path, standin, engine, clock, charts, **env) as slack:
+        slack.bot.chat.links = LinkMaker("h" * 40, "https://quiz.example.org")
+        await slack.event(home_opened(ADMIN), event_id="Ev-home-a")
+        assert HOME_DASHBOARD_ACTION not in json.dumps(await published(slack, 1))
+        await slack.event(home_opened(LISTED), event_id="Ev-home-b")
+        assert HOME_DASHBOARD_ACTION in json.dumps(await published(slack, 2))
+    assert standin.of("users.info") == []
+
+
+@pytest.mark.parametrize(
+    ("value", "everywhere", "scoped"),
+    [
+        ("U1, U2", {"U1", "U2"}, set()),
+        ("slack:T1:U1,discord:42:7", set(), {("slack", "T1", "U1"), ("discord", "42", "7")}),
+        ("U0, slack:T1:U1,", {"U0"}, {("slack", "T1", "U1")}),
+    ],
+)
+def test_admins_are_listed_bare_or_scoped(value: str, everywhere: set, scoped: set) -> None:
+    admins = Admins.parse(value)
+    assert (admins.everywhere, admins.scoped) == (everywhere, scoped)
+
+
+@pytest.mark.parametrize("value", ["slack:T1", "teams:T1:U1", "slack::U1", "a:b:c:d"])
+def test_a_bad_admins_entry_is_one_clear_line(value: str) -> None:
+    with pytest.raises(ConfigError, match="is neither a user id nor PLATFORM:WORKSPACE:USER"):
+        Admins.parse(value)
