@@ -93,6 +93,7 @@ async def running(
             stop=stop,
         )
     )
+
     async def logged_in_and_ready() -> None:
         # wait_until_ready refuses a client not logged in yet, and logging in now waits for
         # Discord to answer first (the runner's transport opens in its own task).
