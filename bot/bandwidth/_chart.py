@@ -145,7 +145,8 @@ def finish(fig: Any, ax: Any, title_text: str, *, bottom: float) -> bytes:
     tight_layout would measure every label and cost a third of the drawing time; ``bottom`` is
     the room below the axes, in inches.
     """
-    title = textwrap.wrap(title_text, 105)
+    # "$" would start matplotlib's mathtext: a title holds what a user typed (a model name).
+    title = textwrap.wrap(title_text.replace("$", r"\$"), 105)
     fig.suptitle("\n".join(title), x=0.012, y=0.995, ha="left", va="top", fontsize=11)
     longest = max(len(label.get_text()) for label in ax.get_yticklabels())
     width, height = fig.get_size_inches()

@@ -9,6 +9,8 @@ from dataclasses import dataclass, fields
 from bot.bandwidth._errors import BandwidthError
 from bot.bandwidth._request import parse_count, parse_over, parse_switch
 
+MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+MIN_EFFICIENCY = 0.01
 MAX_GPUS = 1_000_000
 MAX_DIM = 100_000
 MAX_SEQ = 10_000_000
@@ -102,6 +104,12 @@ class PlanRequest:
         model = str(self.model).strip()
         if not model or len(model) > 40:
             raise BandwidthError("Name a model, such as llama3-70b, or a size such as 70B.")
+        if not MODEL_NAME.fullmatch(model):
+            # The name is echoed in tables, code blocks and chart titles: plain characters only.
+            raise BandwidthError(
+                "A model name is letters, digits, dots, dashes and underscores, such as "
+                "llama3-70b or 70B."
+            )
         object.__setattr__(self, "model", model.lower())
         _count("gpus", self.gpus, MAX_GPUS)
         for name in ("pp", "cp", "micro_batch", "interleave"):
@@ -128,8 +136,9 @@ class PlanRequest:
             eff = self.efficiency
             if isinstance(eff, bool) or not isinstance(eff, int | float) or not math.isfinite(eff):
                 raise BandwidthError("efficiency= must be a number such as 0.5.")
-            if not 0 < eff <= 1:
-                raise BandwidthError("efficiency= must be above 0 and at most 1.")
+            if not MIN_EFFICIENCY <= eff <= 1:
+                # A vanishing share (5e-324) overflows the step time to inf, then NaN.
+                raise BandwidthError("efficiency= must be between 0.01 and 1.")
             object.__setattr__(self, "efficiency", float(eff))
         if self.gpu is not None:
             gpu = str(self.gpu).strip().lower()

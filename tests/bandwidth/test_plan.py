@@ -197,7 +197,14 @@ def test_the_seed_question_70b_on_128_gpus() -> None:
         ({"interleave": 2, "pp": 1}, "needs pp=2 or more"),
         ({"zero": 4}, "zero= must be 0, 1, 2 or 3"),
         ({"gpus": 0}, "gpus= must be between 1"),
-        ({"efficiency": 1.5}, "efficiency= must be above 0 and at most 1"),
+        ({"efficiency": 1.5}, "efficiency= must be between 0.01 and 1"),
+        # The review: 5e-324 passed "above 0" and made every figure NaN.
+        ({"efficiency": 5e-324}, "efficiency= must be between 0.01 and 1"),
+        ({"efficiency": 0.009}, "efficiency= must be between 0.01 and 1"),
+        # The review: a model name broke out of Discord's code block and reached mathtext.
+        ({"model": "```@everyone[x](https://evil)```"}, "A model name is letters, digits"),
+        ({"model": "$\\frac{1}{2}$"}, "A model name is letters, digits"),
+        ({"model": "llama 70b"}, "A model name is letters, digits"),
     ],
 )
 def test_bad_layouts_are_refused_clearly(fields: dict[str, object], says: str) -> None:

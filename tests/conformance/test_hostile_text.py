@@ -21,7 +21,7 @@ import yaml
 from bot.adapters.discord import render as discord_render
 from bot.adapters.slack import render as slack_render
 from bot.engine.loader import load_bank
-from bot.text import Link, Text, render
+from bot.text import Link, Pre, Text, render
 from tests.conformance import drivers
 from tests.conftest import FakeClock
 
@@ -121,3 +121,22 @@ def test_a_link_cannot_end_early_even_if_a_url_got_past_the_loader(platform: str
         assert shown.count(">") == 1 and shown.endswith(">")
     else:
         assert shown.count("](<") == 1 and shown.endswith(">)")
+
+
+async def test_a_plan_model_name_cannot_break_out_of_the_table(chat: Any) -> None:
+    # The review: with layers= and hidden= the name was any text; on Discord it closed the code
+    # block around the table and added a masked link to the bot's channel message.
+    name = "```@everyone[x](https://evil.example)```"
+    seen = await chat.command(
+        "bandwidth", "", {"plan": f"{name} gpus=8 layers=32 hidden=4096"}, user="bob"
+    )
+    assert seen.private and "A model name is letters, digits" in seen
+    assert "```@" not in seen.text and "[x](https://evil" not in seen.text
+
+
+def test_a_preformatted_block_on_discord_has_one_fence_each_side() -> None:
+    shown = render(
+        Text((Pre("table\n```@everyone [x](https://evil.example)```\nend"),)), discord_render.STYLE
+    )
+    assert shown.startswith("```\n") and shown.endswith("\n```")
+    assert shown.count("```") == 2
