@@ -32,6 +32,7 @@ class Result:
     busbw_gbps: float = 0.0  # algbw x nccl-tests' bus factor for the op and the ranks
     transport: str = ""
     nccl_algorithm: str = ""  # what NCCL itself would run (differs only with algo=)
+    protocol: str = ""  # NCCL's protocol for a collective: LL, LL128 or Simple
 
     @property
     def algbw_gbps(self) -> float:
@@ -119,7 +120,24 @@ def node_link(request: BandwidthRequest, ic: Interconnect) -> Link:
         # point to client) and every node that sends at once takes its turn on the channel.
         senders = 1 if request.op == "transfer" else request.nodes
         return Link(one / (2 * senders), ic.latency_s)
-    return Link(one * nics_per_node(request), ic.latency_s)
+    rate = one * nics_per_node(request)
+    if request.op != "transfer":
+        # A GPU reaches its NICs over its own PCIe link: more NICs than that carries add nothing.
+        rate = min(rate, request.gpus * host_link_bytes_per_s(request.intra))
+    return Link(rate, ic.latency_s)
+
+
+# The PCIe generation of the GPUs each NVLink generation joins (x16 links): A100 PCIe 4.0, H100
+# and H200 PCIe 5.0, B200 PCIe 5.0 (NVIDIA A100, H100 and DGX B200 datasheets).
+HOST_LINK = {"nvlink3": "pcie4", "nvlink4": "pcie5", "nvlink5": "pcie5"}
+_PCIE_GBPS = {"pcie3": 126.0, "pcie4": 252.0, "pcie5": 504.0, "pcie6": 1008.0}
+PCIE_COLLECTIVE_EFFICIENCY = 0.80  # the catalogue's PCIe efficiency (measured copies)
+
+
+def host_link_bytes_per_s(intra: str) -> float:
+    """Return what one GPU moves to or from its NICs over PCIe, in bytes per second."""
+    gbps = _PCIE_GBPS.get(HOST_LINK.get(intra, intra), _PCIE_GBPS["pcie5"])
+    return gbps * 1e9 / 8 * PCIE_COLLECTIVE_EFFICIENCY
 
 
 def gpu_link(ic: Interconnect) -> Link:
@@ -133,6 +151,19 @@ def nvls_link(ic: Interconnect) -> Link | None:
     return None if rate is None else Link(rate, ic.latency_s)
 
 
+IB_LATENCY_S = 0.7e-6  # the InfiniBand hop NCCL's latency table was measured on
+
+
+def hardware_kinds(
+    intra: Interconnect | None, net: Interconnect | None
+) -> dict[str, str | float | bool]:
+    """Return the Cluster fields that pick NCCL's latency rows and protocols for these links."""
+    pci = intra is not None and intra.transport != "nvlink"
+    extra = 0.0 if net is None else max(0.0, net.latency_s - IB_LATENCY_S)
+    ll128 = not pci and (net is None or net.transport == "rdma")
+    return {"intra_kind": "pci" if pci else "nvlink", "net_extra_latency": extra, "ll128": ll128}
+
+
 def _costs(
     request: BandwidthRequest, ic: Interconnect, intra: Interconnect | None
 ) -> tuple[Cost, str]:
@@ -141,12 +172,22 @@ def _costs(
         cost = transfer(request.bytes, node_link(request, ic))
         return cost, cost.algorithm
     if request.nodes == 1:
-        cluster = Cluster(1, request.gpus, None, gpu_link(ic), nvls_link(ic))
+        kinds = hardware_kinds(ic, None)
+        cluster = Cluster(1, request.gpus, None, gpu_link(ic), nvls_link(ic), **kinds)  # type: ignore[arg-type]
     else:
         inside = None if intra is None else gpu_link(intra)
         nvls = None if intra is None else nvls_link(intra)
         sharp = request.sharp and ic.sharp
-        cluster = Cluster(request.nodes, request.gpus, node_link(request, ic), inside, nvls, sharp)
+        kinds = hardware_kinds(intra, ic)
+        cluster = Cluster(
+            request.nodes,
+            request.gpus,
+            node_link(request, ic),
+            inside,
+            nvls,
+            sharp,
+            **kinds,  # type: ignore[arg-type]
+        )
     pick = collective(request.op, request.bytes, cluster)
     algo = request.algo
     if algo == "auto" or (algo == "collnet" and not cluster.sharp):
@@ -179,6 +220,7 @@ def _result(
         busbw_gbps=algbw * bus_factor(request.op, ranks),
         transport=ic.transport,
         nccl_algorithm=pick,
+        protocol="" if request.op == "transfer" or cost.algorithm == "pairwise" else cost.protocol,
     )
 
 
@@ -204,7 +246,14 @@ def assumptions(
                 "NICs sustain rate x collective efficiency of their transport (RDMA about 0.96,"
                 " NCCL's TCP sockets 0.44-0.88)"
             )
-    parts.append("latency per message step; full-bisection fabric, no congestion")
+    if request.op in ("transfer", "alltoall"):
+        parts.append("latency per message step; full-bisection fabric, no congestion")
+    else:
+        parts.append(
+            "latency from NCCL's own tuning model for the algorithm and protocol (LL, LL128,"
+            " Simple: the fastest); GPUs reach their NICs over PCIe; full-bisection fabric, no"
+            " congestion"
+        )
     if shared:
         parts.append("Wi-Fi nodes share one channel through an access point")
     if request.step is not None:

@@ -35,6 +35,7 @@ class Cost(NamedTuple):
     latency_s: float
     bandwidth_s: float
     algorithm: str
+    protocol: str = "Simple"
 
     @property
     def seconds(self) -> float:
@@ -58,6 +59,9 @@ class Cluster:
     intra: Link | None = None
     nvls: Link | None = None
     sharp: bool = False
+    intra_kind: str = "nvlink"  # "nvlink" or "pci": which row of NCCL's latency table applies
+    net_extra_latency: float = 0.0  # seconds a network hop adds beyond NCCL's InfiniBand figure
+    ll128: bool = True  # NCCL enables LL128 (NVLink inside, GPUDirect RDMA between nodes)
 
     @property
     def ranks(self) -> int:
@@ -142,12 +146,114 @@ def collective(op: str, size: float, cluster: Cluster, algo: str = "auto") -> Co
     such requests with a message before they get here).
     """
     options = candidates(op, size, cluster, hier=algo == NOT_NCCL)
+    priced = {name: fastest(*with_protocols(op, cost, cluster)) for name, cost in options.items()}
+    return _pick(op, priced, algo)
+
+
+def collective_formula(op: str, size: float, cluster: Cluster, algo: str = "auto") -> Cost:
+    """Return the textbook alpha-beta price of ``op`` (each link's latency a step, no protocols).
+
+    The closed forms docs/bandwidth.md lists, one latency per message step; what quiz
+    questions quote. :func:`collective` adds NCCL's protocols and latency table on top.
+    """
+    return _pick(op, candidates(op, size, cluster, hier=algo == NOT_NCCL), algo)
+
+
+def _pick(op: str, priced: dict[str, Cost], algo: str) -> Cost:
     if algo == "auto":
-        return fastest(*(c for name, c in options.items() if name != NOT_NCCL))
-    found = [c for name, c in options.items() if name == algo or name == f"{algo}-tree"]
+        return fastest(*(c for name, c in priced.items() if name != NOT_NCCL))
+    found = [c for name, c in priced.items() if name == algo or name == f"{algo}-tree"]
     if not found:
         raise ValueError(f"{algo} cannot run {op} here")
     return fastest(*found)
+
+
+# NCCL's own cost model (src/graph/tuning.cc in github.com/NVIDIA/nccl, the version with NVLS
+# and NVLS-tree): a base latency per algorithm and protocol, plus a latency per hop by hardware
+# (NVLink, PCI, network), in microseconds; protocols LL, LL128 and Simple.
+PROTOCOLS = ("LL", "LL128", "Simple")
+BASE_LATENCY_US = {
+    "ring": (6.6, 14.0, 8.4),
+    "tree": (6.8, 14.0, 0.0),
+}
+
+
+class HopLatency(NamedTuple):
+    """NCCL's per-hop latencies on one kind of hardware, microseconds (LL, LL128, Simple)."""
+
+    ring: tuple[float, float, float]
+    tree: tuple[float, float, float]
+    nvls: float
+    collnet: float
+
+
+HOP_LATENCY_US = {
+    "nvlink": HopLatency((0.6, 1.9, 3.4), (0.6, 1.25, 28.0), 23.0, 3.7),
+    "pci": HopLatency((1.0, 2.5, 5.7), (1.0, 1.9, 28.0), 23.0, 3.7),
+    "net": HopLatency((2.7, 4.0, 14.0), (5.0, 8.5, 28.0), 18.0, 31.0),
+}
+NVLS_TREE_NET_US = 14.0
+NET_OVERHEAD_US = 1.0  # per inter-node ring step (x3 with Simple), Intel x86 hosts
+# What each protocol keeps of the Simple bandwidth: LL sends 8 bytes of data with 8 of flags
+# and NCCL prices ring LL at a quarter, tree LL at 1/3.8; LL128 keeps 120 of 128 bytes (0.92;
+# 0.7 with one GPU a node), tree LL128 7/9 inside a node.
+LL_RING, LL_TREE = 1 / 4, 1 / 3.8
+LL128_RING, LL128_RING_ONE_GPU, LL128_TREE_NET, LL128_TREE_NODE = 0.92, 0.7, 120 / 128, 7 / 9
+
+
+def _log2(n: int) -> int:
+    return int(math.log2(n)) if n > 1 else 0
+
+
+def with_protocols(op: str, cost: Cost, c: Cluster) -> list[Cost]:
+    """Return ``cost`` (an algorithm's Simple-protocol price) under each protocol NCCL allows.
+
+    The latency becomes NCCL's own estimate for the algorithm and protocol; the bandwidth term
+    is divided by what the protocol keeps of the Simple bandwidth.
+    """
+    name = cost.algorithm
+    if name.startswith("hier") or name in ("pairwise", "direct"):
+        return [cost]
+    us = 1e-6
+    intra = HOP_LATENCY_US["pci" if c.intra_kind == "pci" else "nvlink"]
+    net = HOP_LATENCY_US["net"]
+    extra = c.net_extra_latency
+    ranks, nodes, gpn = c.ranks, c.nodes, c.gpus
+    if name == "nvls":
+        return [cost._replace(latency_s=intra.nvls * us)]
+    if name == "nvls-tree":
+        latency = intra.nvls + 2 * _log2(nodes) * (NVLS_TREE_NET_US + extra / us)
+        return [cost._replace(latency_s=latency * us)]
+    if name == "collnet":
+        latency = 2 * (gpn - 1) * intra.collnet + net.collnet + extra / us
+        return [cost._replace(latency_s=latency * us)]
+    out: list[Cost] = []
+    for i, proto in enumerate(PROTOCOLS):
+        if proto == "LL128" and not c.ll128:
+            continue
+        if name == "tree":
+            latency = BASE_LATENCY_US["tree"][i] + 2 * (
+                (gpn - 1) * intra.tree[i] + _log2(nodes) * (net.tree[i] + extra / us)
+            )
+            keep = {"LL": LL_TREE, "LL128": LL128_TREE_NET if nodes > 1 else LL128_TREE_NODE}
+        else:
+            if op == "allreduce":
+                steps, inter = 2 * (ranks - 1), (2 * nodes if nodes > 1 else 0)
+            elif op == "broadcast":
+                steps, inter = ranks, (nodes if nodes > 1 else 0)
+            else:
+                steps, inter = ranks - 1, nodes - 1
+            hop = intra.ring[i] if nodes == 1 else net.ring[i]
+            inner = intra.ring[i]
+            if nodes > 1:
+                inner = max(inner, NET_OVERHEAD_US * (3 if proto == "Simple" else 1))
+            between = hop + extra / us * (2 if proto == "Simple" else 1)
+            latency = BASE_LATENCY_US["ring"][i] + (steps - inter) * inner + inter * between
+            ll128 = LL128_RING_ONE_GPU if gpn < 2 and nodes > 1 else LL128_RING
+            keep = {"LL": LL_RING, "LL128": ll128}
+        share = keep.get(proto, 1.0)
+        out.append(Cost(latency * us, cost.bandwidth_s / share, name, proto))
+    return out
 
 
 def candidates(op: str, size: float, cluster: Cluster, *, hier: bool = True) -> dict[str, Cost]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from bot.bandwidth._catalogue import QUIZ_CHOICES, Catalogue, Interconnect
 from bot.bandwidth._compute import ComputeModel, microbatch_time
 from bot.bandwidth._errors import BandwidthError
-from bot.bandwidth._estimate import gpu_link, nvls_link
+from bot.bandwidth._estimate import gpu_link, hardware_kinds, host_link_bytes_per_s, nvls_link
 from bot.bandwidth._hardware import Gpu, Hardware, Model, load_hardware
 from bot.bandwidth._models import Cluster, Link, collective, transfer
 from bot.bandwidth._plan_request import PlanRequest, parse_params
@@ -463,15 +463,16 @@ def _group(
     inner = gpu_link(intra)
     nvls = nvls_link(intra)
     if stride * size <= gpn:
-        return Cluster(1, size, None, inner, nvls)
+        return Cluster(1, size, None, inner, nvls, **hardware_kinds(intra, None))  # type: ignore[arg-type]
     per_node = max(1, gpn // stride)
     nodes = size // per_node
     # Every GPU of a node belongs to one group of this kind; the node's NICs are shared by the
     # gpn / per_node groups that cross it.
     share = Link(node_bw * per_node / gpn, ic.latency_s)
+    kinds = hardware_kinds(intra, ic)
     if per_node == 1:
-        return Cluster(nodes, 1, share, None, None, sharp)
-    return Cluster(nodes, per_node, share, inner, nvls, sharp)
+        return Cluster(nodes, 1, share, None, None, sharp, **kinds)  # type: ignore[arg-type]
+    return Cluster(nodes, per_node, share, inner, nvls, sharp, **kinds)  # type: ignore[arg-type]
 
 
 def _p2p_link(
@@ -484,11 +485,11 @@ def _p2p_link(
     return Link(node_bw / layout.gpus_per_node, ic.latency_s)
 
 
-def _node_bandwidth(layout: Layout, ic: Interconnect) -> float:
+def _node_bandwidth(layout: Layout, ic: Interconnect, nvlink: str = "nvlink4") -> float:
     one = ic.collective_bytes_per_s
     if ic.shared_medium:
         return one / (2 * layout.nodes)
-    return one * layout.nics
+    return min(one * layout.nics, layout.gpus_per_node * host_link_bytes_per_s(nvlink))
 
 
 def _price(
@@ -499,7 +500,7 @@ def _price(
     h = model.hidden
     s_local = layout.seq // c
     stage_layers = math.ceil(model.layers / p)
-    node_bw = _node_bandwidth(layout, ic)
+    node_bw = _node_bandwidth(layout, ic, gpu.nvlink)
     sharp = ic.sharp
 
     # Compute: one micro-batch of the slowest (fullest) stage.

@@ -45,9 +45,8 @@ def sig3(value: float) -> str:
         return f"{value:.2f}"
     if not value > 0:
         return f"{value:g}"
-    if value < 1e-4:
-        return f"{value:.1e}"
-    return f"{value:.{2 - math.floor(math.log10(value))}f}"
+    # Never scientific notation: tiny rates keep their leading zeros.
+    return f"{value:.{min(2 - math.floor(math.log10(value)), 15)}f}"
 
 
 def headline(estimate: Estimate | Plan) -> str:
@@ -83,14 +82,17 @@ def render_table(estimate: Estimate | Plan, width: int = WIDTH) -> str:
     collective = req.op != "transfer"
     with_step = req.step is not None
     header = ["", "key", "interconnect", "time", "algbw", "busbw", "slower"]
+    units = ["", "", "", "", "(GB/s)", "(GB/s)", "(times)"]
     right = [False, False, False, True, True, True, True]
     if collective:
         header.append("algorithm")
+        units.append("/protocol")
         right.append(False)
     if with_step:
         header += ["comm/step", "scaling"]
+        units += ["(ratio)", "(%)"]
         right += [True, True]
-    rows = [_row(r, collective, with_step) for r in estimate.results]
+    rows = [units] + [_row(r, collective, with_step) for r in estimate.results]
     lines = wrap(headline(estimate), width)
     lines += table_lines(header, rows, right, width)
     if any(r.quiz_choice for r in estimate.results):
@@ -115,6 +117,7 @@ def to_json(estimate: Estimate) -> dict[str, Any]:
             "latency_s": r.latency_s,
             "bandwidth_s": r.bandwidth_s,
             "algorithm": r.algorithm,
+            "protocol": r.protocol,
         }
         if r.efficiency is not None:
             item["efficiency"] = r.efficiency
@@ -168,7 +171,7 @@ def _row(r: Result, collective: bool, with_step: bool) -> list[str]:
         format_slowdown(r.slowdown),
     ]
     if collective:
-        row.append(r.algorithm)
+        row.append(f"{r.algorithm}/{r.protocol}" if r.protocol else r.algorithm)
     if with_step and r.comm_ratio is not None and r.efficiency is not None:
         row += [sig3(r.comm_ratio), f"{sig3(r.efficiency * 100)}%"]
     return row

@@ -82,6 +82,7 @@ def test_json_output() -> None:
             "latency_s",
             "bandwidth_s",
             "algorithm",
+            "protocol",
             "efficiency",
         }
         for r in data["results"]

@@ -17,6 +17,7 @@ from bot.bandwidth._models import (
     bus_factor,
     candidates,
     collective,
+    collective_formula,
     nvls_allreduce,
     pairwise_alltoall,
     pipelined_broadcast,
@@ -83,7 +84,7 @@ def test_flat_formulas(cost: Cost, latency: float, bandwidth: float, algorithm: 
 def test_allreduce_picks_the_faster_of_ring_and_tree(
     size: float, ranks: int, algorithm: str
 ) -> None:
-    cost = collective("allreduce", size, Cluster(ranks, 1, LINK))
+    cost = collective_formula("allreduce", size, Cluster(ranks, 1, LINK))
     assert cost.seconds == min(
         ring_allreduce(size, ranks, LINK).seconds, tree_allreduce(size, ranks, LINK).seconds
     )
@@ -126,7 +127,7 @@ FOUR_BY_FOUR = Cluster(nodes=4, gpus=4, net=NET, intra=INTRA)
 def test_two_level_formulas(
     op: str, algo: str, latency: float, bandwidth: float, algorithm: str
 ) -> None:
-    _same(collective(op, S, TWO_BY_FOUR, algo), latency, bandwidth, algorithm)
+    _same(collective_formula(op, S, TWO_BY_FOUR, algo), latency, bandwidth, algorithm)
 
 
 def test_beyond_two_nodes_the_tree_moves_twice_the_bytes_and_the_ring_wins_big_buffers() -> None:
@@ -134,7 +135,7 @@ def test_beyond_two_nodes_the_tree_moves_twice_the_bytes_and_the_ring_wins_big_b
     # 2 x (3 x 2 us + log2(4) x 1 us) latency; max(2 S / 100e9, 2 S / 8e9) = 2 s
     _same(tree, 16 * US, 2.0, "tree")
     # ring: 30 x 2 us, 30/16 x 1 s
-    _same(collective("allreduce", S, FOUR_BY_FOUR), 60 * US, 1.875, "ring")
+    _same(collective_formula("allreduce", S, FOUR_BY_FOUR), 60 * US, 1.875, "ring")
 
 
 def test_the_two_node_tree_can_beat_the_nic_rate() -> None:
@@ -148,11 +149,11 @@ def test_the_two_node_tree_can_beat_the_nic_rate() -> None:
 def test_nvls_inside_one_box_and_nvls_tree_between_boxes() -> None:
     box = Cluster(1, 8, None, INTRA, NVLS)
     # ring: 14 x 2 us + 1.75 x 0.08 s = 0.140028 s; NVLS: 4 us + 8e9 / 60e9 s
-    _same(collective("allreduce", S, box, "ring"), 28 * US, 0.14, "ring")
-    _same(collective("allreduce", S, box), 4 * US, S / 60e9, "nvls")
+    _same(collective_formula("allreduce", S, box, "ring"), 28 * US, 0.14, "ring")
+    _same(collective_formula("allreduce", S, box), 4 * US, S / 60e9, "nvls")
     two = Cluster(2, 4, Link(200e9, 1 * US), INTRA, NVLS)
     # NVLS-tree: 2 x (2 us + 1 us); max(S / 60e9, S / 200e9)
-    _same(collective("allreduce", S, two), 6 * US, S / 60e9, "nvls-tree")
+    _same(collective_formula("allreduce", S, two), 6 * US, S / 60e9, "nvls-tree")
     assert "nvls" not in candidates("allreduce", S, Cluster(1, 8, None, INTRA))
 
 
@@ -162,6 +163,42 @@ def test_collnet_only_with_sharp_and_it_halves_the_network_bytes() -> None:
     # inside: reduce-scatter and all-gather, 2 x 3/4 x 0.08 s; between: each node S once, 1 s
     _same(candidates("allreduce", S, sharp)["collnet"], 16 * US, 1.0, "collnet")
     assert collective("allreduce", S, sharp).algorithm == "collnet"
+
+
+# ----- NCCL's protocols and latency table (src/graph/tuning.cc) -----
+
+
+def test_an_8_byte_all_reduce_in_one_box_is_ring_ll_at_nccls_latency() -> None:
+    # Two GPUs over NVLink: ring LL base 6.6 us + 2 steps x 0.6 us.
+    cost = collective("allreduce", 8, Cluster(1, 2, None, INTRA))
+    assert (cost.algorithm, cost.protocol) == ("ring", "LL")
+    assert cost.latency_s == pytest.approx(7.8 * US)
+
+
+def test_small_all_reduces_across_nodes_take_the_tree_with_ll() -> None:
+    # 16 nodes of 8: tree LL 6.8 + 2 x (7 x 0.6 + 4 x 5.0) us.
+    cost = collective("allreduce", 8, Cluster(16, 8, NET, INTRA))
+    assert (cost.algorithm, cost.protocol) == ("tree", "LL")
+    assert cost.latency_s == pytest.approx(55.2 * US)
+
+
+def test_the_protocol_moves_from_ll_to_simple_as_the_buffer_grows() -> None:
+    box = Cluster(1, 8, None, INTRA)
+    protocols = [collective("allreduce", 2**k, box, "ring").protocol for k in (3, 20, 33)]
+    assert protocols[0] == "LL" and protocols[-1] == "Simple"
+    big = collective("allreduce", 2**33, box, "ring")
+    assert big.bandwidth_s == pytest.approx(collective_formula("allreduce", 2**33, box).bandwidth_s)
+
+
+def test_ll128_is_left_out_over_pcie_and_sockets() -> None:
+    pci = Cluster(1, 8, None, INTRA, intra_kind="pci", ll128=False)
+    for k in range(3, 34, 3):
+        assert collective("allreduce", 2**k, pci).protocol != "LL128"
+
+
+def test_nvls_pays_nccls_fixed_latency() -> None:
+    box = Cluster(1, 8, None, INTRA, NVLS)
+    assert collective("allreduce", 2**33, box).latency_s == pytest.approx(23 * US)
 
 
 def test_a_forced_algorithm_that_cannot_run_is_refused() -> None:

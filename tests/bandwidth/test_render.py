@@ -89,8 +89,18 @@ def test_the_table_is_aligned_fastest_first_with_units_and_slowdowns() -> None:
     table = render_table(result)
     lines = table.splitlines()
     header = next(line for line in lines if "interconnect" in line)
-    for column in ("time", "algbw", "busbw", "slower", "algorithm", "comm/step", "scaling"):
+    for column in (
+        "time",
+        "algbw",
+        "busbw",
+        "slower",
+        "algorithm",
+        "comm/step",
+        "scaling",
+    ):
         assert column in header
+    units = lines[lines.index(header) + 1]
+    assert "(GB/s)" in units and "/protocol" in units and "(%)" in units
     rows = [line for line in lines if line[3:].split(" ")[0] in {r.key for r in result.results}]
     assert [row[3:].split()[0] for row in rows] == [r.key for r in result.results]
     # the time column is right-aligned: every row ends it at the same column
@@ -177,6 +187,7 @@ JSON_SCHEMA = {
                     },
                     "bandwidth_s": {"type": "number", "exclusiveMinimum": 0},
                     "efficiency": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+                    "protocol": {"enum": ["", "LL", "LL128", "Simple"]},
                 },
             },
         },
