@@ -165,6 +165,14 @@ def plural(count: int, one: str, many: str) -> Text:
     return say(one if count == 1 else many, n=count)
 
 
+ECHO_MAX = 40
+
+
+def echo(typed: str, limit: int = ECHO_MAX) -> Code:
+    """Return what someone typed, clipped, as code: a refusal that quotes it stays short."""
+    return Code(clip(typed, limit))
+
+
 def safe_url(url: str) -> str:
     """Return a URL with every character that chat markup could read as its end percent-encoded.
 

@@ -22,7 +22,7 @@ from bot.engine.model import DifficultyMode, Period
 from bot.errors import UserError
 from bot.scheduler import parse_duration, parse_weekday, parse_zone
 from bot.scheduler._parse import parse_days, parse_tag, parse_time
-from bot.text import Code, Icon, Pre, Strong, Text, join, say
+from bot.text import Code, Icon, Pre, Strong, Text, echo, join, say
 
 ROUND_MINUTES_MAX = 7 * 24 * 60
 _KEYED = re.compile(r"^([a-z]+)[=:](.*)$", re.IGNORECASE)
@@ -206,7 +206,7 @@ def read_options(grammar: Grammar, verb_name: str, given: Mapping[str, object]) 
                 continue
             option = known.get(name)
             if option is None:
-                raise UserError(say(M.UNKNOWN_OPTION, option=Code(name)))
+                raise UserError(say(M.UNKNOWN_OPTION, option=echo(name)))
             values[name] = accept(option, value, Form.OPTIONS)
         _require(verb, values)
     except UserError as exc:
@@ -231,7 +231,7 @@ def accept(option: Option, value: object, form: Form) -> object:
             return value
         case Kind.USER if isinstance(value, str):
             return value
-    raise UserError(say(M.WRONG_VALUE, value=Code(str(value)), option=Code(option.name)))
+    raise UserError(say(M.WRONG_VALUE, value=echo(str(value)), option=Code(option.name)))
 
 
 def _verb_of(grammar: Grammar, words: list[str], line: str) -> tuple[Verb, list[str]]:
@@ -273,12 +273,12 @@ def _read_words(verb: Verb, words: list[str]) -> dict[str, object]:
             if option.marked is not Marked.KEY:
                 option = None
             elif not raw:
-                raise UserError(say(M.NEEDS_VALUE, word=Code(word), example=Code(option.hint)))
+                raise UserError(say(M.NEEDS_VALUE, word=echo(word), example=Code(option.hint)))
         elif (pair := by_name.get(word.lower())) is not None and pair.marked is Marked.PAIR:
             option = pair
             i += 1
             if i == len(words):
-                raise UserError(say(M.NEEDS_VALUE, word=Code(word), example=Code(pair.hint)))
+                raise UserError(say(M.NEEDS_VALUE, word=echo(word), example=Code(pair.hint)))
             raw = words[i]
         else:
             option = next(

@@ -64,10 +64,14 @@ def run_opentdb(args: argparse.Namespace) -> int:
         raise UserError(f"{source}: not UTF-8 text") from exc
     except json.JSONDecodeError as exc:
         raise UserError(f"{source}:{exc.lineno}: not valid JSON: {exc.msg}") from exc
+    except RecursionError:
+        raise UserError(f"{source}: nested too deeply to be an Open Trivia DB response") from None
     try:
         conversion = convert(response, tags)
     except UserError as exc:
         raise UserError(f"{source}: {exc}") from exc
+    except RecursionError:
+        raise UserError(f"{source}: nested too deeply to be an Open Trivia DB response") from None
 
     for skip in conversion.skipped:
         where = f"result {skip.index}: " if skip.index else ""

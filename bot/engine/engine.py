@@ -44,7 +44,7 @@ from bot.engine.ports import Clock, RoundAlreadyOpen, Store, utc_now
 from bot.engine.review import ReviewOutcome, ReviewQueue
 from bot.engine.rules import points_for
 from bot.errors import NotFound, UserError
-from bot.text import Code, Text, say
+from bot.text import Code, Text, echo, say
 
 FASTEST_SHOWN = 3
 LEADERBOARD_SIZE = 10
@@ -174,7 +174,7 @@ class QuizEngine:
         """Pick the next question for the channel, open a round and return its card."""
         candidates = self.bank.filter(tag)
         if not candidates:
-            raise UserError(say(M.NO_SUCH_TAG, tag=Code(tag)) if tag else say(M.EMPTY_BANK))
+            raise UserError(say(M.NO_SUCH_TAG, tag=echo(tag)) if tag else say(M.EMPTY_BANK))
         existing = await self.store.open_round(place)
         if existing is not None:
             raise UserError(say(M.ALREADY_OPEN))
@@ -207,7 +207,7 @@ class QuizEngine:
         allowed = analytics.filter_mode(candidates, mode)
         if not allowed:
             if tag:
-                raise UserError(say(M.NO_LABEL_WITH_TAG, label=mode.value, tag=Code(tag)))
+                raise UserError(say(M.NO_LABEL_WITH_TAG, label=mode.value, tag=echo(tag)))
             raise UserError(say(M.NO_LABEL, label=mode.value))
         asked = await self.store.question_counts(place)
         if mode is DifficultyMode.ADAPTIVE and any(asked.get(q.id, 0) for q in allowed):

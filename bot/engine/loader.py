@@ -34,6 +34,9 @@ TAG_PATTERN = re.compile(r"[a-z0-9-]+")
 MIN_CHOICES = 2
 MAX_CHOICE_CHARS = 75
 MAX_SHORT_CHARS = 300
+# A thread reply is at most 50 Slack blocks of 3,000 characters, with the why-nots and references
+# beside the explanation; a Discord embed shows 4,096. Past this a reveal could not post.
+MAX_FULL_CHARS = 6000
 QUESTION_SUFFIXES = (".yaml", ".yml")
 CHART_OPS = ("transfer", "allreduce", "allgather", "reducescatter", "broadcast", "alltoall")
 
@@ -658,7 +661,12 @@ class _FileChecker:
                 " (it is shown privately right after answering)",
             )
         if "full" in pairs:
-            full = self.text(pairs["full"][1], "explanation.full")
+            full = self.text(
+                pairs["full"][1],
+                "explanation.full",
+                MAX_FULL_CHARS,
+                " (it is posted in the round's thread)",
+            )
         why_not: dict[str, str] | None = {}
         if "why_not" in pairs:
             why_not = self.why_not(pairs["why_not"][1], keys, answer)

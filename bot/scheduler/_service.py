@@ -12,7 +12,7 @@ from bot.engine.ports import ClaimKind, Clock, Days, Schedule, ScheduleStore
 from bot.errors import UserError
 from bot.scheduler._parse import WEEKDAY_NAMES, ScheduleRequest
 from bot.scheduler._times import Slot, next_digest_slot, next_slot, zone_of
-from bot.text import Code, Text, lines, say
+from bot.text import Code, Text, echo, lines, say
 
 NOT_ADMIN = say(M.SCHEDULE_ADMINS_ONLY, admins="admins")
 
@@ -92,7 +92,7 @@ class ScheduleService:
         if not admin:
             raise UserError(NOT_ADMIN)
         if request.tag is not None and not self.engine.bank.filter(request.tag):
-            raise UserError(say(M.NO_SUCH_TAG, tag=Code(request.tag)))
+            raise UserError(say(M.NO_SUCH_TAG, tag=echo(request.tag)))
         schedule = Schedule(
             place=place,
             hour=request.hour,

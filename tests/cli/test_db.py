@@ -157,3 +157,14 @@ async def test_token_key_rotation_from_the_command_line(tmp_path: Path):
         assert found is not None and found["bot_token"] == "xoxb-1-old"
     finally:
         await store.close()
+
+
+def test_a_url_that_does_not_parse_is_not_echoed():
+    # The review: the refusal quoted the whole value, password included.
+    from bot.errors import ConfigError
+    from bot.storage import make_engine
+
+    with pytest.raises(ConfigError) as refused:
+        make_engine("postgresql+asyncpg//quiz:hunter2@db/quiz")
+    assert "hunter2" not in str(refused.value)
+    assert "QUIZBOT_DATABASE_URL" in str(refused.value)

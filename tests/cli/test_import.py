@@ -138,6 +138,8 @@ def test_nothing_imported_exits_1(
         pytest.param("{not json", (), "not valid JSON", id="bad-json"),
         pytest.param("[1, 2]", (), "not an Open Trivia DB response", id="not-a-response"),
         pytest.param(b"\xff\xfe", (), "not UTF-8", id="binary"),
+        # The review: deeply nested JSON crashed with a RecursionError traceback.
+        pytest.param("[" * 100_000 + "]" * 100_000, (), "nested too deeply", id="deep-nesting"),
         pytest.param('{"response_code": 0, "results": []}', ("--tag", "Bad Tag"), "not valid"),
     ],
 )

@@ -140,3 +140,11 @@ def test_a_preformatted_block_on_discord_has_one_fence_each_side() -> None:
     )
     assert shown.startswith("```\n") and shown.endswith("\n```")
     assert shown.count("```") == 2
+
+
+async def test_a_refusal_quotes_at_most_a_little_of_what_was_typed(chat: Any) -> None:
+    # The review: /quiz next with a 4,000-character tag echoed all of it, and the Slack answer
+    # went past the 3,000 characters a reply may have.
+    seen = await chat.command("quiz", "next", {"tag": "a" * 4000}, user="bob")
+    assert seen.private and "No question has the tag" in seen
+    assert "a" * 41 not in seen.text and len(seen.text) < 500

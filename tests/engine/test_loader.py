@@ -676,3 +676,19 @@ def test_random_structures_only_ever_raise_bank_error(fuzz_dir: Path, doc: Any) 
         for q, entry in zip(bank, entries, strict=True):
             assert q.answer == entry["answer"]
             assert [c.key for c in q.choices] == list(entry["choices"])
+
+
+def test_a_full_explanation_past_a_thread_reply_is_refused(tmp_path: Path) -> None:
+    # The review: past about 140,000 characters the thread reply needed over 50 Slack blocks and
+    # the reveal's explanation never posted.
+    entry = {
+        "id": "too-long",
+        "question": "Which?",
+        "choices": {"A": "This", "B": "That"},
+        "answer": "A",
+        "explanation": {"short": "Because.", "full": "x" * 6001},
+    }
+    (tmp_path / "q.yaml").write_text(yaml.safe_dump(entry), encoding="utf-8")
+    with pytest.raises(BankError) as refused:
+        load_bank([tmp_path])
+    assert "explanation.full is 6001 characters; at most 6000" in str(refused.value)
