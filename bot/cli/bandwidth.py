@@ -34,6 +34,8 @@ examples:
       JSON for scripts, with communication/compute and scaling efficiency
   quizbot bandwidth 140GB --op allreduce --gpus 8 --chart allreduce.png
       also draw the chart (PNG)
+  quizbot bandwidth 16GiB --op allreduce --nodes 2 --gpus 8 --over ib-ndr --sweep
+      every size from 8 B to 16 GiB like nccl-tests: time, algbw, busbw, algorithm/protocol
   quizbot bandwidth --list
       list the catalogue with the source of every number
 
@@ -84,7 +86,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         ),
         usage=(
             "quizbot bandwidth SIZE [--op OP] [--nodes N] [--gpus G] [--nics K] [--step S]\n"
-            "                       [--over K,...] [--json] [--chart FILE.png]\n"
+            "                       [--over K,...] [--sweep] [--json] [--chart FILE.png]\n"
             "       quizbot bandwidth plan MODEL --gpus N [--gpus-per-node G] [--tp T] [--pp P]\n"
             "                       [--cp C] [--dp D] [--zero Z] [--seq S] [--global-batch B]\n"
             "                       [--micro-batch b] [--gpu KEY] [--over K,...] [--json]\n"
@@ -131,6 +133,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     estimate.add_argument(
         "--intra", metavar="KEY", help="link between GPUs inside a node (default nvlink4)"
+    )
+    estimate.add_argument(
+        "--sweep",
+        action="store_true",
+        help="every size from 8 B doubling up to SIZE (default 16 GiB), like nccl-tests",
     )
     estimate.add_argument(
         "--algo",
@@ -200,6 +207,8 @@ def run_bandwidth(args: argparse.Namespace) -> int:
     if args.list:
         print(_listing(catalogue))
         return 0
+    if getattr(args, "sweep", False):
+        return _sweep(args, catalogue)
     if not args.size:
         raise BandwidthError(
             "Give a size, for example: quizbot bandwidth 140GB --op allreduce --gpus 8,"
@@ -218,6 +227,44 @@ def run_bandwidth(args: argparse.Namespace) -> int:
         if args.chart is not None:
             print(f"chart written to {args.chart}")
     return 0
+
+
+def _sweep(args: argparse.Namespace, catalogue: Any) -> int:
+    from bot.bandwidth import BandwidthError
+    from bot.bandwidth._sweep import render_sweep, render_sweep_chart, sweep, sweep_to_json
+
+    if args.size and args.size[0].lower() == "plan":
+        raise BandwidthError("--sweep is for collectives, not for plan.")
+    if not args.size:
+        args.size = ["16GiB"]
+    if args.op is None and not any(w.lower() in OPS_WORDS for w in args.size):
+        args.op = "allreduce"
+    wrong = _given(args, PLAN_ONLY)
+    if wrong:
+        raise BandwidthError(f"{', '.join(wrong)} is for the planner, not for --sweep.")
+    request = _request(args)
+    result = sweep(request, catalogue, request.bytes)
+    if args.chart is not None:
+        if args.chart.suffix.lower() != ".png":
+            raise BandwidthError(
+                f"--chart writes PNG; give a name ending in .png, not {args.chart}."
+            )
+        try:
+            args.chart.write_bytes(render_sweep_chart(result))
+        except OSError as exc:
+            raise BandwidthError(
+                f"Cannot write the chart to {args.chart}: {exc.strerror}."
+            ) from None
+    if args.json:
+        print(json.dumps(sweep_to_json(result), indent=2))
+    else:
+        print(render_sweep(result))
+        if args.chart is not None:
+            print(f"chart written to {args.chart}")
+    return 0
+
+
+OPS_WORDS = ("allreduce", "allgather", "reducescatter", "broadcast", "alltoall", "transfer")
 
 
 def _given(args: argparse.Namespace, names: tuple[str, ...]) -> list[str]:
