@@ -8,15 +8,16 @@ sending a year of rounds to Python.
 
 from __future__ import annotations
 
+import uuid
 from contextlib import AbstractAsyncContextManager
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.engine.activity import DayActivity, HistoryRow, StreakRow
+from bot.storage._retry import run_with_retries
 from bot.storage._schema import (
     answers,
     channel_settings,
@@ -227,18 +228,34 @@ class DashboardSql:
             return sorted({c for (c,) in await conn.execute(query)})
 
     async def claim_link(self, nonce: str, expires_at: datetime, now: datetime) -> bool:
-        """Record a link as used; False when it was used before (on any replica)."""
-        try:
+        """Record a link as used; False when it was used before (on any replica).
+
+        Retried by itself on a lost connection: an attempt whose commit went through before
+        the reply was lost finds its own row (by its claimant token) and still wins, rather
+        than telling the person their own first open was "already used".
+        """
+        token = uuid.uuid4().hex
+
+        async def attempt(retrying: bool) -> bool:
             async with self.write() as conn:
                 await conn.execute(
                     dashboard_links.delete().where(dashboard_links.c.expires_at < now)
                 )
-                await conn.execute(
-                    dashboard_links.insert().values(nonce=nonce, expires_at=expires_at)
+                result = await conn.execute(
+                    self._insert(dashboard_links)
+                    .values(nonce=nonce, expires_at=expires_at, claimant=token)
+                    .on_conflict_do_nothing(index_elements=["nonce"])
                 )
-        except IntegrityError:
-            return False
-        return True
+                if result.rowcount == 1:
+                    return True
+                if not retrying:
+                    return False
+                held = await conn.execute(
+                    sa.select(dashboard_links.c.claimant).where(dashboard_links.c.nonce == nonce)
+                )
+                return bool(held.scalar_one_or_none() == token)
+
+        return await run_with_retries("claim_link", attempt)
 
     async def revoke_dashboard_sessions(self, platform: str, workspace: str, at: datetime) -> None:
         """End every dashboard session of a workspace issued before ``at``."""

@@ -183,8 +183,9 @@ RECONCILE: dict[str, Reconcile] = {
     "delete_unseen_round": _delete_unseen_round_again,
 }
 
-# ping reports the database as it is (readiness must not hide an outage behind retries).
-NOT_RETRIED = frozenset({"ping", "close"})
+# ping reports the database as it is (readiness must not hide an outage behind retries);
+# claim_link retries by itself, keeping one claimant token across its attempts.
+NOT_RETRIED = frozenset({"ping", "close", "claim_link"})
 
 S = TypeVar("S", bound=type)
 

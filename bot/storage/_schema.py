@@ -272,6 +272,8 @@ dashboard_links = sa.Table(
     metadata,
     sa.Column("nonce", sa.String(64), primary_key=True),
     sa.Column("expires_at", UTCDateTime, nullable=False),
+    # Which open recorded it, so an open whose commit reply was lost recognises its own row.
+    sa.Column("claimant", sa.String(32), nullable=True),
 )
 
 # Dashboard sessions a workspace ended (``quizbot dashboard revoke``): every session of the
@@ -383,6 +385,7 @@ MIGRATIONS: list[Migration] = [
     (6, "dashboard link claims", _create(dashboard_links)),
     (7, "FSRS cards and their reviews, from the review ladder", _ladder_to_cards),
     (8, "dashboard session revocations", _create(dashboard_revocations)),
+    (9, "dashboard link claimants", _add_column(dashboard_links, "claimant")),
 ]
 
 

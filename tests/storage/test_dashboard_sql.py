@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import random
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import sqlalchemy as sa
 
 from bot.engine import Place
 from bot.engine.engine import streaks
@@ -104,3 +109,28 @@ async def test_link_claims_once(store: SqlStore):
     assert await store.claim_link("n1", exp, T0)
     assert not await store.claim_link("n1", exp, T0)
     assert await store.claim_link("n2", exp, T0)
+
+
+async def test_an_open_whose_commit_reply_was_lost_still_wins_its_link(store: SqlStore):
+    # The review: the retry after a lost commit met its own row and told the person "already
+    # used" for their first open.
+    exp = T0 + timedelta(minutes=15)
+    real_write = store.write
+    lost = [True]
+
+    @asynccontextmanager
+    async def write_then_lose_the_reply() -> AsyncIterator[Any]:
+        async with real_write() as conn:
+            yield conn
+        if lost and lost.pop():
+            raise sa.exc.DBAPIError(
+                "COMMIT", {}, ConnectionError("connection lost"), connection_invalidated=True
+            )
+
+    store.write = write_then_lose_the_reply  # type: ignore[method-assign]
+    try:
+        assert await store.claim_link("n-lost", exp, T0)
+    finally:
+        store.write = real_write  # type: ignore[method-assign]
+    assert not lost  # the first attempt's commit landed and its reply was lost
+    assert not await store.claim_link("n-lost", exp, T0)  # a second open is still refused
