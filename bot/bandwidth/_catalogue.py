@@ -28,7 +28,20 @@ PURPOSES = ("scale-up", "scale-out", "storage", "lan", "wireless-lan", "host-io"
 TRANSPORTS = ("rdma", "socket", "nvlink", "pcie")
 # Links GPUs of one box talk over (nodes=1 compares these).
 INTRA_PURPOSES = ("scale-up", "host-io")
-SOURCE_FIELDS = ("rate", "efficiency", "latency", "collective", "transport", "nvls", "sharp")
+SOURCE_FIELDS = (
+    "rate",
+    "efficiency",
+    "latency",
+    "collective",
+    "transport",
+    "nvls",
+    "sharp",
+    "domain",
+    "nics",
+)
+# No GPU server ships with more NICs for its GPUs than this (AWS P5: 32 EFA network cards of
+# 100 Gb/s, aws.amazon.com/ec2/instance-types/p5); more is refused as hardware that cannot exist.
+MAX_NICS_PER_NODE = 32
 REQUIRED_FIELDS = ("name", "family", "purpose", "rate_gbps", "efficiency", "latency_us", "rdma")
 OPTIONAL_FIELDS = (
     "encoding",
@@ -37,6 +50,8 @@ OPTIONAL_FIELDS = (
     "collective_efficiency",
     "nvls_efficiency",
     "sharp",
+    "max_gpus",
+    "default_nics",
     "sources",
 )
 # Which source line a number's value answers to, so an override never keeps a stale citation.
@@ -48,6 +63,8 @@ _SOURCE_OF = {
     "transport": "transport",
     "nvls_efficiency": "nvls",
     "sharp": "sharp",
+    "max_gpus": "domain",
+    "default_nics": "nics",
 }
 _RATIOS = ("efficiency", "collective_efficiency", "nvls_efficiency")
 
@@ -74,6 +91,8 @@ class Interconnect:
     nvls_efficiency: float | None = None
     sharp: bool = False
     sources: tuple[tuple[str, str], ...] = ()
+    max_gpus: int | None = None  # the largest GPU domain this link joins (NVLink products)
+    default_nics: int | None = None  # NICs a node when nics= is not given (a real instance)
 
     def __post_init__(self) -> None:
         if not self.transport:
@@ -315,6 +334,11 @@ def _check_field(name: str, value: Any, at: str, errors: list[str]) -> Any:
             )
             return None
         return number
+    if name in ("max_gpus", "default_nics"):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100_000:
+            errors.append(f"{at}: {name} must be a whole number from 1 to 100,000, got {value!r}")
+            return None
+        return value
     if name in ("rdma", "shared_medium", "sharp"):
         if not isinstance(value, bool):
             errors.append(f"{at}: {name} must be true or false, got {value!r}")

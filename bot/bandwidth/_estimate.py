@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.bandwidth._catalogue import QUIZ_CHOICES, Catalogue, Interconnect
+from bot.bandwidth._catalogue import MAX_NICS_PER_NODE, QUIZ_CHOICES, Catalogue, Interconnect
 from bot.bandwidth._errors import BandwidthError
 from bot.bandwidth._models import NOT_NCCL, Cluster, Cost, Link, bus_factor, collective, transfer
 from bot.bandwidth._request import BandwidthRequest
@@ -63,7 +63,10 @@ def estimate(request: BandwidthRequest, catalogue: Catalogue) -> Estimate:
         keys = catalogue.keys()
         if inside_box:
             keys = tuple(k for k in keys if catalogue.get(k).intra_node)
+        elif request.op != "transfer":
+            keys = tuple(k for k in keys if not catalogue.get(k).intra_node)
     links = [catalogue.get(key) for key in keys]
+    check_hardware(request, links, catalogue)
     if inside_box:
         _check_inside_box(request, links)
     collective_op = request.op != "transfer"
@@ -77,8 +80,42 @@ def estimate(request: BandwidthRequest, catalogue: Catalogue) -> Estimate:
     best = costs[0][1].seconds
     results = tuple(_result(request, ic, cost, pick, best) for ic, cost, pick in costs)
     shared = any(ic.shared_medium for ic in links)
-    text = assumptions(request, intra, shared=shared, results=results)
+    text = assumptions(request, intra, shared=shared, results=results, links=links)
     return Estimate(request, results, text, intra)
+
+
+def check_hardware(
+    request: BandwidthRequest, links: list[Interconnect], catalogue: Catalogue
+) -> None:
+    """Refuse, with the reason, hardware that cannot exist."""
+    if request.nics is not None and request.nics > MAX_NICS_PER_NODE:
+        raise BandwidthError(
+            f"nics={request.nics} is more NICs than any GPU server carries (at most"
+            f" {MAX_NICS_PER_NODE}, as on AWS P5); give the NICs of one node."
+        )
+    if request.op == "transfer":
+        return
+    intra = catalogue.get(request.intra)
+    if not intra.intra_node:
+        raise BandwidthError(
+            f"intra={intra.key} is a network between nodes; GPUs inside a node talk over NVLink"
+            " or PCIe (intra=nvlink4, nvlink5, pcie5)."
+        )
+    if request.nodes > 1:
+        between = [ic.key for ic in links if ic.intra_node]
+        if between:
+            raise BandwidthError(
+                f"{', '.join(between)} joins GPUs inside one NVLink or PCIe domain, not nodes."
+                " For a rack-scale NVLink domain (GB200 NVL72) ask nodes=1 gpus=72"
+                " over=nvlink5; between nodes compare networks (over=ib-ndr,roce-400)."
+            )
+    domains = links if request.nodes == 1 else [intra]
+    for ic in domains:
+        if ic.max_gpus is not None and request.gpus > ic.max_gpus:
+            raise BandwidthError(
+                f"gpus={request.gpus} in one {ic.name} domain: the largest product joins"
+                f" {ic.max_gpus} ({ic.source('domain') or 'catalogue'}); use more nodes."
+            )
 
 
 def _check_inside_box(request: BandwidthRequest, links: list[Interconnect]) -> None:
@@ -101,11 +138,18 @@ def _check_nvls(request: BandwidthRequest, links: list[Interconnect]) -> None:
         )
 
 
-def nics_per_node(request: BandwidthRequest) -> int:
-    """Return the NICs a node uses: nics=, else one per GPU (one link for a transfer)."""
+def nics_per_node(request: BandwidthRequest, ic: Interconnect | None = None) -> int:
+    """Return the NICs a node uses: nics=, else the entry's default_nics, else one per GPU.
+
+    A transfer uses one link unless nics= says more.
+    """
     if request.nics is not None:
         return request.nics
-    return 1 if request.op == "transfer" else request.gpus
+    if request.op == "transfer":
+        return 1
+    if ic is not None and ic.default_nics is not None:
+        return ic.default_nics
+    return request.gpus
 
 
 def node_link(request: BandwidthRequest, ic: Interconnect) -> Link:
@@ -120,7 +164,7 @@ def node_link(request: BandwidthRequest, ic: Interconnect) -> Link:
         # point to client) and every node that sends at once takes its turn on the channel.
         senders = 1 if request.op == "transfer" else request.nodes
         return Link(one / (2 * senders), ic.latency_s)
-    rate = one * nics_per_node(request)
+    rate = one * nics_per_node(request, ic)
     if request.op != "transfer":
         # A GPU reaches its NICs over its own PCIe link: more NICs than that carries add nothing.
         rate = min(rate, request.gpus * host_link_bytes_per_s(request.intra))
@@ -230,16 +274,22 @@ def assumptions(
     *,
     shared: bool = False,
     results: tuple[Result, ...] = (),
+    links: list[Interconnect] | None = None,
 ) -> str:
     """Return the one line that states what the estimate assumes."""
     size = describe_bytes(request.bytes)
     parts: list[str] = []
     if request.op == "transfer":
         nics = nics_per_node(request)
-        links = "one link" if nics == 1 else f"{nics} links striped"
-        parts.append(f"{size} sent point to point over {links}; time = latency + size/(rate x eff)")
+        over = "one link" if nics == 1 else f"{nics} links striped"
+        parts.append(f"{size} sent point to point over {over}; time = latency + size/(rate x eff)")
     else:
         parts.append(_topology(request, size, intra))
+        if request.nics is None and request.nodes > 1:
+            for ic in links or []:
+                if ic.default_nics is not None:
+                    where = ic.source("nics") or "catalogue"
+                    parts.append(f"{ic.key}: {ic.default_nics} NICs a node ({where})")
         parts.append(_algorithms(request, results))
         if request.nodes > 1:
             parts.append(

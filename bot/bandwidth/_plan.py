@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from bot.bandwidth._catalogue import QUIZ_CHOICES, Catalogue, Interconnect
+from bot.bandwidth._catalogue import MAX_NICS_PER_NODE, QUIZ_CHOICES, Catalogue, Interconnect
 from bot.bandwidth._compute import ComputeModel, microbatch_time
 from bot.bandwidth._errors import BandwidthError
 from bot.bandwidth._estimate import gpu_link, hardware_kinds, host_link_bytes_per_s, nvls_link
@@ -57,7 +57,9 @@ class Layout:
     nics: int
     efficiency: float
     fp8: bool = False
-    compute: ComputeModel | None = None  # None: every FLOP at ``efficiency`` of the BF16 peak
+    compute: ComputeModel | None = None
+    sharp: bool = False
+    uneven: bool = False  # None: every FLOP at ``efficiency`` of the BF16 peak
 
     @property
     def tokens_per_step(self) -> int:
@@ -199,6 +201,16 @@ def resolve_layout(request: PlanRequest, model: Model, gpu: Gpu, hardware: Hardw
     """Return the full layout: defaults filled in, every divisibility rule checked."""
     gpus = request.gpus
     gpn = request.gpus_per_node or min(gpu.nvlink_domain, gpus)
+    if gpn > gpu.nvlink_domain:
+        raise BandwidthError(
+            f"gpn={gpn}: a {gpu.name} node (its NVLink domain) holds at most"
+            f" {gpu.nvlink_domain} GPUs; more GPUs a node would need a bigger NVLink product."
+        )
+    if request.nics is not None and request.nics > MAX_NICS_PER_NODE:
+        raise BandwidthError(
+            f"nics={request.nics} is more NICs than any GPU server carries (at most"
+            f" {MAX_NICS_PER_NODE}, as on AWS P5)."
+        )
     if gpus % gpn:
         raise BandwidthError(f"gpus={gpus} is not a whole number of nodes of {gpn} GPUs.")
     pp, cp = request.pp, request.cp
@@ -259,6 +271,8 @@ def resolve_layout(request: PlanRequest, model: Model, gpu: Gpu, hardware: Hardw
         nics=request.nics or gpn,
         efficiency=request.efficiency or hardware.compute_efficiency,
         fp8=request.fp8,
+        sharp=request.sharp,
+        uneven=request.uneven,
         compute=None if request.efficiency is not None else hardware.compute,
     )
 
@@ -501,7 +515,7 @@ def _price(
     s_local = layout.seq // c
     stage_layers = math.ceil(model.layers / p)
     node_bw = _node_bandwidth(layout, ic, gpu.nvlink)
-    sharp = ic.sharp
+    sharp = layout.sharp and ic.sharp
 
     # Compute: one micro-batch of the slowest (fullest) stage.
     compute_mb, attention_rate = compute_seconds(model, gpu, layout)
@@ -625,6 +639,12 @@ def _warnings(model: Model, gpu: Gpu, layout: Layout, memory: Memory) -> tuple[s
         )
     if layout.nodes == 1:
         found.append("All GPUs are in one node: no network is used, so every row ties.")
+    if model.layers % layout.pp and not layout.uneven:
+        most = math.ceil(model.layers / layout.pp)
+        found.append(
+            f"pp={layout.pp} does not divide the {model.layers} layers: stages of {most} and"
+            f" fewer layers, the fullest one setting the pace (say uneven to state the split)."
+        )
     if layout.pp > 1 and layout.microbatches < layout.pp:
         found.append(
             f"Only {layout.microbatches} micro-batches for {layout.pp} stages: most of the step"
@@ -650,6 +670,9 @@ def plan_assumptions(model: Model, gpu: Gpu, layout: Layout, intra: Interconnect
         " collectives priced as NCCL picks them",
         "TP all-reduces and PP sends on the critical path, CP exchanges behind attention,"
         " DP gradients behind the last backward pass (ZeRO-3: behind all compute)",
+        "SHARP in-network reduction on networks that have it (asked for)"
+        if layout.sharp
+        else "no SHARP in-network reduction (add sharp to ask for it)",
         "1F1B pipeline bubble (p-1)/(m+p-1)"
         + (f" with {layout.interleave} virtual stages" if layout.interleave > 1 else ""),
         "bf16 weights, gradients and activations, fp32 Adam state",

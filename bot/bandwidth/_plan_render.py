@@ -105,7 +105,17 @@ def plan_to_json(plan: Plan) -> dict[str, Any]:
             "vocab": model.vocab,
             "seq": lay.seq,
         },
-        "layout": {"tp": lay.tp, "pp": lay.pp, "cp": lay.cp, "dp": lay.dp, "zero": lay.zero},
+        "layout": {
+            "tp": lay.tp,
+            "pp": lay.pp,
+            "cp": lay.cp,
+            "dp": lay.dp,
+            "zero": lay.zero,
+            "interleave": lay.interleave,
+            "micro_batch": lay.micro_batch,
+            "fp8": lay.fp8,
+            "sharp": lay.sharp,
+        },
         "tokens_per_step": lay.tokens_per_step,
         "results": [
             {

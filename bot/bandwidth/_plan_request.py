@@ -19,7 +19,7 @@ MAX_BATCH = 100_000_000
 PLAN_USAGE = """\
 Usage: /bandwidth plan MODEL gpus=N [tp=T] [pp=P] [cp=C] [dp=D] [zero=0|1|2|3] [seq=S]
                        [batch=B] [micro=b] [gpu=KEY] [over=k1,k2] [gpn=G] [nics=K] [recompute]
-                       [fp8]
+                       [fp8] [sharp] [uneven]
   MODEL  llama3-8b, llama3-70b, llama3-405b, gpt3-175b, bloom-176b, opt-175b, or a size
          such as 70B with layers=L hidden=H [ffn= heads= kv= vocab=]
   gpus=N GPUs in all; tp/pp/cp/dp the tensor, pipeline, context and data parallel sizes
@@ -28,6 +28,8 @@ Usage: /bandwidth plan MODEL gpus=N [tp=T] [pp=P] [cp=C] [dp=D] [zero=0|1|2|3] [
   micro=b sequences a micro-batch (1), gpu= a100, h100 (default), h200, b200, gb200,
   gpn=G GPUs a node (8; 72 on gb200), nics=K NICs a node (one per GPU)
   fp8    matrix multiplications in FP8 (attention and the rest stay BF16)
+  sharp  InfiniBand switches reduce DP and TP traffic in the network (off unless asked)
+  uneven accept pipeline stages of unequal layers when pp does not divide them
 Examples:
   /bandwidth plan llama3-70b gpus=128 tp=8 pp=2
   /bandwidth plan llama3-405b gpus=1024 tp=8 pp=16 over=ib-ndr,roce-400,100gbe,1gbe
@@ -60,6 +62,8 @@ _KEYS = {
     "vocab": "vocab",
     "recompute": "recompute",
     "fp8": "fp8",
+    "sharp": "sharp",
+    "uneven": "uneven",
     "interleave": "interleave",
     "efficiency": "efficiency",
 }
@@ -99,6 +103,8 @@ class PlanRequest:
     interleave: int = 1
     efficiency: float | None = None
     fp8: bool = False
+    sharp: bool = False
+    uneven: bool = False
 
     def __post_init__(self) -> None:
         model = str(self.model).strip()
@@ -130,8 +136,9 @@ class PlanRequest:
             raise BandwidthError(f"zero= must be 0, 1, 2 or 3; got {self.zero!r}.")
         if not isinstance(self.recompute, bool):
             raise BandwidthError("recompute must be on or off.")
-        if not isinstance(self.fp8, bool):
-            raise BandwidthError("fp8 must be on or off.")
+        for name in ("fp8", "sharp", "uneven"):
+            if not isinstance(getattr(self, name), bool):
+                raise BandwidthError(f"{name} must be on or off.")
         if self.efficiency is not None:
             eff = self.efficiency
             if isinstance(eff, bool) or not isinstance(eff, int | float) or not math.isfinite(eff):
@@ -197,7 +204,7 @@ def _parse_plan(text: str) -> PlanRequest:
         key, eq, value = word.partition("=")
         key = key.strip().lower()
         if not eq:
-            if key in ("recompute", "fp8"):
+            if key in ("recompute", "fp8", "sharp", "uneven"):
                 values[key] = True
                 continue
             model_words.append(word)
@@ -222,7 +229,7 @@ def _parse_plan(text: str) -> PlanRequest:
 def _value(field: str, key: str, text: str) -> object:
     if field == "over":
         return parse_over(text)
-    if field in ("recompute", "fp8"):
+    if field in ("recompute", "fp8", "sharp", "uneven"):
         return parse_switch(key, text)
     if field in _TEXT_KEYS:
         return text

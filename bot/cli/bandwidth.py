@@ -69,7 +69,7 @@ PLAN_COUNTS = (
     "vocab",
     "interleave",
 )
-PLAN_ONLY = (*PLAN_COUNTS, "gpu", "recompute", "fp8", "efficiency")
+PLAN_ONLY = (*PLAN_COUNTS, "gpu", "recompute", "fp8", "uneven", "efficiency")
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -190,6 +190,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="matrix multiplications in FP8 (attention and the rest stay BF16)",
     )
     plan.add_argument(
+        "--uneven",
+        action="store_true",
+        default=None,
+        help="accept pipeline stages of unequal layers when --pp does not divide them",
+    )
+    plan.add_argument(
         "--efficiency",
         metavar="E",
         help="one share of the dense BF16 peak for all compute (instead of the compute model)",
@@ -289,7 +295,7 @@ def _plan(args: argparse.Namespace, catalogue: Any) -> tuple[Any, Any]:
     from bot.bandwidth import BandwidthError, parse_count, parse_over, plan, plan_to_json
     from bot.bandwidth._plan_request import parse_plan
 
-    wrong = _given(args, ("op", "nodes", "step", "intra", "algo", "sharp"))
+    wrong = _given(args, ("op", "nodes", "step", "intra", "algo"))
     if wrong:
         raise BandwidthError(
             f"{', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} for estimates; a plan"
@@ -317,6 +323,10 @@ def _plan(args: argparse.Namespace, catalogue: Any) -> tuple[Any, Any]:
         changes["recompute"] = True
     if getattr(args, "fp8", None):
         changes["fp8"] = True
+    if args.sharp:
+        changes["sharp"] = True
+    if getattr(args, "uneven", None):
+        changes["uneven"] = True
     if args.efficiency is not None:
         try:
             changes["efficiency"] = float(args.efficiency)
@@ -365,6 +375,8 @@ def _request(args: argparse.Namespace) -> Any:
         changes["algo"] = args.algo
     if args.sharp:
         changes["sharp"] = True
+    if getattr(args, "uneven", None):
+        changes["uneven"] = True
     return replace(request, **changes) if changes else request
 
 

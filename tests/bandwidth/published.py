@@ -575,6 +575,7 @@ def _llama(gpus: int, cp: int, seq: int, batch: int) -> PlanRequest:
         gpu="h100",
         over=("roce-400",),
         interleave=2,
+        uneven=True,
     )
 
 
@@ -664,6 +665,7 @@ RUNS: dict[str, Run] = {
             over=("omnipath",),
             nics=4,
             recompute=True,
+            uneven=True,
         ),
         150.0,
         "TFLOP/s/GPU",

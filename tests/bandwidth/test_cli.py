@@ -168,7 +168,17 @@ def test_plan_table_json_and_chart(tmp_path: Path) -> None:
     done = run(*words, "--json")
     data = json.loads(done.stdout)
     assert set(data) == {"model", "layout", "tokens_per_step", "results"}
-    assert data["layout"] == {"tp": 8, "pp": 2, "cp": 1, "dp": 8, "zero": 1}
+    assert data["layout"] == {
+        "tp": 8,
+        "pp": 2,
+        "cp": 1,
+        "dp": 8,
+        "zero": 1,
+        "interleave": 1,
+        "micro_batch": 1,
+        "fp8": False,
+        "sharp": False,
+    }
     chart = tmp_path / "step.png"
     drawn = run(*words, "--chart", str(chart))
     assert drawn.returncode == 0, drawn.stderr

@@ -339,7 +339,12 @@ PLAN_JSON_SCHEMA = {
             "additionalProperties": False,
             "required": ["tp", "pp", "cp", "dp", "zero"],
             "properties": {
-                k: {"type": "integer", "minimum": 0} for k in ("tp", "pp", "cp", "dp", "zero")
+                **{
+                    k: {"type": "integer", "minimum": 0}
+                    for k in ("tp", "pp", "cp", "dp", "zero", "interleave", "micro_batch")
+                },
+                "fp8": {"type": "boolean"},
+                "sharp": {"type": "boolean"},
             },
         },
         "tokens_per_step": {"type": "integer", "minimum": 1},
@@ -535,3 +540,31 @@ def test_the_schema_accepts_a_plan_chart_and_refuses_a_mixed_one() -> None:
     assert list(validator.iter_errors(good)) == []
     mixed = dict(good, chart={"size": "1GB", "plan": {"model": "llama3-70b", "gpus": 8}})
     assert list(validator.iter_errors(mixed)) != []
+
+
+def test_the_planner_uses_sharp_only_when_asked_and_says_so() -> None:
+    from bot.bandwidth import parse_plan, plan, plan_to_json
+
+    words = "llama3-70b gpus=1024 tp=8 pp=4 zero=1 over=ib-ndr"
+    without = plan(parse_plan(words), load_catalogue())
+    with_sharp = plan(parse_plan(words + " sharp"), load_catalogue())
+    assert "no SHARP" in without.assumptions
+    assert "SHARP in-network reduction on networks that have it" in with_sharp.assumptions
+    assert with_sharp.fastest.comm_seconds.dp < without.fastest.comm_seconds.dp
+    assert plan_to_json(with_sharp)["layout"]["sharp"] is True
+    assert plan_to_json(without)["layout"]["sharp"] is False
+
+
+def test_impossible_planner_hardware_is_refused_and_uneven_stages_are_named() -> None:
+    from bot.bandwidth import BandwidthError, parse_plan, plan
+
+    with pytest.raises(BandwidthError, match="holds at most 8"):
+        plan(parse_plan("llama3-70b gpus=1024 gpn=1024"), load_catalogue())
+    with pytest.raises(BandwidthError, match="more NICs than any GPU server"):
+        plan(parse_plan("llama3-70b gpus=128 nics=1000"), load_catalogue())
+    odd = plan(parse_plan("llama3-405b gpus=1024 tp=8 pp=16"), load_catalogue())
+    assert any("does not divide the 126 layers" in w for w in odd.warnings)
+    stated = plan(parse_plan("llama3-405b gpus=1024 tp=8 pp=16 uneven"), load_catalogue())
+    assert not any("does not divide" in w for w in stated.warnings)
+    rack = plan(parse_plan("llama3-70b gpus=144 gpu=gb200"), load_catalogue())
+    assert rack.layout.gpus_per_node == 72

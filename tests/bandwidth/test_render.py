@@ -28,7 +28,7 @@ REQUESTS = [
     "70B params bf16 allreduce nodes=4 gpus=8",
     "13B adam allreduce nodes=16 gpus=8 step=0.5",
     "1KB allreduce nodes=64 over=all",
-    "1 EB alltoall nodes=100000 gpus=1024 nics=1024 step=1000000 over=all",
+    "1 EB alltoall nodes=100000 gpus=256 nics=32 step=1000000 over=all",
     "1 byte broadcast nodes=3",
     "400Gb over=ib-ndr,wifi7",
     "2 GiB reducescatter nodes=5 gpus=3 nics=1 intra=pcie3 step=1ms",

@@ -11,6 +11,7 @@ from bot.bandwidth import (
     USAGE,
     BandwidthError,
     BandwidthRequest,
+    estimate,
     load_catalogue,
     parse_plan,
     parse_request,
@@ -196,3 +197,32 @@ def test_word_salad_never_raises_anything_but_bandwidth_error(words: list[str]) 
         return
     assert 1 <= request.bytes <= 10**18
     assert request.nodes * request.gpus >= 2 or request.op == "transfer"
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("1GB allreduce nodes=2 gpus=8 nics=1000", "more NICs than any GPU server"),
+        ("1GB allreduce nodes=1 gpus=1024 over=nvlink4", "the largest product joins 256"),
+        ("1GB allreduce nodes=2 gpus=512 over=ib-ndr", "the largest product joins 256"),
+        ("1GB allreduce nodes=2 gpus=8 intra=wifi6", "is a network between nodes"),
+        ("1GB allreduce nodes=2 gpus=8 intra=ib-ndr", "is a network between nodes"),
+        ("1GB allreduce nodes=4 gpus=8 over=nvlink4", "joins GPUs inside one"),
+        ("1GB allreduce nodes=2 gpus=72 over=nvlink5", "joins GPUs inside one"),
+    ],
+)
+def test_hardware_that_cannot_exist_is_refused_with_the_reason(text: str, says: str) -> None:
+    with pytest.raises(BandwidthError, match=says):
+        estimate(parse_request(text), load_catalogue())
+
+
+def test_an_nvl72_rack_is_one_domain_and_efa_defaults_to_a_real_instance() -> None:
+    rack = estimate(parse_request("1GiB allreduce nodes=1 gpus=72 over=nvlink5"), load_catalogue())
+    assert rack.fastest.algorithm == "nvls"
+    efa = estimate(parse_request("1GiB allreduce nodes=2 gpus=8 over=efa"), load_catalogue())
+    assert "efa: 4 NICs a node" in efa.assumptions
+    one = estimate(
+        parse_request("8GiB allreduce nodes=2 gpus=8 over=efa,ib-ndr algo=ring"), load_catalogue()
+    )
+    by_key = {r.key: r for r in one.results}
+    assert by_key["efa"].seconds > 3 * by_key["ib-ndr"].seconds
