@@ -94,13 +94,13 @@ async def running(
         )
     )
 
-    async def logged_in_and_ready() -> None:
-        # wait_until_ready refuses a client not logged in yet, and logging in now waits for
-        # Discord to answer first (the runner's transport opens in its own task).
-        while not client.is_ready():  # noqa: ASYNC110
-            await asyncio.sleep(0.01)
+    async def connected_and_ready() -> None:
+        # wait_until_ready refuses a client not logged in yet, and the runner logs in only once
+        # Discord answers: the stand-in's gateway connection comes after the login.
+        await api.wait_connected(within=10)
+        await client.wait_until_ready()
 
-    ready = asyncio.create_task(logged_in_and_ready())
+    ready = asyncio.create_task(connected_and_ready())
     try:
         done, _ = await asyncio.wait(
             {runner, ready}, timeout=10, return_when=asyncio.FIRST_COMPLETED
@@ -108,6 +108,7 @@ async def running(
         if runner in done:
             runner.result()
         assert ready in done, "the client did not become ready within 10 s"
+        ready.result()
         yield client
     finally:
         ready.cancel()
