@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.bandwidth._bands import BANDS, format_band, sig2
 from bot.bandwidth._plan import Plan, PlanResult
 from bot.bandwidth._render import (
     QUIZ_MARK,
@@ -60,13 +61,16 @@ def render_plan_table(plan: Plan, width: int = WIDTH) -> str:
     """Return the aligned text table, fastest first, with memory, warnings and assumptions."""
     header = ["", "key", "interconnect", "step", "tokens/s", "TFLOP/s", "MFU", "idle", "slower"]
     right = [False, False, False, True, True, True, True, True, True]
-    rows = [_row(r) for r in plan.results]
+    band = format_band(BANDS["step"])
+    units = ["", "", "", f"({band})", "", "(per GPU)", "(of BF16)", "(share)", "(times)"]
+    rows = [units] + [_row(r) for r in plan.results]
     lines = wrap(plan_headline(plan), width)
     lines += table_lines(header, rows, right, width)
     if any(r.quiz_choice for r in plan.results):
         lines.append(QUIZ_NOTE)
     lines.append(
-        "idle = share of the step the GPUs wait (exposed communication and pipeline bubble)"
+        "idle = share of the step the GPUs wait (exposed communication and pipeline bubble);"
+        f" step times {band}: the RMS error on 24 held-out published training runs"
     )
     lines += wrap(memory_line(plan), width)
     for warning in plan.warnings:
@@ -83,7 +87,7 @@ def _row(r: PlanResult) -> list[str]:
         format_seconds(r.step_seconds),
         format_count(r.tokens_per_second),
         sig3(r.tflops_per_gpu),
-        f"{sig3(r.mfu * 100)}%",
+        f"{sig2(r.mfu * 100)}%",
         f"{sig3(r.idle_share * 100)}%",
         format_slowdown(r.slowdown),
     ]
@@ -134,6 +138,7 @@ def plan_to_json(plan: Plan) -> dict[str, Any]:
                 "mfu": r.mfu,
                 "tokens_per_second": r.tokens_per_second,
                 "idle_share": r.idle_share,
+                "uncertainty": BANDS["step"],
             }
             for r in plan.results
         ],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from bot.bandwidth._bands import band, format_band
 from bot.bandwidth._estimate import Estimate, Result, nics_per_node
 from bot.bandwidth._sizes import describe_bytes
 
@@ -82,7 +83,8 @@ def render_table(estimate: Estimate | Plan, width: int = WIDTH) -> str:
     collective = req.op != "transfer"
     with_step = req.step is not None
     header = ["", "key", "interconnect", "time", "algbw", "busbw", "slower"]
-    units = ["", "", "", "", "(GB/s)", "(GB/s)", "(times)"]
+    spread = format_band(band(req.op, req.bytes))
+    units = ["", "", "", f"({spread})", "(GB/s)", "(GB/s)", "(times)"]
     right = [False, False, False, True, True, True, True]
     if collective:
         header.append("algorithm")
@@ -118,6 +120,7 @@ def to_json(estimate: Estimate) -> dict[str, Any]:
             "bandwidth_s": r.bandwidth_s,
             "algorithm": r.algorithm,
             "protocol": r.protocol,
+            "uncertainty": band(req.op, req.bytes),
         }
         if r.efficiency is not None:
             item["efficiency"] = r.efficiency

@@ -83,6 +83,7 @@ def test_json_output() -> None:
             "bandwidth_s",
             "algorithm",
             "protocol",
+            "uncertainty",
             "efficiency",
         }
         for r in data["results"]

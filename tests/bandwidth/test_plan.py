@@ -384,6 +384,7 @@ PLAN_JSON_SCHEMA = {
                     "mfu": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
                     "tokens_per_second": {"type": "number", "exclusiveMinimum": 0},
                     "idle_share": {"type": "number", "minimum": 0, "maximum": 1},
+                    "uncertainty": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
                 },
             },
         },

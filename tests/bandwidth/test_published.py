@@ -106,3 +106,14 @@ def test_every_figure_can_be_predicted() -> None:
     for name, figure in FIGURES.items():
         predicted, _ = figure.predict()
         assert predicted > 0, name
+
+
+def test_the_uncertainty_bands_are_the_held_out_spread() -> None:
+    import math
+
+    from bot.bandwidth._bands import BANDS, rounded_band
+
+    for group in GROUPS:
+        errors = [error(f) for f in FIGURES.values() if not f.calibrates and f.group() == group]
+        rms = math.sqrt(sum(e * e for e in errors) / len(errors))
+        assert BANDS[group] == rounded_band(rms), (group, rms)

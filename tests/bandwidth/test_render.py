@@ -188,6 +188,7 @@ JSON_SCHEMA = {
                     "bandwidth_s": {"type": "number", "exclusiveMinimum": 0},
                     "efficiency": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
                     "protocol": {"enum": ["", "LL", "LL128", "Simple"]},
+                    "uncertainty": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
                 },
             },
         },
