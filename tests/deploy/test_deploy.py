@@ -36,7 +36,7 @@ def setting_names() -> set[str]:
 
 # Variables read by something other than quizbot's settings.
 # QUIZBOT_LOG_FORMAT is read by bot.logs before the settings are loaded.
-OTHER_VARIABLES = {"POSTGRES_PASSWORD", "MPLCONFIGDIR", "QUIZBOT_LOG_FORMAT"}
+OTHER_VARIABLES = {"MPLCONFIGDIR", "QUIZBOT_LOG_FORMAT"}
 
 
 # ------------------------------------------------------------------------------- Dockerfile
@@ -60,9 +60,12 @@ def final_stage() -> list[tuple[str, str]]:
     return steps[last_from:]
 
 
-def test_dockerfile_uses_slim_python_311_in_every_stage():
+def test_dockerfile_uses_slim_python_311_pinned_by_digest_in_every_stage():
     bases = [args.split()[0] for word, args in dockerfile() if word == "FROM"]
-    assert bases and all(base == "python:3.11-slim" for base in bases)
+    assert len(bases) == 2 and len(set(bases)) == 1, bases
+    tag, _, digest = bases[0].partition("@")
+    assert re.fullmatch(r"python:3\.11\.\d+-slim-bookworm", tag), tag
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", digest), "the base image is pinned by digest"
 
 
 def test_dockerfile_runs_as_a_non_root_user():
@@ -125,7 +128,9 @@ def test_every_copied_path_exists_and_survives_dockerignore():
         assert not ignored(source), f"{source} is excluded by .dockerignore"
 
 
-@pytest.mark.parametrize("path", [".venv", ".git", "tests", "quizbot.db", "deploy/quizbot.env"])
+@pytest.mark.parametrize(
+    "path", [".venv", ".git", "tests", "quizbot.db", "deploy/quizbot.env", "deploy/postgres.env"]
+)
 def test_dockerignore_keeps_local_state_and_secrets_out(path: str):
     assert ignored(path)
 
@@ -260,7 +265,8 @@ def test_compose_has_the_database_the_migration_and_both_bots(compose):
 
 def test_compose_env_file_example_exists_and_loads(compose, monkeypatch):
     example = DEPLOY / "quizbot.env.example"
-    assert {s["env_file"] for s in compose["services"].values()} == {"quizbot.env"}
+    bots = {name: s for name, s in compose["services"].items() if name != "postgres"}
+    assert {s["env_file"] for s in bots.values()} == {"quizbot.env"}
     values = {}
     for line in example.read_text().splitlines():
         if line.strip() and not line.lstrip().startswith("#"):
