@@ -31,8 +31,11 @@ def test_every_folder_of_code_is_a_listed_package():
 def test_play_installs_no_test_tools():
     makefile = (ROOT / "Makefile").read_text()
     play_install = makefile.split("$(PLAY_STAMP): pyproject.toml", 1)[1].split("\n\n", 1)[0]
-    assert "pip install --quiet -e .\n" in play_install + "\n"
-    assert "[test]" not in play_install
+    assert "pip install --quiet --require-hashes -r $(LOCK)\n" in play_install
+    assert "pip install --quiet --no-deps -e .\n" in play_install
+    assert "[test]" not in play_install and "TEST_LOCK" not in play_install
+    runtime = (ROOT / "requirements" / "runtime.txt").read_text()
+    assert "\npytest==" not in runtime and "\nplaywright==" not in runtime
     assert "play: $(PLAY_STAMP)\n" in makefile
 
 
