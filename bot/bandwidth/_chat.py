@@ -46,7 +46,16 @@ def answer(text: str, catalogue: Catalogue | None = None, *, width: int = WIDTH)
     links = catalogue if catalogue is not None else load_catalogue()
     if is_plan(text):
         try:
-            result: Estimate | Plan = plan(parse_plan(text), links)
+            request = parse_plan(text)
+            if request.search:
+                from bot.bandwidth._search import render_search, search
+
+                found = search(request, links)
+                best = found.best
+                title = "Layout search: " + headline(best)
+                table = render_search(found, width)
+                return Reply("plan", best, title, table, chart_filename(title))
+            result: Estimate | Plan = plan(request, links)
         except BandwidthError as exc:
             raise BandwidthError(exc.message, usage=exc.usage or PLAN_USAGE) from None
         kind = "plan"

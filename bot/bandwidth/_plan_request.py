@@ -19,7 +19,7 @@ MAX_BATCH = 100_000_000
 PLAN_USAGE = """\
 Usage: /bandwidth plan MODEL gpus=N [tp=T] [pp=P] [cp=C] [dp=D] [zero=0|1|2|3] [seq=S]
                        [batch=B] [micro=b] [gpu=KEY] [over=k1,k2] [gpn=G] [nics=K] [recompute]
-                       [fp8] [sharp] [uneven]
+                       [fp8] [sharp] [uneven] [search]
   MODEL  llama3-8b, llama3-70b, llama3-405b, gpt3-175b, bloom-176b, opt-175b, or a size
          such as 70B with layers=L hidden=H [ffn= heads= kv= vocab=]
   gpus=N GPUs in all; tp/pp/cp/dp the tensor, pipeline, context and data parallel sizes
@@ -30,10 +30,12 @@ Usage: /bandwidth plan MODEL gpus=N [tp=T] [pp=P] [cp=C] [dp=D] [zero=0|1|2|3] [
   fp8    matrix multiplications in FP8 (attention and the rest stay BF16)
   sharp  InfiniBand switches reduce DP and TP traffic in the network (off unless asked)
   uneven accept pipeline stages of unequal layers when pp does not divide them
+  search the fastest layouts (tp, pp, interleave, cp, dp, zero, micro) that fit, per fabric
 Examples:
   /bandwidth plan llama3-70b gpus=128 tp=8 pp=2
   /bandwidth plan llama3-405b gpus=1024 tp=8 pp=16 over=ib-ndr,roce-400,100gbe,1gbe
-  /bandwidth plan 13B gpus=64 layers=40 hidden=5120 heads=40 zero=3"""
+  /bandwidth plan 13B gpus=64 layers=40 hidden=5120 heads=40 zero=3
+  /bandwidth plan llama3-70b gpus=256 search over=ib-ndr,roce-400"""
 
 # chat word -> PlanRequest field
 _KEYS = {
@@ -64,6 +66,7 @@ _KEYS = {
     "fp8": "fp8",
     "sharp": "sharp",
     "uneven": "uneven",
+    "search": "search",
     "interleave": "interleave",
     "efficiency": "efficiency",
 }
@@ -105,6 +108,7 @@ class PlanRequest:
     fp8: bool = False
     sharp: bool = False
     uneven: bool = False
+    search: bool = False
 
     def __post_init__(self) -> None:
         model = str(self.model).strip()
@@ -136,7 +140,7 @@ class PlanRequest:
             raise BandwidthError(f"zero= must be 0, 1, 2 or 3; got {self.zero!r}.")
         if not isinstance(self.recompute, bool):
             raise BandwidthError("recompute must be on or off.")
-        for name in ("fp8", "sharp", "uneven"):
+        for name in ("fp8", "sharp", "uneven", "search"):
             if not isinstance(getattr(self, name), bool):
                 raise BandwidthError(f"{name} must be on or off.")
         if self.efficiency is not None:
@@ -204,7 +208,7 @@ def _parse_plan(text: str) -> PlanRequest:
         key, eq, value = word.partition("=")
         key = key.strip().lower()
         if not eq:
-            if key in ("recompute", "fp8", "sharp", "uneven"):
+            if key in ("recompute", "fp8", "sharp", "uneven", "search"):
                 values[key] = True
                 continue
             model_words.append(word)
@@ -229,7 +233,7 @@ def _parse_plan(text: str) -> PlanRequest:
 def _value(field: str, key: str, text: str) -> object:
     if field == "over":
         return parse_over(text)
-    if field in ("recompute", "fp8", "sharp", "uneven"):
+    if field in ("recompute", "fp8", "sharp", "uneven", "search"):
         return parse_switch(key, text)
     if field in _TEXT_KEYS:
         return text

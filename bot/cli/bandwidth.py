@@ -44,6 +44,8 @@ training-step planner:
       a step of Llama 3 70B on 128 H100 per interconnect: time, MFU, idle share
   quizbot bandwidth plan llama3-405b --gpus 8192 --tp 8 --pp 16 --over roce-400,ib-ndr --json
   quizbot bandwidth plan 13B --layers 40 --hidden 5120 --gpus 64 --zero 3 --chart step.png
+  quizbot bandwidth plan llama3-70b --gpus 256 --search --over ib-ndr,roce-400
+      the fastest layouts that fit in memory, per fabric
 
 The chat command takes the same words: /bandwidth 70B params bf16 allreduce nodes=4 gpus=8,
 /bandwidth plan llama3-70b gpus=128 tp=8 pp=2
@@ -69,7 +71,7 @@ PLAN_COUNTS = (
     "vocab",
     "interleave",
 )
-PLAN_ONLY = (*PLAN_COUNTS, "gpu", "recompute", "fp8", "uneven", "efficiency")
+PLAN_ONLY = (*PLAN_COUNTS, "gpu", "recompute", "fp8", "uneven", "search", "efficiency")
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -190,6 +192,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="matrix multiplications in FP8 (attention and the rest stay BF16)",
     )
     plan.add_argument(
+        "--search",
+        action="store_true",
+        default=None,
+        help="the fastest layouts that fit in memory, per fabric",
+    )
+    plan.add_argument(
         "--uneven",
         action="store_true",
         default=None,
@@ -224,12 +232,14 @@ def run_bandwidth(args: argparse.Namespace) -> int:
         result, json_of = _plan(args, catalogue)
     else:
         result, json_of = _estimate(args, catalogue)
+    from bot.bandwidth._search import Search, render_search
+
     if args.chart is not None:
-        _write_chart(result, args.chart)
+        _write_chart(result.best if isinstance(result, Search) else result, args.chart)
     if args.json:
         print(json.dumps(json_of(result), indent=2))
     else:
-        print(render_table(result))
+        print(render_search(result) if isinstance(result, Search) else render_table(result))
         if args.chart is not None:
             print(f"chart written to {args.chart}")
     return 0
@@ -327,6 +337,8 @@ def _plan(args: argparse.Namespace, catalogue: Any) -> tuple[Any, Any]:
         changes["sharp"] = True
     if getattr(args, "uneven", None):
         changes["uneven"] = True
+    if getattr(args, "search", None):
+        changes["search"] = True
     if args.efficiency is not None:
         try:
             changes["efficiency"] = float(args.efficiency)
@@ -337,6 +349,10 @@ def _plan(args: argparse.Namespace, catalogue: Any) -> tuple[Any, Any]:
     from dataclasses import replace
 
     request = replace(request, **changes) if changes else request
+    if request.search:
+        from bot.bandwidth._search import search, search_to_json
+
+        return search(request, catalogue), search_to_json
     return plan(request, catalogue), plan_to_json
 
 
@@ -377,6 +393,8 @@ def _request(args: argparse.Namespace) -> Any:
         changes["sharp"] = True
     if getattr(args, "uneven", None):
         changes["uneven"] = True
+    if getattr(args, "search", None):
+        changes["search"] = True
     return replace(request, **changes) if changes else request
 
 
