@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
@@ -323,8 +323,34 @@ class ScheduleStore(Protocol):
         slot_at: datetime,
         claimant: str,
         at: datetime,
+        stale_before: datetime | None = None,
     ) -> bool:
-        """Claim a slot once per (channel, kind, key); True for the claimant that holds it."""
+        """Claim a slot once per (channel, kind, key); True for the claimant that holds it.
+
+        With ``stale_before``, an unsettled claim another claimant made before then is taken over.
+        """
+        ...
+
+    async def claim_due(
+        self,
+        platform: str,
+        *,
+        now: datetime,
+        claimant: str,
+        limit: int,
+        lease: timedelta,
+    ) -> list[ScheduleState]:
+        """Lease up to ``limit`` due schedules nobody holds, in serving order, with their claims."""
+        ...
+
+    async def release_schedule(self, place: Place, *, claimant: str, due_at: datetime) -> bool:
+        """Give back a leased schedule, due next at ``due_at``; False if the lease was lost."""
+        ...
+
+    async def renew_leases(
+        self, platform: str, places: list[Place], *, claimant: str, until: datetime
+    ) -> int:
+        """Extend this claimant's leases on these schedules; return how many it still holds."""
         ...
 
     async def settle_claim(

@@ -1,11 +1,23 @@
 """Daily question posts and weekly digests, in every process, exactly once between them.
 
-Each tick reads the platform's schedules and, for each, the slots that fell due since the last
-one claimed. A process claims a slot in the database before it posts (one row per channel, kind
-and slot, so replicas and restarts never post twice), then closes the channel's open round and
-publishes its reveal, posts the week's digest when one is due, and posts the new question. After
-downtime the newest missed slot is posted late, with a note on the card, if it was missed by less
-than the grace period; older ones, and any missed by more, are skipped and logged once.
+Each schedule keeps the time it is next due. A tick leases the due schedules in batches (never
+the others, so an idle tick costs one indexed read whatever the fleet), each replica its own,
+and works on them concurrently: at most ``FanOut.concurrency`` at once in a process and
+``FanOut.per_workspace`` in one workspace or server, in turn order, so every workspace's first
+channel is served before any workspace's second. The platform's own limits are honoured by its
+client library (slack_sdk's rate-limit retry handler, discord.py's buckets), which waits out each
+``Retry-After``.
+
+For each schedule, the slots that fell due since the last one claimed are found; a process
+claims a slot in the database before it posts (one row per channel, kind and slot, so replicas
+and restarts never post twice), then closes the channel's open round and publishes its reveal,
+posts the week's digest when one is due, and posts the new question. After downtime the newest
+missed slot is posted late, with a note on the card, if it was missed by less than the grace
+period; older ones, and any missed by more, are skipped and logged once.
+
+A lease runs out when its replica stops renewing it (it died): the schedule is then due for any
+replica, which takes over the slot claim left unsettled, once, and finishes the post (or, when
+the card had already gone out, only records it).
 """
 
 from __future__ import annotations
@@ -22,7 +34,7 @@ from zoneinfo import ZoneInfo
 
 from bot import messages as M
 from bot.engine import QuizEngine
-from bot.engine.model import Question, QuestionCard
+from bot.engine.model import Place, Question, QuestionCard
 from bot.engine.ports import ClaimKind, Clock, Schedule, ScheduleState, ScheduleStore, utc_now
 from bot.errors import ConfigError, UserError
 from bot.scheduler._digest import WEEK, build_digest, digest_text
@@ -36,6 +48,7 @@ from bot.scheduler._times import (
     Slot,
     due_digest_slots,
     due_slots,
+    next_digest_slot,
     next_post_time,
     next_slot,
     slot_on,
@@ -49,10 +62,29 @@ GRACE = timedelta(hours=2)
 LATE_NOTE_AFTER = timedelta(minutes=5)
 # How far back a tick looks for missed slots: bounds the work after a long outage.
 LOOKBACK = timedelta(days=8)
+# How long a leased schedule stays this replica's without a renewal; renewed every third of it.
+LEASE = timedelta(seconds=60)
+
+
+@dataclass(frozen=True, slots=True)
+class FanOut:
+    """How much of a tick's work one process runs at once, and how it leases it."""
+
+    concurrency: int = 256
+    per_workspace: int = 4
+    lease: timedelta = LEASE
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1 or self.per_workspace < 1:
+            raise ValueError("the fan-out needs at least one post at a time")
+        if self.lease <= timedelta(0):
+            raise ValueError("a lease must last")
+
 
 __all__ = [
     "GRACE",
     "ZONE_EXAMPLES",
+    "FanOut",
     "ScheduleRequest",
     "ScheduleService",
     "ScheduleView",
@@ -123,6 +155,7 @@ class _Tick:
         now: datetime,
         grace: timedelta,
         claimant: str,
+        clock: Clock | None = None,
     ) -> None:
         self.engine = engine
         self.publisher = publisher
@@ -130,6 +163,8 @@ class _Tick:
         self.now = now
         self.grace = grace
         self.claimant = claimant
+        # Posts late in a long fan-out read the time they go out at, for the late note.
+        self.clock = clock or (lambda: now)
 
     async def claim(self, schedule: Schedule, kind: ClaimKind, slot: Slot) -> bool:
         return await self.store.claim_slot(
@@ -139,6 +174,9 @@ class _Tick:
             slot_at=slot.at,
             claimant=self.claimant,
             at=self.now,
+            # This tick holds the schedule's lease: an unsettled claim of another claimant is
+            # one whose lease ran out, so its replica is gone.
+            stale_before=self.now,
         )
 
     async def pick(
@@ -192,12 +230,36 @@ class _Tick:
         digest, skipped = await self.pick(schedule, ClaimKind.DIGEST, digests)
         report += skipped
         if post is not None:
-            await self.close_previous(schedule)
+            if await self.already_posted(schedule, post):
+                post = None
+            else:
+                await self.close_previous(schedule)
         if digest is not None:
             report += await self.post_digest(schedule, digest)
         if post is not None:
             report += await self.post_card(schedule, post)
         return report
+
+    def next_due(self, schedule: Schedule) -> datetime:
+        """Return when the schedule next needs a tick: its next post or digest after now."""
+        due = next_slot(schedule, self.now).at
+        digest = next_digest_slot(schedule, self.now)
+        return min(due, digest.at) if digest is not None else due
+
+    async def already_posted(self, schedule: Schedule, slot: Slot) -> bool:
+        """Settle a taken-over slot whose round its dead claimant had already opened.
+
+        With the card's reference stored, the card went out: the slot is recorded as posted.
+        Without one, nobody was told of the card: the round is taken back and posted again.
+        """
+        rnd = await self.engine.open_round(schedule.place)
+        if rnd is None or not rnd.scheduled or rnd.slot != slot.key:
+            return False
+        if rnd.message_ref is None:
+            await self.engine.withdraw(rnd.id)
+            return False
+        await self._settle(schedule, ClaimKind.POST, slot, "posted", rnd.id)
+        return True
 
     async def close_previous(self, schedule: Schedule) -> None:
         rnd = await self.engine.open_round(schedule.place)
@@ -212,7 +274,7 @@ class _Tick:
             log.exception("could not publish the reveal of round %s", rnd.id)
 
     async def post_card(self, schedule: Schedule, slot: Slot) -> TickReport:
-        late = self.now - slot.at > LATE_NOTE_AFTER
+        late = self.clock() - slot.at > LATE_NOTE_AFTER
         duration = timedelta(minutes=schedule.close_minutes or 0)
         try:
             card = await self.engine.start_round(
@@ -292,17 +354,103 @@ async def post_due(
     now: datetime,
     grace: timedelta = GRACE,
     claimant: str,
+    fan_out: FanOut | None = None,
+    clock: Clock | None = None,
 ) -> TickReport:
     """Post every slot of the publisher's platform that is due at ``now`` and not yet claimed."""
-    tick = _Tick(engine, publisher, store, now=now, grace=grace, claimant=claimant)
-    report = TickReport()
-    for state in await store.schedule_states(publisher.platform):
+    tick = _Tick(engine, publisher, store, now=now, grace=grace, claimant=claimant, clock=clock)
+    return await _FanOutRun(tick, fan_out or FanOut()).run()
+
+
+class _FanOutRun:
+    """One tick's due schedules, leased in batches and worked on concurrently within bounds."""
+
+    def __init__(self, tick: _Tick, fan_out: FanOut) -> None:
+        self.tick = tick
+        self.fan_out = fan_out
+        self.report = TickReport()
+        self.held: dict[asyncio.Task[None], Place] = {}
+        self.workspaces: dict[str, asyncio.Semaphore] = {}
+        # Until when this process's leases are known to hold (the last renewal that answered).
+        self.held_until = tick.now + fan_out.lease
+
+    async def run(self) -> TickReport:
+        tick, fan_out = self.tick, self.fan_out
+        platform = tick.publisher.platform
+        renewing = asyncio.create_task(self._renew(platform), name="quiz-lease-renewal")
         try:
-            report += await tick.run(state)
-        except Exception:
-            # One broken channel (a zone removed from tzdata, a store hiccup) must not stop others.
-            log.exception("daily question in %s failed", _where(state.schedule))
-    return report
+            more = True
+            # Top up whenever a quarter of the places is free: fewer, larger claims.
+            refill = max(1, fan_out.concurrency // 4)
+            while more or self.held:
+                room = fan_out.concurrency - len(self.held)
+                if more and (room >= refill or not self.held):
+                    states = await tick.store.claim_due(
+                        platform,
+                        now=tick.now,
+                        claimant=tick.claimant,
+                        limit=room,
+                        lease=fan_out.lease,
+                    )
+                    more = len(states) == room
+                    for state in states:
+                        task = asyncio.create_task(self._one(state))
+                        self.held[task] = state.schedule.place
+                    if more:
+                        continue
+                if self.held:
+                    done, _ = await asyncio.wait(self.held, return_when=asyncio.FIRST_COMPLETED)
+                    for task in done:
+                        del self.held[task]
+        finally:
+            renewing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewing
+        return self.report
+
+    async def _one(self, state: ScheduleState) -> None:
+        tick = self.tick
+        schedule = state.schedule
+        gate = self.workspaces.setdefault(
+            schedule.place.workspace, asyncio.Semaphore(self.fan_out.per_workspace)
+        )
+        async with gate:
+            if tick.clock() >= self.held_until:
+                # The leases could not be renewed (the database is away): another replica may
+                # hold this schedule by now, so leave it to whoever does.
+                return
+            try:
+                done = await tick.run(state)
+                self.report += done  # added after the await, so no concurrent sum is lost
+            except Exception:
+                # One broken channel (a zone removed from tzdata, a store hiccup) must not stop
+                # the others.
+                log.exception("daily question in %s failed", _where(schedule))
+            try:
+                due = tick.next_due(schedule)
+                if not await tick.store.release_schedule(
+                    schedule.place, claimant=tick.claimant, due_at=due
+                ):
+                    log.info("the schedule in %s changed while it was posted", _where(schedule))
+            except Exception:
+                # The lease runs out and the next tick (here or elsewhere) looks again.
+                log.exception("could not release the schedule in %s", _where(schedule))
+
+    async def _renew(self, platform: str) -> None:
+        lease = self.fan_out.lease
+        every = lease.total_seconds() / 3
+        while True:
+            await asyncio.sleep(every)
+            places = list(self.held.values())
+            at = self.tick.clock()
+            try:
+                await self.tick.store.renew_leases(
+                    platform, places, claimant=self.tick.claimant, until=at + lease
+                )
+            except Exception:
+                log.exception("could not renew the daily schedules' leases")
+                continue
+            self.held_until = at + lease
 
 
 async def run_scheduler(
@@ -315,13 +463,23 @@ async def run_scheduler(
     stop: asyncio.Event | None = None,
     grace: timedelta = GRACE,
     claimant: str | None = None,
+    fan_out: FanOut | None = None,
 ) -> None:
     """Post due daily questions and digests every ``interval`` seconds until ``stop`` is set."""
     stop = stop or asyncio.Event()
     claimant = claimant or new_claimant()
     while not stop.is_set():
         try:
-            await post_due(engine, publisher, store, now=clock(), grace=grace, claimant=claimant)
+            await post_due(
+                engine,
+                publisher,
+                store,
+                now=clock(),
+                grace=grace,
+                claimant=claimant,
+                fan_out=fan_out,
+                clock=clock,
+            )
         except Exception:
             log.exception("the daily scheduler pass failed; will try again")
         with contextlib.suppress(TimeoutError):

@@ -6,8 +6,10 @@ when the failed attempt did not commit. When the connection dropped while the co
 way, the attempt may have committed without our hearing of it: the methods in ``RECONCILE``
 below recognise their own earlier write on a retry, the upserts (settings, schedules,
 installations) come to the same row when run twice, and the unique constraints make sure nothing
-is ever stored twice. A slot claim and an OAuth state's use are not reconciled: a commit lost in
-flight reads as someone else's claim, so that slot is skipped rather than posted twice.
+is ever stored twice. A slot claim needs no reconciling: the claimant's own earlier claim counts
+as held, so a claim retried after a lost commit wins and its slot is posted (and a claim whose
+process died before posting is taken over by the next lease holder of the schedule). An OAuth
+state's use is not reconciled: a commit lost in flight reads as the state already used.
 """
 
 from __future__ import annotations

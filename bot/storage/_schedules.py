@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 from contextlib import AbstractAsyncContextManager
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -12,6 +13,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from bot.engine.model import Place, ScoreRow
 from bot.engine.ports import ClaimKind, Days, RoundResult, Schedule, ScheduleState
 from bot.storage._schema import answers, rounds, schedules, slot_claims
+
+log = logging.getLogger(__name__)
+
+_KEY = (schedules.c.platform, schedules.c.workspace, schedules.c.channel)
 
 
 def _where_place(table: sa.Table, place: Place) -> sa.ColumnElement[bool]:
@@ -53,11 +58,11 @@ class ScheduleSql:
         ) -> None: ...
 
     async def put_schedule(self, schedule: Schedule) -> None:
-        """Store the channel's schedule, replacing any earlier one."""
+        """Store the channel's schedule, replacing any earlier one; it is due at once."""
         if schedule.since is None:
             raise ValueError("a stored schedule needs its start time")
         place = schedule.place
-        values = dict(
+        values: dict[str, Any] = dict(
             hour=schedule.hour,
             minute=schedule.minute,
             zone=schedule.zone,
@@ -67,8 +72,35 @@ class ScheduleSql:
             close_minutes=schedule.close_minutes,
             since=schedule.since,
             set_by=schedule.set_by,
+            # The next tick works out the new times; a replica working on the old schedule
+            # loses its lease, so what it writes back cannot overwrite this.
+            due_at=schedule.since,
+            lease_owner=None,
+            lease_until=None,
         )
-        await self._upsert_for_place(schedules, place, values)
+        # A new channel takes the next turn in its workspace; a replaced schedule keeps its own.
+        turn = (
+            sa.select(sa.func.count())
+            .select_from(schedules)
+            .where(
+                schedules.c.platform == place.platform,
+                schedules.c.workspace == place.workspace,
+            )
+            .scalar_subquery()
+        )
+        stmt = (
+            self._insert(schedules)
+            .values(
+                platform=place.platform,
+                workspace=place.workspace,
+                channel=place.channel,
+                turn=turn,
+                **values,
+            )
+            .on_conflict_do_update(index_elements=["platform", "workspace", "channel"], set_=values)
+        )
+        async with self.write() as conn:
+            await conn.execute(stmt)
 
     async def get_schedule(self, place: Place) -> Schedule | None:
         """Return the channel's schedule, or None."""
@@ -123,6 +155,105 @@ class ScheduleSql:
                 for row in await conn.execute(query)
             ]
 
+    async def claim_due(
+        self,
+        platform: str,
+        *,
+        now: datetime,
+        claimant: str,
+        limit: int,
+        lease: timedelta,
+    ) -> list[ScheduleState]:
+        """Lease up to ``limit`` due schedules nobody holds, in serving order, with their claims.
+
+        Due means ``due_at <= now``; a lease that ran out (its replica died) is free again. On
+        PostgreSQL the rows are picked ``FOR UPDATE SKIP LOCKED``, so replicas claiming at once
+        take different schedules without waiting on each other; SQLite has one writer at a time,
+        which makes the same statement take a batch whole.
+        """
+        pick = (
+            sa.select(*_KEY)
+            .where(
+                schedules.c.platform == platform,
+                schedules.c.due_at <= now,
+                sa.or_(schedules.c.lease_until.is_(None), schedules.c.lease_until <= now),
+            )
+            .order_by(
+                schedules.c.due_at, schedules.c.turn, schedules.c.workspace, schedules.c.channel
+            )
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
+        claim = (
+            schedules.update()
+            .where(sa.tuple_(*_KEY).in_(pick))
+            .values(lease_owner=claimant, lease_until=now + lease)
+            .returning(*schedules.c)
+        )
+        async with self.write() as conn:
+            rows = list((await conn.execute(claim)).all())
+            if not rows:
+                return []
+            # The latest claims of the batch's channels, each found through the claims' key.
+            latest = (
+                sa.select(
+                    slot_claims.c.workspace,
+                    slot_claims.c.channel,
+                    slot_claims.c.kind,
+                    sa.func.max(slot_claims.c.slot),
+                )
+                .where(
+                    slot_claims.c.platform == platform,
+                    sa.tuple_(slot_claims.c.workspace, slot_claims.c.channel).in_(
+                        [(r.workspace, r.channel) for r in rows]
+                    ),
+                    # A claim another claimant left unsettled is not done: its lease ran out,
+                    # and this claimant takes it over.
+                    sa.or_(slot_claims.c.outcome.is_not(None), slot_claims.c.claimant == claimant),
+                )
+                .group_by(slot_claims.c.workspace, slot_claims.c.channel, slot_claims.c.kind)
+            )
+            last = {(w, c, k): s for w, c, k, s in await conn.execute(latest)}
+        rows.sort(key=lambda r: (r.due_at, r.turn or 0, r.workspace, r.channel))
+        return [
+            ScheduleState(
+                _schedule(r),
+                last.get((r.workspace, r.channel, ClaimKind.POST.value)),
+                last.get((r.workspace, r.channel, ClaimKind.DIGEST.value)),
+            )
+            for r in rows
+        ]
+
+    async def release_schedule(self, place: Place, *, claimant: str, due_at: datetime) -> bool:
+        """Give back a leased schedule, due next at ``due_at``; False if the lease was lost."""
+        stmt = (
+            schedules.update()
+            .where(_where_place(schedules, place), schedules.c.lease_owner == claimant)
+            .values(due_at=due_at, lease_owner=None, lease_until=None)
+        )
+        async with self.write() as conn:
+            return bool((await conn.execute(stmt)).rowcount)
+
+    async def renew_leases(
+        self, platform: str, places: list[Place], *, claimant: str, until: datetime
+    ) -> int:
+        """Extend this claimant's leases on these schedules; return how many it still holds."""
+        if not places:
+            return 0
+        stmt = (
+            schedules.update()
+            .where(
+                schedules.c.platform == platform,
+                sa.tuple_(schedules.c.workspace, schedules.c.channel).in_(
+                    [(p.workspace, p.channel) for p in places]
+                ),
+                schedules.c.lease_owner == claimant,
+            )
+            .values(lease_until=until)
+        )
+        async with self.write() as conn:
+            return int((await conn.execute(stmt)).rowcount or 0)
+
     async def last_claim(self, place: Place, kind: ClaimKind) -> str | None:
         """Return the latest slot key claimed in a channel for this kind, or None."""
         query = sa.select(sa.func.max(slot_claims.c.slot)).where(
@@ -141,12 +272,20 @@ class ScheduleSql:
         slot_at: datetime,
         claimant: str,
         at: datetime,
+        stale_before: datetime | None = None,
     ) -> bool:
         """Claim a slot once per (channel, kind, key); True for the claimant that holds it.
 
         The claimant's own earlier claim counts as held, so a claim whose commit was not heard
-        of (a lost connection) can be tried again safely by the same process.
+        of (a lost connection) can be tried again safely by the same process. With
+        ``stale_before``, another claimant's claim made before then and never settled (its
+        process died, or gave up, before posting) is taken over, by one claimant only.
         """
+        where = sa.and_(
+            _where_place(slot_claims, place),
+            slot_claims.c.kind == kind.value,
+            slot_claims.c.slot == key,
+        )
         stmt = (
             self._insert(slot_claims)
             .values(
@@ -166,16 +305,39 @@ class ScheduleSql:
         async with self.write() as conn:
             if (await conn.execute(stmt)).rowcount == 1:
                 return True
-            holder = (
+            held = (
                 await conn.execute(
-                    sa.select(slot_claims.c.claimant).where(
-                        _where_place(slot_claims, place),
-                        slot_claims.c.kind == kind.value,
-                        slot_claims.c.slot == key,
-                    )
+                    sa.select(
+                        slot_claims.c.claimant, slot_claims.c.claimed_at, slot_claims.c.outcome
+                    ).where(where)
                 )
-            ).scalar()
-        return holder == claimant
+            ).first()
+            if held is None or held.claimant == claimant:
+                return held is not None
+            if stale_before is None or held.outcome is not None or held.claimed_at >= stale_before:
+                return False
+            # Conditional on the old claimant: of two taking over at once, one wins.
+            taken = await conn.execute(
+                slot_claims.update()
+                .where(
+                    where,
+                    slot_claims.c.claimant == held.claimant,
+                    slot_claims.c.outcome.is_(None),
+                )
+                .values(claimant=claimant, claimed_at=at)
+            )
+        if taken.rowcount != 1:
+            return False
+        log.warning(
+            "took over the %s slot %s in %s/%s/%s from %s, which never settled it",
+            kind.value,
+            key,
+            place.platform,
+            place.workspace,
+            place.channel,
+            held.claimant,
+        )
+        return True
 
     async def settle_claim(
         self, place: Place, kind: ClaimKind, key: str, *, outcome: str, round_id: int | None

@@ -128,6 +128,16 @@ schedules = sa.Table(
     sa.Column("close_minutes", sa.Integer, nullable=True),
     sa.Column("since", UTCDateTime, nullable=False),
     sa.Column("set_by", sa.String(64), nullable=False),
+    # When the schedule next needs a tick: its next post or digest, or at once after a change.
+    sa.Column("due_at", UTCDateTime, nullable=True),
+    # The channel's place in its workspace (0, 1, ...): due channels are taken turn by turn, so
+    # every workspace's first channel goes before any workspace's second.
+    sa.Column("turn", sa.Integer, nullable=True),
+    # The replica working on the due schedule, until when (it renews while it works).
+    sa.Column("lease_owner", sa.String(64), nullable=True),
+    sa.Column("lease_until", UTCDateTime, nullable=True),
+    # A tick reads only due schedules, in the order it serves them, through this index alone.
+    sa.Index("ix_schedules_due", "platform", "due_at", "turn", "workspace", "channel"),
 )
 
 slot_claims = sa.Table(
@@ -309,6 +319,41 @@ def _add_column(table: sa.Table, name: str) -> Callable[[Connection], None]:
     return run
 
 
+def _schedules_due(conn: Connection) -> None:
+    """Give schedules their next due time, turn and lease; every schedule is due at once."""
+    for name in ("due_at", "turn", "lease_owner", "lease_until"):
+        _add_column(schedules, name)(conn)
+    for index in schedules.indexes:
+        index.create(conn, checkfirst=True)
+    # The first tick works out each schedule's real next time; until then it is due.
+    conn.execute(
+        schedules.update().where(schedules.c.due_at.is_(None)).values(due_at=schedules.c.since)
+    )
+    turns = sa.select(
+        schedules.c.platform,
+        schedules.c.workspace,
+        schedules.c.channel,
+        (
+            sa.func.row_number().over(
+                partition_by=(schedules.c.platform, schedules.c.workspace),
+                order_by=schedules.c.channel,
+            )
+            - 1
+        ).label("turn"),
+    ).subquery()
+    rows = conn.execute(sa.select(turns)).all()
+    for row in rows:
+        conn.execute(
+            schedules.update()
+            .where(
+                schedules.c.platform == row.platform,
+                schedules.c.workspace == row.workspace,
+                schedules.c.channel == row.channel,
+            )
+            .values(turn=row.turn)
+        )
+
+
 def _ladder_to_cards(conn: Connection) -> None:
     """Turn the old ladder's review items into FSRS cards, and its review answers into the
     cards' history (``learning.from_ladder`` has the rule); then drop the old tables."""
@@ -386,6 +431,7 @@ MIGRATIONS: list[Migration] = [
     (7, "FSRS cards and their reviews, from the review ladder", _ladder_to_cards),
     (8, "dashboard session revocations", _create(dashboard_revocations)),
     (9, "dashboard link claimants", _add_column(dashboard_links, "claimant")),
+    (10, "schedules' next due time, turn and lease", _schedules_due),
 ]
 
 

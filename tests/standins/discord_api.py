@@ -18,6 +18,7 @@ import json
 import re
 import secrets
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -72,6 +73,33 @@ class Call:
     authorization: str | None
 
 
+@dataclass(frozen=True)
+class DiscordLimits:
+    """Discord's rate limits and a network latency, enforced only when a test asks for them.
+
+    A bot may make 50 requests a second in all (the global limit), and each route, per channel
+    for the channel routes, has a bucket of its own; every answer carries the bucket's
+    ``X-RateLimit-*`` headers, and a request past a limit is answered 429 with ``retry_after``
+    and ``global`` (https://discord.com/developers/docs/topics/rate-limits). Discord does not
+    publish the buckets' sizes: ``route_per_window`` in ``route_window`` seconds is the
+    stand-in's setting. Interaction endpoints are outside the global limit, as on Discord.
+    """
+
+    global_per_second: int = 50
+    route_per_window: int = 5
+    route_window: float = 5.0
+    latency: float = 0.0
+
+
+@dataclass
+class _Bucket:
+    remaining: int
+    reset_at: float
+
+
+_SNOWFLAKE = re.compile(r"/\d{5,}")
+
+
 @dataclass
 class RateLimit:
     """Answer 429 to matching requests ``times`` times."""
@@ -102,7 +130,12 @@ class DiscordStandIn:
         bot_id: int = 900_000_000_000_000_002,
         guild_ids: tuple[int, ...] = (910_000_000_000_000_001,),
         channels_per_guild: int = 2,
+        limits: DiscordLimits | None = None,
     ) -> None:
+        self.limits = limits
+        self.rate_limited = 0  # 429s answered under ``limits``
+        self._global: deque[float] = deque()
+        self._buckets: dict[str, _Bucket] = {}
         self.application_id = application_id
         self.bot_id = bot_id
         self.bot_user = self.user(bot_id, "quizbot", bot=True)
@@ -345,6 +378,64 @@ class DiscordStandIn:
                 return _json(body, 429, headers)
         return None
 
+    def _over_limits(self, method: str, path: str) -> tuple[web.Response | None, Any]:
+        """Answer 429 past the global or the route's limit; else count the request in both."""
+        limits = self.limits
+        assert limits is not None
+        parts = path.strip("/").split("/")
+        if parts[0] in ("interactions", "webhooks"):
+            return None, None
+        now = time.monotonic()
+        # A route's bucket: the route with its ids generic, except the channel it acts on.
+        major = parts[1] if parts[0] == "channels" and len(parts) > 1 else ""
+        key = f"{method} {_SNOWFLAKE.sub('/{id}', path)} {major}"
+        bucket = self._buckets.get(key)
+        if bucket is None or bucket.reset_at <= now:
+            bucket = self._buckets[key] = _Bucket(
+                limits.route_per_window, now + limits.route_window
+            )
+        recent = self._global
+        while recent and now - recent[0] >= 1.0:
+            recent.popleft()
+        if len(recent) >= limits.global_per_second:
+            return self._too_many(recent[0] + 1.0 - now, scope="global"), None
+        if bucket.remaining <= 0:
+            response = self._too_many(bucket.reset_at - now, scope="user")
+            response.headers.update(self._bucket_headers(key, bucket))
+            return response, None
+        bucket.remaining -= 1
+        recent.append(now)
+        return None, (key, bucket)
+
+    def _too_many(self, wait: float, *, scope: str) -> web.Response:
+        self.rate_limited += 1
+        wait = max(wait, 0.001)
+        headers = {
+            "Retry-After": str(max(1, round(wait))),
+            "X-RateLimit-Scope": scope,
+            # Discord's 429s come through its proxy; without Via discord.py takes one for a ban.
+            "Via": "1.1 google",
+        }
+        if scope == "global":
+            headers["X-RateLimit-Global"] = "true"
+        body = {
+            "message": "You are being rate limited.",
+            "retry_after": round(wait, 3),
+            "global": scope == "global",
+        }
+        return _json(body, 429, headers)
+
+    def _bucket_headers(self, key: str, bucket: _Bucket) -> dict[str, str]:
+        assert self.limits is not None
+        reset_after = max(0.0, bucket.reset_at - time.monotonic())
+        return {
+            "X-RateLimit-Limit": str(self.limits.route_per_window),
+            "X-RateLimit-Remaining": str(max(0, bucket.remaining)),
+            "X-RateLimit-Reset": f"{time.time() + reset_after:.3f}",
+            "X-RateLimit-Reset-After": f"{reset_after:.3f}",
+            "X-RateLimit-Bucket": f"{abs(hash(key.rsplit(' ', 1)[0])):x}",
+        }
+
     # ------------------------------------------------------------------ recording
 
     async def _record(self, call: Call) -> None:
@@ -385,7 +476,12 @@ class DiscordStandIn:
         path = "/" + request.match_info["tail"]
         method = request.method
         body, files = await self._read_body(request)
+        bucket: tuple[str, _Bucket] | None = None
         limited = self._limited(method, path) or self._refused(method, path)
+        if limited is None and self.limits is not None:
+            if self.limits.latency:
+                await asyncio.sleep(self.limits.latency)
+            limited, bucket = self._over_limits(method, path)
         if limited is not None:
             response = limited
         else:
@@ -393,6 +489,8 @@ class DiscordStandIn:
                 response = await self._route(method, path, body, files, request)
             except _Error as err:
                 response = _json({"message": err.message, "code": err.code}, err.status)
+            if bucket is not None:
+                response.headers.update(self._bucket_headers(*bucket))
         await self._record(
             Call(
                 method=method,

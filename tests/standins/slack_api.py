@@ -14,7 +14,10 @@ import asyncio
 import contextlib
 import itertools
 import json
+import math
+import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,6 +75,23 @@ class ResponseUrlPost:
     body: JsonDict
 
 
+@dataclass(frozen=True)
+class SlackLimits:
+    """Slack's posting limits and a network latency, enforced only when a test asks for them.
+
+    ``chat.postMessage`` allows about one message a second in a channel and keeps a limit per
+    workspace (https://docs.slack.dev/apis/web-api/rate-limits, "Posting messages"); past
+    either the call is answered 429 with ``Retry-After`` in whole seconds. Slack does not
+    publish the workspace figure: ``per_workspace_per_minute`` is the stand-in's setting.
+    ``workspace_of`` names the workspace a channel belongs to (by default, the stand-in's one).
+    """
+
+    per_channel_per_second: float = 1.0
+    per_workspace_per_minute: int = 300
+    latency: float = 0.0
+    workspace_of: Callable[[str], str] | None = None
+
+
 @dataclass
 class _RateLimit:
     times: int
@@ -97,8 +117,13 @@ class SlackApiStandIn:
         outside: Iterable[str] = (),
         private: Iterable[str] = (),
         granted: Iterable[str] | None = None,
+        limits: SlackLimits | None = None,
     ) -> None:
         self.team_id = team_id
+        self.limits = limits
+        # Under ``limits``: when each channel last had a message, each workspace's last minute.
+        self._channel_posted: dict[str, float] = {}
+        self._workspace_posted: dict[str, deque[float]] = {}
         self.bot_user_id = bot_user_id
         self.admins = set(admins)
         self.owners = set(owners)
@@ -261,6 +286,19 @@ class SlackApiStandIn:
         if release is not None:
             await self._notify()
             await release.wait()
+        if self.limits is not None:
+            if self.limits.latency:
+                await asyncio.sleep(self.limits.latency)
+            wait = self._over_limits(method, params)
+            if wait is not None:
+                self.limited.append(method)
+                self.counts["429"] = self.counts.get("429", 0) + 1
+                await self._notify()
+                return web.json_response(
+                    {"ok": False, "error": "ratelimited"},
+                    status=429,
+                    headers={"Retry-After": str(wait)},
+                )
         limit = self._limits.get(method)
         if limit is not None and limit.times > 0:
             limit.times -= 1
@@ -282,6 +320,27 @@ class SlackApiStandIn:
         self.counts[method] = self.counts.get(method, 0) + 1
         await self._notify()
         return web.json_response(answer)
+
+    def _over_limits(self, method: str, params: JsonDict) -> int | None:
+        """Return the whole seconds to wait when a post goes past the limits, else record it."""
+        limits = self.limits
+        if limits is None or method != "chat.postMessage":
+            return None
+        channel = str(params.get("channel", ""))
+        workspace = limits.workspace_of(channel) if limits.workspace_of else self.team_id
+        now = time.monotonic()
+        gap = 1.0 / limits.per_channel_per_second
+        last = self._channel_posted.get(channel)
+        if last is not None and now - last < gap:
+            return max(1, math.ceil(last + gap - now))
+        recent = self._workspace_posted.setdefault(workspace, deque())
+        while recent and now - recent[0] >= 60.0:
+            recent.popleft()
+        if len(recent) >= limits.per_workspace_per_minute:
+            return max(1, math.ceil(recent[0] + 60.0 - now))
+        self._channel_posted[channel] = now
+        recent.append(now)
+        return None
 
     def _refusal(self, method: str, params: JsonDict) -> JsonDict | None:
         """Return Slack's error for a call the token's scopes or the channel do not allow."""
