@@ -21,8 +21,13 @@ SQLite, aiosqlite inserting and committing one row at a time; PostgreSQL, asyncp
 row per statement (autocommit) on a pool of 15 connections (the store's default pool and
 overflow) with the same concurrency.
 
+On SQLite the store and the bare loop run with ``--synchronous`` (FULL, the store's default;
+NORMAL or EXTRA). ``--compare-synchronous`` instead times right answers through the engine with
+NORMAL and FULL alternately, twice each, and prints FULL's rate as a ratio of NORMAL's.
+
     .venv/bin/python benchmarks/engine_answers.py [--answers N] [--users U] [--rounds R]
                                                   [--concurrency C] [--postgres [URL]]
+                                                  [--synchronous LEVEL] [--compare-synchronous]
 """
 
 from __future__ import annotations
@@ -69,13 +74,16 @@ class Figure:
         return 1000 * self.lap.cpu / self.answers
 
 
+SYNCHRONOUS = "FULL"
+
+
 async def bare_sqlite(path: Path, n: int) -> Figure:
     """Insert and commit n rows one at a time with aiosqlite."""
     import aiosqlite
 
     async with aiosqlite.connect(path) as db:
         await db.execute("PRAGMA journal_mode=WAL")
-        await db.execute("PRAGMA synchronous=NORMAL")
+        await db.execute(f"PRAGMA synchronous={SYNCHRONOUS}")
         await db.execute(
             "CREATE TABLE answers (round_id INTEGER, user_id TEXT, choice TEXT, "
             "answered_at TEXT, UNIQUE(round_id, user_id))"
@@ -157,7 +165,7 @@ async def warm_up(engine: QuizEngine) -> None:
 
 async def answers_run(url: str, n: int, concurrency: int, *, mixed: bool) -> Figure:
     """n users answer one round of the bundled bank; all right, or spread over every choice."""
-    store = await open_store(url)
+    store = await open_store(url, sqlite_synchronous=SYNCHRONOUS)
     try:
         engine = QuizEngine(store, Bank(), rng=random.Random(1))
         await warm_up(engine)
@@ -181,7 +189,7 @@ async def answers_run(url: str, n: int, concurrency: int, *, mixed: bool) -> Fig
 
 async def repeat_misses(url: str, users: int, rounds: int, concurrency: int) -> list[Figure]:
     """Every user misses the one question of the bank, round after round."""
-    store = await open_store(url)
+    store = await open_store(url, sqlite_synchronous=SYNCHRONOUS)
     try:
         engine = QuizEngine(store, Bank(), rng=random.Random(1))
         await warm_up(engine)
@@ -210,7 +218,7 @@ async def repeat_misses(url: str, users: int, rounds: int, concurrency: int) -> 
 
 async def outcomes(url: str, n: int = 200) -> list[Figure]:
     """Statements and round trips per answer for each outcome the store can report."""
-    store = await open_store(url)
+    store = await open_store(url, sqlite_synchronous=SYNCHRONOUS)
     try:
         engine = QuizEngine(store, Bank(), rng=random.Random(1))
         await warm_up(engine)
@@ -260,6 +268,30 @@ async def outcomes(url: str, n: int = 200) -> list[Figure]:
         await store.close()
 
 
+async def compare_synchronous(n: int, concurrency: int) -> int:
+    """Right answers through the engine on SQLite, NORMAL and FULL alternately, twice each."""
+    global SYNCHRONOUS
+    laps: dict[str, list[Figure]] = {"NORMAL": [], "FULL": []}
+    for level in ("NORMAL", "FULL", "NORMAL", "FULL"):
+        SYNCHRONOUS = level
+        async with database(None, f"sync-{level.lower()}") as url:
+            laps[level].append(await answers_run(url, n, concurrency, mixed=False))
+    print(f"\nright answers through the engine on SQLite, {n} a run, {concurrency} at a time")
+    rates = {}
+    for level, figures in laps.items():
+        answers = sum(f.answers for f in figures)
+        wall = sum(f.lap.wall for f in figures)
+        cpu = sum(f.lap.cpu for f in figures)
+        rates[level] = answers / wall
+        runs = ", ".join(f"{f.rate:.0f}/s" for f in figures)
+        print(
+            f"  synchronous={level:6} {rates[level]:7.0f}/s {1000 * cpu / answers:7.3f} ms CPU"
+            f"   (runs {runs})"
+        )
+    print(f"FULL / NORMAL: {rates['FULL'] / rates['NORMAL']:.2f}x the rate")
+    return 0
+
+
 def show(figure: Figure, floor: Figure) -> None:
     print(
         f"  {figure.label:34} {figure.rate:7.0f}/s {figure.rate / floor.rate:6.2f}x "
@@ -280,8 +312,23 @@ async def main() -> int:
         metavar="URL",
         help="run on a new database on this PostgreSQL server instead of SQLite",
     )
+    parser.add_argument(
+        "--synchronous",
+        choices=("FULL", "NORMAL", "EXTRA"),
+        default="FULL",
+        help="SQLite's synchronous level for the store and the bare loop (FULL)",
+    )
+    parser.add_argument(
+        "--compare-synchronous",
+        action="store_true",
+        help="time right answers with NORMAL and FULL alternately and print the ratio",
+    )
     args = parser.parse_args()
     where = "PostgreSQL" if args.postgres else "SQLite"
+    global SYNCHRONOUS
+    SYNCHRONOUS = args.synchronous
+    if args.compare_synchronous:
+        return await compare_synchronous(args.answers, args.concurrency)
 
     async def bare() -> Figure:
         async with database(args.postgres, "bare") as bare_url:

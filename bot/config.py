@@ -13,6 +13,8 @@ from bot.errors import ConfigError
 from bot.links import LinkMaker, secret_keys, secret_problem
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///quizbot.db"
+# The SQLite ``synchronous`` levels QUIZBOT_SQLITE_SYNCHRONOUS accepts (docs/reliability.md).
+SQLITE_SYNCHRONOUS = ("FULL", "NORMAL", "EXTRA")
 # The bank: inside the package when installed from a wheel, beside it in a checkout.
 PACKAGED_QUESTIONS = Path(__file__).resolve().parent / "questions"
 CHECKOUT_QUESTIONS = Path(__file__).resolve().parent.parent / "questions"
@@ -93,6 +95,7 @@ class Settings(BaseSettings):
     db_pool_size: int = Field(5, ge=1, validation_alias=_env("QUIZBOT_DB_POOL_SIZE"))
     db_max_overflow: int = Field(10, ge=0, validation_alias=_env("QUIZBOT_DB_MAX_OVERFLOW"))
     auto_migrate: bool = Field(True, validation_alias=_env("QUIZBOT_AUTO_MIGRATE"))
+    sqlite_synchronous: str = Field("FULL", validation_alias=_env("QUIZBOT_SQLITE_SYNCHRONOUS"))
     host: str | None = Field(None, min_length=1, validation_alias=_env("QUIZBOT_HOST"))
     health_port: int | None = Field(
         None, ge=0, le=65535, validation_alias=_env("QUIZBOT_HEALTH_PORT")
@@ -126,6 +129,17 @@ class Settings(BaseSettings):
         None, ge=1, validation_alias=_env("DISCORD_SHARD_COUNT")
     )
     discord_shard_ids: str | None = Field(None, validation_alias=_env("DISCORD_SHARD_IDS"))
+
+    @field_validator("sqlite_synchronous")
+    @classmethod
+    def _sqlite_synchronous_is_known(cls, value: str) -> str:
+        level = value.strip().upper()
+        if level not in SQLITE_SYNCHRONOUS:
+            raise ValueError(
+                f"{value[:20]!r} is not one of {', '.join(SQLITE_SYNCHRONOUS)} "
+                "(FULL keeps every acknowledged answer through power loss; see docs/reliability.md)"
+            )
+        return level
 
     @field_validator("dashboard_secret")
     @classmethod

@@ -41,6 +41,7 @@ async def open_runtime(
         migrate=settings.auto_migrate,
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_max_overflow,
+        sqlite_synchronous=settings.sqlite_synchronous,
     )
     try:
         engine = QuizEngine(

@@ -150,7 +150,13 @@ async def _with_store(action: Any) -> int:
 
     settings = load_settings()
     # No pool beyond one connection: this command runs one transaction at a time.
-    store = SqlStore(make_engine(settings.database_url, pool_size=1, max_overflow=0))
+    synchronous = settings.sqlite_synchronous
+    store = SqlStore(
+        make_engine(
+            settings.database_url, pool_size=1, max_overflow=0, sqlite_synchronous=synchronous
+        ),
+        sqlite_synchronous=synchronous,
+    )
     # The password never reaches the terminal or a log collector.
     where = where_is(settings.database_url)
     try:

@@ -18,6 +18,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from bot.config import SQLITE_SYNCHRONOUS
 from bot.engine.learning import Study
 from bot.engine.model import (
     AnswerRecord,
@@ -68,12 +69,25 @@ from bot.storage._sqlite_writer import SqliteWriter, Trace
 
 log = logging.getLogger(__name__)
 
-SQLITE_PRAGMAS = (
-    "PRAGMA journal_mode=WAL",
-    "PRAGMA synchronous=NORMAL",
-    "PRAGMA busy_timeout=30000",
-    "PRAGMA foreign_keys=ON",
-)
+# QUIZBOT_SQLITE_SYNCHRONOUS: FULL syncs the WAL at every commit, so an acknowledged answer
+# survives power loss or an OS crash; NORMAL syncs at checkpoints only (a process crash loses
+# nothing, power loss may lose the last commits); EXTRA also syncs the folder after a commit.
+DEFAULT_SQLITE_SYNCHRONOUS = "FULL"
+
+
+def sqlite_pragmas(synchronous: str = DEFAULT_SQLITE_SYNCHRONOUS) -> tuple[str, ...]:
+    """Return the pragmas every SQLite connection runs, with this ``synchronous`` level."""
+    if synchronous not in SQLITE_SYNCHRONOUS:
+        raise ConfigError(
+            f"QUIZBOT_SQLITE_SYNCHRONOUS must be one of {', '.join(SQLITE_SYNCHRONOUS)}"
+        )
+    return (
+        "PRAGMA journal_mode=WAL",
+        f"PRAGMA synchronous={synchronous}",
+        "PRAGMA busy_timeout=30000",
+        "PRAGMA foreign_keys=ON",
+    )
+
 
 # Round ids are integer keys: the largest a signed 64-bit column (PostgreSQL, SQLite) holds.
 ROUND_ID_MAX = 2**63 - 1
@@ -117,7 +131,13 @@ def _place_filter(table: sa.Table, place: Place) -> sa.ColumnElement[bool]:
     )
 
 
-def make_engine(url: str, *, pool_size: int = 5, max_overflow: int = 10) -> AsyncEngine:
+def make_engine(
+    url: str,
+    *,
+    pool_size: int = 5,
+    max_overflow: int = 10,
+    sqlite_synchronous: str = DEFAULT_SQLITE_SYNCHRONOUS,
+) -> AsyncEngine:
     """Create the SQLAlchemy engine with the settings each database needs."""
     try:
         parsed = make_url(url)
@@ -136,7 +156,7 @@ def make_engine(url: str, *, pool_size: int = 5, max_overflow: int = 10) -> Asyn
         engine = create_async_engine(
             url, connect_args={"timeout": 30}, pool_reset_on_return=None, hide_parameters=True
         )
-        _tune_sqlite(engine)
+        _tune_sqlite(engine, sqlite_pragmas(sqlite_synchronous))
         return engine
     # QueuePool closes an overflow connection as soon as it is returned while the pool holds
     # ``pool_size`` idle ones; under steady load above pool_size that closed and reopened a
@@ -175,14 +195,14 @@ def _ping_when_idle(engine: AsyncEngine) -> None:
             raise DisconnectionError("a pooled connection failed its ping") from exc
 
 
-def _tune_sqlite(engine: AsyncEngine) -> None:
+def _tune_sqlite(engine: AsyncEngine, pragmas: tuple[str, ...]) -> None:
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         # Let us issue BEGIN ourselves: writers take the lock up front (IMMEDIATE), so two
         # writers never deadlock upgrading a read lock; the busy timeout then queues them.
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
-        for pragma in SQLITE_PRAGMAS:
+        for pragma in pragmas:
             cur.execute(pragma)
         cur.close()
 
@@ -198,7 +218,9 @@ def _tune_sqlite(engine: AsyncEngine) -> None:
 class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql):
     """The Store and ScheduleStore protocols on SQLAlchemy Core; each method is one transaction."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(
+        self, engine: AsyncEngine, *, sqlite_synchronous: str = DEFAULT_SQLITE_SYNCHRONOUS
+    ) -> None:
         self.engine = engine
         self.dialect = engine.dialect.name
         self._compiled_cache: dict[int, Compiled] = {}
@@ -208,7 +230,11 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql):
         self._stored_answer = StoredAnswer()
         self._card_cache = CardCache()
         self._writer = (
-            SqliteWriter(str(database), SQLITE_PRAGMAS, setup=self._stored_answer.register)
+            SqliteWriter(
+                str(database),
+                sqlite_pragmas(sqlite_synchronous),
+                setup=self._stored_answer.register,
+            )
             if in_file
             else None
         )
@@ -735,15 +761,25 @@ def _require_sqlite_folder(url: str) -> None:
 
 
 async def open_store(
-    url: str, *, migrate: bool = True, pool_size: int = 5, max_overflow: int = 10
+    url: str,
+    *,
+    migrate: bool = True,
+    pool_size: int = 5,
+    max_overflow: int = 10,
+    sqlite_synchronous: str = DEFAULT_SQLITE_SYNCHRONOUS,
 ) -> SqlStore:
     """Connect to the database at ``url`` and, unless told not to, apply migrations.
 
     A database that cannot be opened raises ``DatabaseUnusable``: one line naming it and why.
     """
-    engine = make_engine(url, pool_size=pool_size, max_overflow=max_overflow)
+    engine = make_engine(
+        url,
+        pool_size=pool_size,
+        max_overflow=max_overflow,
+        sqlite_synchronous=sqlite_synchronous,
+    )
     _require_sqlite_folder(url)
-    store = SqlStore(engine)
+    store = SqlStore(engine, sqlite_synchronous=sqlite_synchronous)
     try:
         if migrate:
             applied = await store.upgrade()
