@@ -34,6 +34,10 @@ ACTIVATION_BYTES_PER_TOKEN_WIDTH = 34  # Korthikanti et al. 2022, per layer, wit
 DEFAULT_BATCH_TOKENS = 4 * 2**20
 TP_CALLS = 4  # all-reduces a layer per micro-batch: 2 forward, 2 backward (Megatron-LM)
 TP_CALLS_RECOMPUTE = 6  # the recomputed forward pass repeats its 2
+DDP_BUCKET_BYTES = 25 * 10**6  # PyTorch DDP's default gradient bucket (bucket_cap_mb=25)
+# Adam's step per parameter: reads the fp32 master weight, both moments and the gradient, and
+# writes the master weight, both moments and the bf16 weight: 4 x 3 + 4 + 4 x 3 + 2 bytes.
+ADAM_STEP_BYTES = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +63,8 @@ class Layout:
     fp8: bool = False
     compute: ComputeModel | None = None
     sharp: bool = False
-    uneven: bool = False  # None: every FLOP at ``efficiency`` of the BF16 peak
+    uneven: bool = False
+    tp_overlap: bool = False  # None: every FLOP at ``efficiency`` of the BF16 peak
 
     @property
     def tokens_per_step(self) -> int:
@@ -273,6 +278,7 @@ def resolve_layout(request: PlanRequest, model: Model, gpu: Gpu, hardware: Hardw
         fp8=request.fp8,
         sharp=request.sharp,
         uneven=request.uneven,
+        tp_overlap=request.tp_overlap,
         compute=None if request.efficiency is not None else hardware.compute,
     )
 
@@ -527,6 +533,11 @@ def _price(
         calls = TP_CALLS_RECOMPUTE if layout.recompute else TP_CALLS
         one = collective("allreduce", BYTES * b * s_local * h, tp_cluster).seconds
         tp_mb = calls * stage_layers * one
+    tp_exposed_mb = tp_mb
+    if layout.tp_overlap:
+        # Megatron-Core's TP communication overlap: the collectives run under the GEMMs they
+        # feed, so only what the compute cannot cover is exposed.
+        tp_exposed_mb = max(0.0, tp_mb - compute_mb)
 
     # Context parallel: K/V ring exchanges, hidden behind the attention they feed.
     cp_mb = cp_exposed_mb = 0.0
@@ -545,7 +556,7 @@ def _price(
         message = BYTES * b * s_local * h / t
         p2p_mb = 2 * v * transfer(message, link).seconds
 
-    slot = compute_mb + tp_mb + cp_exposed_mb + p2p_mb
+    slot = compute_mb + tp_exposed_mb + cp_exposed_mb + p2p_mb
     bubble = (p - 1) / v * slot
     pipeline = m * slot + bubble
 
@@ -559,15 +570,29 @@ def _price(
             gather = collective("allgather", grads, dp_cluster).seconds
             scatter = collective("reducescatter", grads, dp_cluster).seconds
             dp_total = m * (2 * gather + scatter)
-            dp_exposed = max(0.0, dp_total - m * compute_mb)
+            # Prefetching hides the all-gathers and reduce-scatters behind the compute, except
+            # the first layer's all-gather (the prologue) and the last layer's reduce-scatter
+            # (the epilogue), which nothing runs beside.
+            layer = grads / model.layers
+            prologue = collective("allgather", layer, dp_cluster).seconds
+            epilogue = collective("reducescatter", layer, dp_cluster).seconds
+            dp_exposed = prologue + epilogue + max(0.0, dp_total - m * compute_mb)
         else:
             dp_total = collective("allreduce", grads, dp_cluster).seconds
             backward = (0.75 if layout.recompute else 2 / 3) * compute_mb
-            dp_exposed = max(0.0, dp_total - backward)
+            # Buckets are all-reduced as the backward pass fills them; the last bucket only
+            # starts when the backward pass ends.
+            last = collective("allreduce", min(grads, DDP_BUCKET_BYTES), dp_cluster).seconds
+            dp_exposed = max(last, dp_total - backward)
+
+    # The optimizer step: Adam reads and writes its state once, bound by HBM bandwidth.
+    shard = model.params / (t * p) / (g if layout.zero >= 1 else 1)
+    optimizer_s = ADAM_STEP_BYTES * shard / gpu.hbm_bytes_per_s
+    dp_exposed += optimizer_s
 
     step = pipeline + dp_exposed
     compute = m * compute_mb
-    exposed = m * (tp_mb + cp_exposed_mb + p2p_mb) + dp_exposed
+    exposed = m * (tp_exposed_mb + cp_exposed_mb + p2p_mb) + dp_exposed
     tflops = flops / layout.gpus / step / 1e12
     return PlanResult(
         key=ic.key,
@@ -578,7 +603,7 @@ def _price(
         compute_seconds=compute,
         comm_seconds=CommSeconds(tp=m * tp_mb, pp=m * p2p_mb, cp=m * cp_mb, dp=dp_total),
         exposed_comm_seconds=exposed,
-        tp_exposed_seconds=m * tp_mb,
+        tp_exposed_seconds=m * tp_exposed_mb,
         cp_exposed_seconds=m * cp_exposed_mb,
         pp_exposed_seconds=m * p2p_mb,
         bubble_seconds=bubble,
@@ -668,8 +693,15 @@ def plan_assumptions(model: Model, gpu: Gpu, layout: Layout, intra: Interconnect
         compute,
         f"{intra.key} inside each node of {layout.gpus_per_node}, {layout.nics} NICs a node,"
         " collectives priced as NCCL picks them",
-        "TP all-reduces and PP sends on the critical path, CP exchanges behind attention,"
-        " DP gradients behind the last backward pass (ZeRO-3: behind all compute)",
+        (
+            "TP collectives under the GEMMs (tp-overlap)"
+            if layout.tp_overlap
+            else "TP collectives on the critical path (no tp-overlap)"
+        )
+        + "; PP sends on the critical path, CP exchanges behind attention, DP gradient"
+        " buckets behind the backward pass but the last 25 MB bucket (ZeRO-3: prefetched"
+        " behind all compute but the first layer's all-gather and the last one's"
+        " reduce-scatter), then the Adam step at HBM speed",
         "SHARP in-network reduction on networks that have it (asked for)"
         if layout.sharp
         else "no SHARP in-network reduction (add sharp to ask for it)",

@@ -19,7 +19,7 @@ MAX_BATCH = 100_000_000
 PLAN_USAGE = """\
 Usage: /bandwidth plan MODEL gpus=N [tp=T] [pp=P] [cp=C] [dp=D] [zero=0|1|2|3] [seq=S]
                        [batch=B] [micro=b] [gpu=KEY] [over=k1,k2] [gpn=G] [nics=K] [recompute]
-                       [fp8] [sharp] [uneven] [search]
+                       [fp8] [sharp] [uneven] [search] [tp-overlap]
   MODEL  llama3-8b, llama3-70b, llama3-405b, gpt3-175b, bloom-176b, opt-175b, or a size
          such as 70B with layers=L hidden=H [ffn= heads= kv= vocab=]
   gpus=N GPUs in all; tp/pp/cp/dp the tensor, pipeline, context and data parallel sizes
@@ -31,6 +31,7 @@ Usage: /bandwidth plan MODEL gpus=N [tp=T] [pp=P] [cp=C] [dp=D] [zero=0|1|2|3] [
   sharp  InfiniBand switches reduce DP and TP traffic in the network (off unless asked)
   uneven accept pipeline stages of unequal layers when pp does not divide them
   search the fastest layouts (tp, pp, interleave, cp, dp, zero, micro) that fit, per fabric
+  tp-overlap  TP collectives run under the GEMMs (Megatron-Core's overlap), not in series
 Examples:
   /bandwidth plan llama3-70b gpus=128 tp=8 pp=2
   /bandwidth plan llama3-405b gpus=1024 tp=8 pp=16 over=ib-ndr,roce-400,100gbe,1gbe
@@ -67,6 +68,7 @@ _KEYS = {
     "sharp": "sharp",
     "uneven": "uneven",
     "search": "search",
+    "tp-overlap": "tp_overlap",
     "interleave": "interleave",
     "efficiency": "efficiency",
 }
@@ -109,6 +111,7 @@ class PlanRequest:
     sharp: bool = False
     uneven: bool = False
     search: bool = False
+    tp_overlap: bool = False
 
     def __post_init__(self) -> None:
         model = str(self.model).strip()
@@ -140,7 +143,7 @@ class PlanRequest:
             raise BandwidthError(f"zero= must be 0, 1, 2 or 3; got {self.zero!r}.")
         if not isinstance(self.recompute, bool):
             raise BandwidthError("recompute must be on or off.")
-        for name in ("fp8", "sharp", "uneven", "search"):
+        for name in ("fp8", "sharp", "uneven", "search", "tp_overlap"):
             if not isinstance(getattr(self, name), bool):
                 raise BandwidthError(f"{name} must be on or off.")
         if self.efficiency is not None:
@@ -208,8 +211,8 @@ def _parse_plan(text: str) -> PlanRequest:
         key, eq, value = word.partition("=")
         key = key.strip().lower()
         if not eq:
-            if key in ("recompute", "fp8", "sharp", "uneven", "search"):
-                values[key] = True
+            if key in ("recompute", "fp8", "sharp", "uneven", "search", "tp-overlap"):
+                values[key.replace("-", "_")] = True
                 continue
             model_words.append(word)
             continue
@@ -233,7 +236,7 @@ def _parse_plan(text: str) -> PlanRequest:
 def _value(field: str, key: str, text: str) -> object:
     if field == "over":
         return parse_over(text)
-    if field in ("recompute", "fp8", "sharp", "uneven", "search"):
+    if field in ("recompute", "fp8", "sharp", "uneven", "search", "tp_overlap"):
         return parse_switch(key, text)
     if field in _TEXT_KEYS:
         return text

@@ -71,7 +71,16 @@ PLAN_COUNTS = (
     "vocab",
     "interleave",
 )
-PLAN_ONLY = (*PLAN_COUNTS, "gpu", "recompute", "fp8", "uneven", "search", "efficiency")
+PLAN_ONLY = (
+    *PLAN_COUNTS,
+    "gpu",
+    "recompute",
+    "fp8",
+    "uneven",
+    "search",
+    "tp_overlap",
+    "efficiency",
+)
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -190,6 +199,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         action="store_true",
         default=None,
         help="matrix multiplications in FP8 (attention and the rest stay BF16)",
+    )
+    plan.add_argument(
+        "--tp-overlap",
+        action="store_true",
+        default=None,
+        help="TP collectives run under the GEMMs (Megatron-Core's overlap)",
     )
     plan.add_argument(
         "--search",
@@ -339,6 +354,8 @@ def _plan(args: argparse.Namespace, catalogue: Any) -> tuple[Any, Any]:
         changes["uneven"] = True
     if getattr(args, "search", None):
         changes["search"] = True
+    if getattr(args, "tp_overlap", None):
+        changes["tp_overlap"] = True
     if args.efficiency is not None:
         try:
             changes["efficiency"] = float(args.efficiency)
@@ -395,6 +412,8 @@ def _request(args: argparse.Namespace) -> Any:
         changes["uneven"] = True
     if getattr(args, "search", None):
         changes["search"] = True
+    if getattr(args, "tp_overlap", None):
+        changes["tp_overlap"] = True
     return replace(request, **changes) if changes else request
 
 

@@ -461,7 +461,9 @@ def test_more_data_parallel_ranks_at_the_same_batch_per_gpu_never_make_the_step_
     fields: dict[str, object], key: str, a: int, b: int, microbatches: int
 ) -> None:
     small, large = sorted((a, b))
-    base = PlanRequest(**fields, over=(key,))  # type: ignore[arg-type]
+    # ZeRO 0 keeps each GPU's optimizer step the same size whatever dp (ZeRO 1 and up shard
+    # it across the replicas, which does make more of them faster at that one step).
+    base = replace(PlanRequest(**fields, over=(key,)), zero=0)  # type: ignore[arg-type]
     per_replica = base.tp or 1
     model_parallel = per_replica * base.pp * base.cp
 
@@ -569,3 +571,21 @@ def test_impossible_planner_hardware_is_refused_and_uneven_stages_are_named() ->
     assert not any("does not divide" in w for w in stated.warnings)
     rack = plan(parse_plan("llama3-70b gpus=144 gpu=gb200"), load_catalogue())
     assert rack.layout.gpus_per_node == 72
+
+
+def test_overlap_per_kind_tp_only_when_asked_dp_last_bucket_zero3_prologue() -> None:
+    from bot.bandwidth import parse_plan, plan
+
+    base = "llama3-70b gpus=128 tp=8 pp=2 over=100gbe"
+    serial = plan(parse_plan(base), load_catalogue()).fastest
+    hidden = plan(parse_plan(base + " tp-overlap"), load_catalogue()).fastest
+    assert serial.tp_exposed_seconds == serial.comm_seconds.tp > 0
+    assert hidden.tp_exposed_seconds < serial.tp_exposed_seconds
+    assert hidden.step_seconds < serial.step_seconds
+    # ZeRO-1 on a fast fabric: the last bucket and the optimizer step stay exposed.
+    fast = plan(parse_plan("llama3-8b gpus=64 tp=1 over=ib-ndr"), load_catalogue()).fastest
+    assert fast.dp_exposed_seconds > 0
+    # ZeRO-3: the prologue and epilogue show even when the compute hides the rest.
+    z3 = plan(parse_plan("llama3-8b gpus=64 tp=1 zero=3 over=ib-ndr"), load_catalogue()).fastest
+    assert z3.dp_exposed_seconds > 0
+    assert "tp-overlap" in plan(parse_plan(base + " tp-overlap"), load_catalogue()).assumptions
