@@ -7,6 +7,8 @@ Each figure beside what it aims for, and as a ratio to a baseline timed in the s
 - plan a training step (parse, resolve the layout, price every parallel dimension on each of
   the 10 interconnects of the default comparison, render the text), aim < 5 ms, and as a
   multiple of the 10-row estimate table above;
+- search layouts (every layout priced on the 10 interconnects, the best rendered), as time
+  per 20 layouts, aim < 2 s, and as a multiple of one plan;
 - render the chart once matplotlib is loaded (warm), aim < 500 ms, the plan's chart too;
 - ``quizbot bandwidth 140GB`` as a whole process beside ``python -c pass`` started the same way
   in the same run, interleaved, as medians and their ratio (start-up cost, not estimator cost).
@@ -44,6 +46,8 @@ TABLE_AIM_S = 1e-3
 PLAN_AIM_S = 5e-3
 PLAN_TEXT = "plan llama3-70b gpus=128 tp=8 pp=2"
 CHART_AIM_S = 0.5
+SEARCH_AIM_S = 2.0
+SEARCH_TEXT = "plan llama3-8b gpus=64 tp=1 pp=1 zero=1 search"  # cp, interleave, micro vary
 
 
 def per_call(fn: Callable[[], object], *, min_time: float = 0.5) -> tuple[float, float]:
@@ -125,6 +129,28 @@ def main() -> None:
         f" = {plan_wall / baseline:.1f}x the 10-row estimate table"
         f"   (aim < {PLAN_AIM_S * 1e3:g} ms: {verdict(plan_wall, PLAN_AIM_S)})"
     )
+
+    from bot.bandwidth import load_hardware
+    from bot.bandwidth._search import layouts, render_search, search
+
+    request = parse_plan(SEARCH_TEXT)
+    tried = len(layouts(request, load_hardware()))
+    big = parse_plan("plan llama3-70b gpus=256 search")
+    big_tried = len(layouts(big, load_hardware()))
+    print("search layouts (every layout priced on the 10 interconnects, the best rendered)")
+    for label, req, n in (("small", request, tried), ("llama3-70b on 256", big, big_tried)):
+        walls_s = []
+        for _ in range(3):
+            start = time.perf_counter()
+            render_search(search(req, catalogue))
+            walls_s.append(time.perf_counter() - start)
+        took = statistics.median(walls_s)
+        per20 = took / n * 20
+        print(
+            f"  {label:18s} {n:4d} layouts  {took * 1e3:8.1f} ms wall = {per20 * 1e3:6.1f} ms"
+            f" per 20 layouts = {took / plan_wall:.0f}x one plan"
+            f"   (aim < {SEARCH_AIM_S:g} s for 20: {verdict(per20, SEARCH_AIM_S)})"
+        )
 
     print("render the chart, warm (matplotlib already imported)")
     result = estimate(parse_request("140GB allreduce gpus=8 step=0.5"), catalogue)
