@@ -31,6 +31,7 @@ OPTION_USER = "Whose stats (default: yours)"
 OPTION_CHANGES = "May people change their answer until the round closes?"
 OPTION_MINUTES = "How long a round from /quiz next stays open, in minutes"
 OPTION_DIFFICULTY = "How the next question is picked: adaptive, mixed, easy or hard"
+OPTION_RETENTION = "For the whole workspace: the recall chance (70-97%) at which reviews fall due"
 OPTION_DASHBOARD_ME = "me: a link to your own page (admins without it: the whole workspace)"
 OPTION_INTRA = "The link inside a node (default nvlink4), such as pcie5"
 OPTION_ALGO = "Force an algorithm (default: the one NCCL would pick)"
@@ -101,6 +102,9 @@ CLOSE_DAILY_ADMINS_ONLY = (
 )
 ROUND_LENGTH = "Round length must be between 1 minute and 7 days."
 NOT_IN_REVIEW = "That question is not in your review list."
+RETENTION_RANGE = (
+    "{given} is not a desired retention: give a share from {low} to {high}, such as 0.9."
+)
 
 # ---------------------------------------------------------------- schedules that cannot be read
 
@@ -240,6 +244,10 @@ DIFFICULTY_ADAPTIVE = (
 CHANGES_ALLOWED = "allowed"
 CHANGES_NOT_ALLOWED = "not allowed (the first answer counts)"
 SAVED = "Saved. {settings}"
+SETTINGS_RETENTION = (
+    "In this workspace a question comes back for review when your chance of recalling it has"
+    " fallen to {percent}%."
+)
 
 # ---------------------------------------------------------------- daily questions
 

@@ -132,16 +132,23 @@ async def settings(ctx: Context, call: Call) -> None:
     """Show this channel's options to anyone; change them for admins, only what was given."""
     engine = ctx.chat.engine
     changes, minutes = call.args.flag("changes"), call.args.number("minutes")
+    retention = call.args.number("retention")
     mode = call.args.get("difficulty")
     difficulty = DifficultyMode(mode) if isinstance(mode, str) else None
-    if changes is None and minutes is None and difficulty is None:
-        await ctx.say(words.settings(await engine.channel_settings(ctx.place)))
+    platform, workspace = ctx.place.platform, ctx.place.workspace
+    if changes is None and minutes is None and difficulty is None and retention is None:
+        memory = await engine.memory_for(platform, workspace)
+        shown = words.settings(await engine.channel_settings(ctx.place), memory.retention)
+        await ctx.say(shown)
         return
     await ctx.require_admin(M.SETTINGS_ADMINS_ONLY)
+    if retention is not None:
+        await engine.set_retention(platform, workspace, retention / 100)
     saved = await engine.change_channel_settings(
         ctx.place, allow_change=changes, round_minutes=minutes, difficulty=difficulty
     )
-    await ctx.say(say(M.SAVED, settings=words.settings(saved)))
+    memory = await engine.memory_for(platform, workspace)
+    await ctx.say(say(M.SAVED, settings=words.settings(saved, memory.retention)))
 
 
 async def schedule(ctx: Context, call: Call) -> None:

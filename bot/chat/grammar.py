@@ -25,6 +25,8 @@ from bot.scheduler._parse import parse_days, parse_tag, parse_time
 from bot.text import Code, Icon, Pre, Strong, Text, echo, join, say
 
 ROUND_MINUTES_MAX = 7 * 24 * 60
+# The workspace's desired retention, as a percent (learning.MIN_RETENTION..MAX_RETENTION).
+RETENTION_PERCENT_MIN, RETENTION_PERCENT_MAX = 70, 97
 _KEYED = re.compile(r"^([a-z]+)[=:](.*)$", re.IGNORECASE)
 _MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 _HHMM = re.compile(r"^\d{1,2}:\d{2}$")
@@ -521,6 +523,16 @@ QUIZ = Grammar(
                     marked=Marked.PAIR,
                     kind=Kind.CHOICE,
                     choices=tuple(d.value for d in DifficultyMode),
+                ),
+                Option(
+                    "retention",
+                    M.OPTION_RETENTION,
+                    _whole("retention", RETENTION_PERCENT_MIN, RETENTION_PERCENT_MAX),
+                    "[retention PERCENT]",
+                    marked=Marked.PAIR,
+                    kind=Kind.INTEGER,
+                    low=RETENTION_PERCENT_MIN,
+                    high=RETENTION_PERCENT_MAX,
                 ),
             ),
         ),

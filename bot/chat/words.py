@@ -266,15 +266,16 @@ DIFFICULTIES = {
 }
 
 
-def settings(s: ChannelSettings) -> Text:
-    """Return a channel's options as a sentence."""
+def settings(s: ChannelSettings, retention: float) -> Text:
+    """Return a channel's options, and the workspace's desired retention, as sentences."""
     changes = M.CHANGES_ALLOWED if s.allow_change else M.CHANGES_NOT_ALLOWED
-    return say(
+    channel = say(
         M.SETTINGS,
         minutes=s.round_minutes or 0,
         changes=changes,
         difficulty=DIFFICULTIES[s.difficulty],
     )
+    return lines(channel, say(M.SETTINGS_RETENTION, percent=round(retention * 100)))
 
 
 def report(items: Sequence[QuestionReport]) -> Panel:

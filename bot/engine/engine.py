@@ -145,6 +145,7 @@ class QuizEngine:
         self.store = store
         self.memory = learning.Memory(retention)
         self._topics: tuple[Sequence[Question], dict[str, str], dict[str, Question]] | None = None
+        self._memories: dict[tuple[str, str], tuple[datetime, learning.Memory]] = {}
         self._rates_cache: dict[
             tuple[str, str], tuple[datetime, Mapping[str, tuple[int, int]]]
         ] = {}
@@ -323,7 +324,8 @@ class QuizEngine:
             elapsed_ms=elapsed_ms,
         )
         card, counted = await self.store.study(
-            self._study(CardKey(platform, workspace, user, question_id), review), choice=choice
+            await self._study(CardKey(platform, workspace, user, question_id), review),
+            choice=choice,
         )
         return ReviewOutcome(
             question_id=question_id,
@@ -361,7 +363,12 @@ class QuizEngine:
         sizes = Counter(topics.values())
         order = list(dict.fromkeys(topics.values()))
         rows = await self.store.mastery_sums(
-            platform, workspace, topics, self._now(), self.memory, user
+            platform,
+            workspace,
+            topics,
+            self._now(),
+            await self.memory_for(platform, workspace),
+            user,
         )
         sums: dict[str, dict[str, tuple[float, int]]] = {}
         for who, topic, total, seen in rows:
@@ -455,7 +462,7 @@ class QuizEngine:
             elapsed_ms=max(0, int((now - rnd.opened_at).total_seconds() * 1000)),
         )
         # The answer reviews the person's card for the question in the same transaction.
-        study = self._study(
+        study = await self._study(
             CardKey(platform, workspace, user, question.id),
             Review(
                 at=now,
@@ -669,8 +676,48 @@ class QuizEngine:
 
     # ---------------------------------------------------------- review (never touches scores)
 
-    def _study(self, key: CardKey, review: Review) -> Study:
-        return Study(key=key, review=review, memory=self.memory)
+    async def _study(self, key: CardKey, review: Review) -> Study:
+        memory = await self.memory_for(key.platform, key.workspace)
+        return Study(key=key, review=review, memory=memory)
+
+    async def memory_for(self, platform: str, workspace: str) -> learning.Memory:
+        """Return the FSRS scheduler at the workspace's desired retention.
+
+        Read at most once a minute per workspace, so a change reaches every replica within a
+        minute without a read on every answer.
+        """
+        key = (platform, workspace)
+        now = self._now()
+        cached = self._memories.get(key)
+        if cached is not None and now - cached[0] < RATES_MAX_AGE:
+            return cached[1]
+        retention = (await self.store.workspace_settings(platform, workspace)).retention
+        memory = (
+            self.memory
+            if retention is None or retention == self.memory.retention
+            else learning.Memory(retention)
+        )
+        self._memories[key] = (now, memory)
+        return memory
+
+    async def set_retention(self, platform: str, workspace: str, retention: float | None) -> None:
+        """Set the workspace's desired retention (None: the default); refuse one out of range."""
+        if retention is not None and not (
+            learning.MIN_RETENTION <= retention <= learning.MAX_RETENTION
+        ):
+            raise UserError(
+                say(
+                    M.RETENTION_RANGE,
+                    given=Code(str(retention)),
+                    low=learning.MIN_RETENTION,
+                    high=learning.MAX_RETENTION,
+                )
+            )
+        settings = await self.store.workspace_settings(platform, workspace)
+        await self.store.set_workspace_settings(
+            platform, workspace, replace(settings, retention=retention)
+        )
+        self._memories.pop((platform, workspace), None)
 
     async def _due_cards(self, platform: str, workspace: str, user: str) -> list[MemoryCard]:
         now = self._now()
@@ -728,7 +775,7 @@ class QuizEngine:
             source=Source.REVIEW,
         )
         card, counted = await self.store.study(
-            self._study(card_key, review), choice=choice, due_only=True
+            await self._study(card_key, review), choice=choice, due_only=True
         )
         return ReviewOutcome(
             question_id=question_id,

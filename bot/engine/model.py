@@ -184,6 +184,13 @@ class ChannelSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkspaceSettings:
+    """Options that hold for a whole workspace (Slack) or server (Discord)."""
+
+    retention: float | None = None  # None: the bot's default (docs/learning.md)
+
+
+@dataclass(frozen=True, slots=True)
 class ScoreRow:
     """Aggregated answers of one user over a period."""
 

@@ -23,6 +23,7 @@ from bot.engine.model import (
     QuestionStats,
     Round,
     ScoreRow,
+    WorkspaceSettings,
 )
 from bot.errors import QuizbotError
 
@@ -162,6 +163,16 @@ class Store(Protocol):
         self, platform: str, workspace: str, user: str | None = None
     ) -> list[StreakRow]:
         """Return each player's current and best streak per channel of a workspace."""
+        ...
+
+    async def workspace_settings(self, platform: str, workspace: str) -> WorkspaceSettings:
+        """Return the workspace's settings (defaults when never set)."""
+        ...
+
+    async def set_workspace_settings(
+        self, platform: str, workspace: str, settings: WorkspaceSettings
+    ) -> None:
+        """Store the workspace's settings."""
         ...
 
     async def card(self, key: CardKey) -> MemoryCard | None:

@@ -222,6 +222,15 @@ cards = sa.Table(
     # no second index for every answer to keep up.
 )
 
+# Settings that hold for a whole workspace or server.
+workspace_settings = sa.Table(
+    "workspace_settings",
+    metadata,
+    sa.Column("platform", sa.String(16), primary_key=True),
+    sa.Column("workspace", sa.String(64), primary_key=True),
+    sa.Column("retention", sa.Float, nullable=True),  # FSRS's desired retention; None: default
+)
+
 # Answers given outside rounds (review, practice), which never count towards scores; round
 # answers are in ``answers``.
 card_reviews = sa.Table(
@@ -432,6 +441,7 @@ MIGRATIONS: list[Migration] = [
     (8, "dashboard session revocations", _create(dashboard_revocations)),
     (9, "dashboard link claimants", _add_column(dashboard_links, "claimant")),
     (10, "schedules' next due time, turn and lease", _schedules_due),
+    (11, "workspace settings", _create(workspace_settings)),
 ]
 
 

@@ -29,6 +29,7 @@ from bot.engine.model import (
     QuestionStats,
     Round,
     ScoreRow,
+    WorkspaceSettings,
 )
 from bot.engine.ports import RoundAlreadyOpen, utc_now
 from bot.errors import ConfigError
@@ -64,6 +65,7 @@ from bot.storage._schema import (
     latest_version,
     rounds,
     upgrade,
+    workspace_settings,
 )
 from bot.storage._sqlite_writer import SqliteWriter, Trace
 
@@ -613,6 +615,29 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql):
             difficulty=settings.difficulty.value,
         )
         await self._upsert_for_place(channel_settings, place, values)
+
+    async def workspace_settings(self, platform: str, workspace: str) -> WorkspaceSettings:
+        """Return the workspace's settings (defaults when never set)."""
+        query = workspace_settings.select().where(
+            workspace_settings.c.platform == platform,
+            workspace_settings.c.workspace == workspace,
+        )
+        async with self.read() as conn:
+            row = (await conn.execute(query)).first()
+        return WorkspaceSettings() if row is None else WorkspaceSettings(retention=row.retention)
+
+    async def set_workspace_settings(
+        self, platform: str, workspace: str, settings: WorkspaceSettings
+    ) -> None:
+        """Store the workspace's settings."""
+        values = {"retention": settings.retention}
+        stmt = (
+            self._insert(workspace_settings)
+            .values(platform=platform, workspace=workspace, **values)
+            .on_conflict_do_update(index_elements=["platform", "workspace"], set_=values)
+        )
+        async with self.write() as conn:
+            await conn.execute(stmt)
 
     async def _upsert_for_place(
         self, table: sa.Table, place: Place, values: dict[str, Any]

@@ -140,7 +140,8 @@ def test_the_text_usage_lists_every_verb_as_typed() -> None:
         "`/quiz close`",
         "`/quiz leaderboard [week|month|all]`",
         "`/quiz stats [@user]`",
-        "`/quiz settings [changes on|off] [minutes N] [difficulty adaptive|mixed|easy|hard]`",
+        "`/quiz settings [changes on|off] [minutes N] [difficulty adaptive|mixed|easy|hard]"
+        " [retention PERCENT]`",
         "`/quiz schedule HH:MM [Area/City] [daily|weekdays] [tag] [digest=DAY] [close=2h]`",
         "`/quiz schedule off`",
         "`/quiz review`",

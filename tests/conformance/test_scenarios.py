@@ -223,6 +223,25 @@ async def test_an_admin_sets_the_difficulty_mode_and_it_is_shown(chat: Any) -> N
     assert "nearest 70%" in shown
 
 
+async def test_an_admin_sets_the_workspace_retention_and_everyone_sees_it(chat: Any) -> None:
+    shown = await chat.command("quiz", "settings", {}, user="bob")
+    assert "has fallen to 90%." in shown
+    seen = await chat.command("quiz", "settings", {"retention": 85}, user="admin")
+    assert seen.private and "Saved." in seen and "has fallen to 85%." in seen
+    stored = await chat.engine.store.workspace_settings(chat.place.platform, chat.place.workspace)
+    assert stored.retention == 0.85
+    assert "has fallen to 85%." in await chat.command("quiz", "settings", {}, user="bob")
+
+
+async def test_a_retention_out_of_range_or_from_a_member_changes_nothing(chat: Any) -> None:
+    low = await chat.command("quiz", "settings", {"retention": 50}, user="admin")
+    assert low.private and "`retention` must be between 70 and 97." in low
+    member = await chat.command("quiz", "settings", {"retention": 80}, user="bob")
+    assert member.private and "can change this channel's quiz settings" in member
+    stored = await chat.engine.store.workspace_settings(chat.place.platform, chat.place.workspace)
+    assert stored.retention is None
+
+
 async def test_a_member_cannot_change_the_difficulty(chat: Any) -> None:
     seen = await chat.command("quiz", "settings", {"difficulty": "hard"}, user="bob")
     assert seen.private and "can change this channel's quiz settings" in seen

@@ -161,3 +161,33 @@ async def test_questions_removed_from_the_bank_are_not_asked(
     smaller = QuizEngine(store, SimpleBank([make_question("q1")]), clock=clock)
     assert await smaller.next_review("slack", "T1", "U1") is None
     assert (await smaller.review_queue("slack", "T1", "U1")).pending == 0
+
+
+async def test_a_workspace_sets_its_desired_retention(
+    store: SqlStore, engine: QuizEngine, clock: FakeClock
+):
+    default = await engine.memory_for("slack", "T1")
+    assert default.retention == 0.9
+    await engine.set_retention("slack", "T1", 0.8)
+    await engine.answer_practice("slack", "T1", "U1", "q1", "A")
+    relaxed = await store.card(KEY)
+    assert relaxed is not None
+    want = Study(KEY, Review(at=clock(), correct=True, rating=Grade.GOOD), Memory(0.8)).apply(None)
+    assert relaxed.due_at == want.due_at
+    # Another workspace keeps the default; another replica sees the change within a minute.
+    assert (await engine.memory_for("slack", "T2")).retention == 0.9
+    replica = QuizEngine(store, engine.bank, clock=clock)
+    assert (await replica.memory_for("slack", "T1")).retention == 0.8
+    await engine.set_retention("slack", "T1", None)
+    assert (await replica.memory_for("slack", "T1")).retention == 0.8  # cached for a minute
+    clock.advance(minutes=1)
+    assert (await replica.memory_for("slack", "T1")).retention == 0.9
+
+
+@pytest.mark.parametrize("retention", [0.5, 0.99, 1.5])
+async def test_a_retention_out_of_range_is_refused_and_changes_nothing(
+    store: SqlStore, engine: QuizEngine, retention: float
+):
+    with pytest.raises(UserError, match="not a desired retention"):
+        await engine.set_retention("slack", "T1", retention)
+    assert (await store.workspace_settings("slack", "T1")).retention is None
