@@ -71,6 +71,26 @@ class Model:
     seq: int = 4096
     batch_tokens: int = 4 * 2**20
     source: str = ""
+    experts: int = 1  # feed-forward experts a layer (1: a dense model)
+    top_k: int = 1  # experts each token is routed to
+
+    @property
+    def mlp_params(self) -> int:
+        """Return one feed-forward block's weights (one expert's in a mixture of experts)."""
+        return (3 if self.glu else 2) * self.hidden * self.ffn
+
+    @property
+    def expert_params(self) -> int:
+        """Return every layer's expert weights beyond the first (0 for a dense model)."""
+        return self.layers * (self.experts - 1) * self.mlp_params if self.experts > 1 else 0
+
+    @property
+    def active_layer_params(self) -> int:
+        """Return the weights of one layer a token passes through (top-k experts, router)."""
+        if self.experts <= 1:
+            return self.layer_params
+        # layer_params already holds the router; swap all the experts for the top-k.
+        return self.layer_params - (self.experts - self.top_k) * self.mlp_params
 
     @property
     def kv_hidden(self) -> int:
@@ -82,8 +102,9 @@ class Model:
         """Return the weights of one layer: attention (Q, K, V, O) plus the feed-forward."""
         h = self.hidden
         attention = 2 * h * h + 2 * h * self.kv_hidden
-        mlp = (3 if self.glu else 2) * h * self.ffn
-        return attention + mlp + 2 * h  # and two norms
+        mlp = self.experts * self.mlp_params
+        router = h * self.experts if self.experts > 1 else 0
+        return attention + mlp + router + 2 * h  # and two norms
 
     @property
     def embedding_params(self) -> int:
@@ -107,7 +128,7 @@ class Model:
         The input embedding is a table lookup; the output layer multiplies the last hidden
         state by the vocabulary matrix whether it is tied or not.
         """
-        return self.layers * self.layer_params + self.vocab * self.hidden
+        return self.layers * self.active_layer_params + self.vocab * self.hidden
 
 
 @dataclass(frozen=True)
@@ -213,4 +234,6 @@ def _model(raw: Mapping[str, Any]) -> Model:
         seq=int(raw["seq"]),
         batch_tokens=int(raw["batch_tokens"]),
         source=" ".join(str(raw["source"]).split()),
+        experts=int(raw.get("experts", 1)),
+        top_k=int(raw.get("top_k", 1)),
     )

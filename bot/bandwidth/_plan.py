@@ -64,7 +64,8 @@ class Layout:
     compute: ComputeModel | None = None
     sharp: bool = False
     uneven: bool = False
-    tp_overlap: bool = False  # None: every FLOP at ``efficiency`` of the BF16 peak
+    tp_overlap: bool = False
+    ep: int = 1  # None: every FLOP at ``efficiency`` of the BF16 peak
 
     @property
     def tokens_per_step(self) -> int:
@@ -116,6 +117,7 @@ class CommSeconds:
     pp: float
     cp: float
     dp: float
+    ep: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +166,18 @@ class Plan:
 
 
 def resolve_model(request: PlanRequest, hardware: Hardware) -> Model:
-    """Return the preset named by the request, or the shape it gives with a parameter count."""
+    """Return the preset or given shape, with the request's experts and top-k if any."""
+    model = _base_model(request, hardware)
+    experts = request.experts or model.experts
+    top_k = request.top_k or (model.top_k if request.experts is None else min(2, experts))
+    if top_k > experts:
+        raise BandwidthError(f"top-k={top_k} is more than the {experts} experts.")
+    if (experts, top_k) != (model.experts, model.top_k):
+        model = replace(model, experts=experts, top_k=top_k)
+    return model
+
+
+def _base_model(request: PlanRequest, hardware: Hardware) -> Model:
     if not request.custom_shape():
         return hardware.model(request.model)
     if request.layers is None or request.hidden is None:
@@ -228,6 +241,18 @@ def resolve_layout(request: PlanRequest, model: Model, gpu: Gpu, hardware: Hardw
             f"gpus={gpus} does not split into tp={tp} x pp={pp} x cp={cp} x a whole dp."
         )
     dp = gpus // (tp * pp * cp)
+    if request.ep > 1:
+        if model.experts % request.ep:
+            raise BandwidthError(
+                f"ep={request.ep} must divide the {model.experts} experts"
+                + (" (a dense model has 1: give experts=E)" if model.experts == 1 else "")
+                + "."
+            )
+        if (dp * cp) % request.ep:
+            raise BandwidthError(
+                f"ep={request.ep} spreads experts over data-parallel ranks: it must divide"
+                f" dp x cp = {dp * cp}."
+            )
     if request.dp is not None and request.dp != dp:
         raise BandwidthError(
             f"tp x pp x cp x dp must be gpus: {tp} x {pp} x {cp} x {request.dp} is"
@@ -279,6 +304,7 @@ def resolve_layout(request: PlanRequest, model: Model, gpu: Gpu, hardware: Hardw
         sharp=request.sharp,
         uneven=request.uneven,
         tp_overlap=request.tp_overlap,
+        ep=request.ep,
         compute=None if request.efficiency is not None else hardware.compute,
     )
 
@@ -356,6 +382,7 @@ def plan(request: PlanRequest, catalogue: Catalogue, hardware: Hardware | None =
         layout.micro_batch,
         layout.recompute,
         layout.microbatches,
+        layout.ep,
     )
     warnings = _warnings(model, gpu, layout, memory)
     text = plan_assumptions(model, gpu, layout, intra)
@@ -395,7 +422,8 @@ def hardware_flops(model: Model, layout: Layout) -> float:
     if layout.recompute:
         # Recomputing every layer's forward pass adds a third of the layers' work.
         layers = (
-            model.layers * model.layer_params * 6 + 12 * model.layers * model.hidden * layout.seq
+            model.layers * model.active_layer_params * 6
+            + 12 * model.layers * model.hidden * layout.seq
         )
         flops += layers / 3 * layout.tokens_per_step
     return flops
@@ -432,6 +460,13 @@ def volumes(model: Model, layout: Layout) -> Volumes:
     return Volumes(tp=tp, pp=pp, cp=cp, dp=dp)
 
 
+def gpu_params(model: Model, tp: int, pp: int, ep: int = 1) -> float:
+    """Return the weights one GPU holds: its tp x pp share, experts also split ep ways."""
+    experts = model.expert_params + (model.layers * model.mlp_params if model.experts > 1 else 0)
+    dense = model.params - experts
+    return dense / (tp * pp) + experts / (tp * pp * ep)
+
+
 def _memory(
     model: Model,
     gpu: Gpu,
@@ -444,9 +479,10 @@ def _memory(
     micro: int,
     recompute: bool,
     microbatches: int,
+    ep: int = 1,
 ) -> Memory:
     """Return one GPU's memory: ZeRO's 2Ψ + 2Ψ + 12Ψ split by stage, plus the activations."""
-    shard = model.params / (tp * pp)
+    shard = gpu_params(model, tp, pp, ep) if ep > 1 else model.params / (tp * pp)
     g = dp * cp
     weights = BYTES * shard / (g if zero >= 3 else 1)
     gradients = BYTES * shard / (g if zero >= 2 else 1)
@@ -556,7 +592,18 @@ def _price(
         message = BYTES * b * s_local * h / t
         p2p_mb = 2 * v * transfer(message, link).seconds
 
-    slot = compute_mb + tp_exposed_mb + cp_exposed_mb + p2p_mb
+    # Expert parallel: each MoE layer sends every token's hidden state to its top-k experts
+    # and back (dispatch and combine), forward and backward: 4 all-to-alls a layer among the ep
+    # ranks, on the critical path (the estimator prices each one).
+    ep_mb = 0.0
+    if layout.ep > 1 and model.experts > 1:
+        ep_cluster = _group(layout.ep, t, layout, node_bw, ic, intra, False)
+        if ep_cluster is not None:
+            tokens = b * s_local / t
+            one = collective("alltoall", tokens * model.top_k * h * BYTES, ep_cluster).seconds
+            ep_mb = 4 * stage_layers * one * (1.5 if layout.recompute else 1.0)
+
+    slot = compute_mb + tp_exposed_mb + cp_exposed_mb + p2p_mb + ep_mb
     bubble = (p - 1) / v * slot
     pipeline = m * slot + bubble
 
@@ -565,7 +612,7 @@ def _price(
     g = layout.grad_group
     dp_cluster = _group(g, t, layout, node_bw, ic, intra, sharp)
     if dp_cluster is not None:
-        grads = BYTES * model.params / (t * p)
+        grads = BYTES * gpu_params(model, t, p, layout.ep)
         if layout.zero == 3:
             gather = collective("allgather", grads, dp_cluster).seconds
             scatter = collective("reducescatter", grads, dp_cluster).seconds
@@ -586,13 +633,13 @@ def _price(
             dp_exposed = max(last, dp_total - backward)
 
     # The optimizer step: Adam reads and writes its state once, bound by HBM bandwidth.
-    shard = model.params / (t * p) / (g if layout.zero >= 1 else 1)
+    shard = gpu_params(model, t, p, layout.ep) / (g if layout.zero >= 1 else 1)
     optimizer_s = ADAM_STEP_BYTES * shard / gpu.hbm_bytes_per_s
     dp_exposed += optimizer_s
 
     step = pipeline + dp_exposed
     compute = m * compute_mb
-    exposed = m * (tp_exposed_mb + cp_exposed_mb + p2p_mb) + dp_exposed
+    exposed = m * (tp_exposed_mb + cp_exposed_mb + p2p_mb + ep_mb) + dp_exposed
     tflops = flops / layout.gpus / step / 1e12
     return PlanResult(
         key=ic.key,
@@ -601,7 +648,9 @@ def _price(
         quiz_choice=ic.key in QUIZ_CHOICES,
         step_seconds=step,
         compute_seconds=compute,
-        comm_seconds=CommSeconds(tp=m * tp_mb, pp=m * p2p_mb, cp=m * cp_mb, dp=dp_total),
+        comm_seconds=CommSeconds(
+            tp=m * tp_mb, pp=m * p2p_mb, cp=m * cp_mb, dp=dp_total, ep=m * ep_mb
+        ),
         exposed_comm_seconds=exposed,
         tp_exposed_seconds=m * tp_exposed_mb,
         cp_exposed_seconds=m * cp_exposed_mb,
@@ -629,14 +678,16 @@ def compute_seconds(model: Model, gpu: Gpu, layout: Layout) -> tuple[float, floa
     output = model.vocab * model.hidden if layout.pp == 1 else 0.0
     if layout.pp > 1:
         last = model.layers - (layout.pp - 1) * stage_layers
-        extra = max(0, (model.vocab * model.hidden) / model.layer_params - (stage_layers - last))
+        extra = max(
+            0, (model.vocab * model.hidden) / model.active_layer_params - (stage_layers - last)
+        )
         layers_equiv = stage_layers + extra
     else:
         layers_equiv = float(stage_layers)
     time = microbatch_time(
         cm,
         layers=math.ceil(layers_equiv) if layout.pp > 1 else stage_layers,
-        matmul_params_per_layer=model.layer_params,
+        matmul_params_per_layer=model.active_layer_params,
         output_params=output,
         hidden=model.hidden,
         seq=layout.seq,

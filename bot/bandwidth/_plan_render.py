@@ -36,6 +36,11 @@ def plan_headline(plan: Plan) -> str:
         f" seq {lay.seq:,}, batch {lay.global_batch:,} ({format_count(lay.tokens_per_step)}"
         f" tokens) in {lay.microbatches:,} micro-batches of {lay.micro_batch}"
         + (", recompute" if lay.recompute else "")
+        + (
+            f"; {model.experts} experts, top-{model.top_k}, ep {lay.ep}"
+            if model.experts > 1
+            else ""
+        )
     )
 
 
@@ -68,9 +73,10 @@ def render_plan_table(plan: Plan, width: int = WIDTH) -> str:
     lines += table_lines(header, rows, right, width)
     if any(r.quiz_choice for r in plan.results):
         lines.append(QUIZ_NOTE)
-    lines.append(
+    lines += wrap(
         "idle = share of the step the GPUs wait (exposed communication and pipeline bubble);"
-        f" step times {band}: the RMS error on 24 held-out published training runs"
+        f" step times {band}: the RMS error on 24 held-out published training runs",
+        width,
     )
     lines += wrap(memory_line(plan), width)
     for warning in plan.warnings:
@@ -119,6 +125,7 @@ def plan_to_json(plan: Plan) -> dict[str, Any]:
             "micro_batch": lay.micro_batch,
             "fp8": lay.fp8,
             "sharp": lay.sharp,
+            "ep": lay.ep,
         },
         "tokens_per_step": lay.tokens_per_step,
         "results": [
@@ -132,6 +139,7 @@ def plan_to_json(plan: Plan) -> dict[str, Any]:
                     "pp": r.comm_seconds.pp,
                     "cp": r.comm_seconds.cp,
                     "dp": r.comm_seconds.dp,
+                    "ep": r.comm_seconds.ep,
                 },
                 "exposed_comm_seconds": r.exposed_comm_seconds,
                 "tflops_per_gpu": r.tflops_per_gpu,

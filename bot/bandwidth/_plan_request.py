@@ -32,6 +32,8 @@ Usage: /bandwidth plan MODEL gpus=N [tp=T] [pp=P] [cp=C] [dp=D] [zero=0|1|2|3] [
   uneven accept pipeline stages of unequal layers when pp does not divide them
   search the fastest layouts (tp, pp, interleave, cp, dp, zero, micro) that fit, per fabric
   tp-overlap  TP collectives run under the GEMMs (Megatron-Core's overlap), not in series
+  experts=E top-k=K ep=N  a mixture of experts (mixtral-8x7b, mixtral-8x22b have theirs):
+         E experts a layer, K a token, spread over N expert-parallel ranks
 Examples:
   /bandwidth plan llama3-70b gpus=128 tp=8 pp=2
   /bandwidth plan llama3-405b gpus=1024 tp=8 pp=16 over=ib-ndr,roce-400,100gbe,1gbe
@@ -69,6 +71,10 @@ _KEYS = {
     "uneven": "uneven",
     "search": "search",
     "tp-overlap": "tp_overlap",
+    "experts": "experts",
+    "top-k": "top_k",
+    "topk": "top_k",
+    "ep": "ep",
     "interleave": "interleave",
     "efficiency": "efficiency",
 }
@@ -112,6 +118,9 @@ class PlanRequest:
     uneven: bool = False
     search: bool = False
     tp_overlap: bool = False
+    experts: int | None = None
+    top_k: int | None = None
+    ep: int = 1
 
     def __post_init__(self) -> None:
         model = str(self.model).strip()
@@ -125,9 +134,9 @@ class PlanRequest:
             )
         object.__setattr__(self, "model", model.lower())
         _count("gpus", self.gpus, MAX_GPUS)
-        for name in ("pp", "cp", "micro_batch", "interleave"):
+        for name in ("pp", "cp", "micro_batch", "interleave", "ep"):
             _count(name, getattr(self, name), MAX_GPUS)
-        for name in ("gpus_per_node", "tp", "dp", "nics"):
+        for name in ("gpus_per_node", "tp", "dp", "nics", "experts", "top_k"):
             value = getattr(self, name)
             if value is not None:
                 _count(name, value, MAX_GPUS)

@@ -70,6 +70,9 @@ PLAN_COUNTS = (
     "kv_heads",
     "vocab",
     "interleave",
+    "experts",
+    "top_k",
+    "ep",
 )
 PLAN_ONLY = (
     *PLAN_COUNTS,
@@ -188,6 +191,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         ("--kv-heads", "a model of your own: key/value heads (default: heads)"),
         ("--vocab", "a model of your own: vocabulary (default 50,257)"),
         ("--interleave", "virtual pipeline stages per GPU (default 1)"),
+        ("--experts", "mixture of experts: experts a layer (the preset's, or dense)"),
+        ("--top-k", "mixture of experts: experts each token is routed to"),
+        ("--ep", "expert-parallel ranks the experts are spread over (default 1)"),
     ):
         plan.add_argument(flag, metavar="N", help=text)
     plan.add_argument("--gpu", metavar="KEY", help="a100, h100 (default), h200, b200, gb200")

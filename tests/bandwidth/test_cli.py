@@ -179,6 +179,7 @@ def test_plan_table_json_and_chart(tmp_path: Path) -> None:
         "micro_batch": 1,
         "fp8": False,
         "sharp": False,
+        "ep": 1,
     }
     chart = tmp_path / "step.png"
     drawn = run(*words, "--chart", str(chart))

@@ -341,7 +341,7 @@ PLAN_JSON_SCHEMA = {
             "properties": {
                 **{
                     k: {"type": "integer", "minimum": 0}
-                    for k in ("tp", "pp", "cp", "dp", "zero", "interleave", "micro_batch")
+                    for k in ("tp", "pp", "cp", "dp", "zero", "interleave", "micro_batch", "ep")
                 },
                 "fp8": {"type": "boolean"},
                 "sharp": {"type": "boolean"},
@@ -376,7 +376,8 @@ PLAN_JSON_SCHEMA = {
                         "additionalProperties": False,
                         "required": ["tp", "pp", "cp", "dp"],
                         "properties": {
-                            k: {"type": "number", "minimum": 0} for k in ("tp", "pp", "cp", "dp")
+                            k: {"type": "number", "minimum": 0}
+                            for k in ("tp", "pp", "cp", "dp", "ep")
                         },
                     },
                     "exposed_comm_seconds": {"type": "number", "minimum": 0},
@@ -589,3 +590,27 @@ def test_overlap_per_kind_tp_only_when_asked_dp_last_bucket_zero3_prologue() -> 
     z3 = plan(parse_plan("llama3-8b gpus=64 tp=1 zero=3 over=ib-ndr"), load_catalogue()).fastest
     assert z3.dp_exposed_seconds > 0
     assert "tp-overlap" in plan(parse_plan(base + " tp-overlap"), load_catalogue()).assumptions
+
+
+def test_a_mixture_of_experts_prices_its_all_to_alls_and_splits_its_experts() -> None:
+    from bot.bandwidth import BandwidthError, load_hardware, parse_plan, plan, plan_to_json
+
+    mixtral = load_hardware().model("mixtral-8x7b")
+    assert round(mixtral.params / 1e9, 1) == 46.7  # Mixtral paper: 46.7B, 12.9B active
+    assert 12.5e9 < mixtral.matmul_params < 13.0e9
+    one = plan(parse_plan("mixtral-8x7b gpus=64 tp=2 over=ib-ndr"), load_catalogue())
+    spread = plan(parse_plan("mixtral-8x7b gpus=64 tp=2 ep=8 over=ib-ndr"), load_catalogue())
+    assert one.fastest.comm_seconds.ep == 0
+    assert spread.fastest.comm_seconds.ep > 0
+    assert spread.memory.weights < one.memory.weights
+    assert plan_to_json(spread)["results"][0]["comm_seconds"]["ep"] > 0
+    slow = plan(parse_plan("mixtral-8x7b gpus=64 tp=2 ep=8 over=10gbe"), load_catalogue())
+    assert slow.fastest.comm_seconds.ep > spread.fastest.comm_seconds.ep
+    custom = plan(
+        parse_plan("moe gpus=16 layers=16 hidden=2048 experts=16 top-k=2 ep=4"), load_catalogue()
+    )
+    assert custom.model.experts == 16 and custom.layout.ep == 4
+    with pytest.raises(BandwidthError, match="must divide the 8 experts"):
+        plan(parse_plan("mixtral-8x7b gpus=64 ep=3"), load_catalogue())
+    with pytest.raises(BandwidthError, match="a dense model"):
+        plan(parse_plan("llama3-8b gpus=64 ep=2"), load_catalogue())
