@@ -20,8 +20,9 @@ benchmarks/slack_clicks.py). Both apps get the same signed clicks in the same ru
 - ``--soak MINUTES``: steady clicks (``--rate``/s) and commands (leaderboard, stats, /bandwidth,
   a new round each ``--cycle`` seconds) for that long. Sampled every 10 s: resident memory and
   open file descriptors (psutil) of both apps, and quizbot's asyncio tasks (the
-  ``quizbot_asyncio_tasks`` gauge on its /metrics). After a warm-up (a fifth of the run, at least
-  a minute), memory must stay within 10% and descriptors and tasks must not grow.
+  ``quizbot_asyncio_tasks`` gauge on its operations port's /metrics). After a warm-up (a fifth
+  of the run, at least a minute), memory must stay within 10% and descriptors and tasks must
+  not grow.
 
     .venv/bin/python benchmarks/slack_load.py [--users N] [--in-flight K] [--crash]
         [--faults [SPEC]] [--soak MINUTES [--rate R] [--cycle S]] [--postgres [URL]]
@@ -376,7 +377,7 @@ async def scenario_soak(args: argparse.Namespace) -> bool:
         end = start + args.soak * 60
 
         async def sample() -> None:
-            async with run.session.get(f"{run.quizbot.base}/metrics") as resp:
+            async with run.session.get(f"{run.quizbot.ops}/metrics") as resp:
                 match = TASKS.search(await resp.text())
             samples.append(
                 Sample(

@@ -97,8 +97,18 @@ class Settings(BaseSettings):
     auto_migrate: bool = Field(True, validation_alias=_env("QUIZBOT_AUTO_MIGRATE"))
     sqlite_synchronous: str = Field("FULL", validation_alias=_env("QUIZBOT_SQLITE_SYNCHRONOUS"))
     host: str | None = Field(None, min_length=1, validation_alias=_env("QUIZBOT_HOST"))
+    # The operations port: /healthz, /readyz and /metrics, on localhost unless QUIZBOT_OPS_HOST
+    # says otherwise (QUIZBOT_HEALTH_PORT is its older name, still read).
     health_port: int | None = Field(
-        None, ge=0, le=65535, validation_alias=_env("QUIZBOT_HEALTH_PORT")
+        None,
+        ge=0,
+        le=65535,
+        validation_alias=AliasChoices("QUIZBOT_OPS_PORT", "QUIZBOT_HEALTH_PORT"),
+    )
+    ops_host: str = Field(THIS_MACHINE, min_length=1, validation_alias=_env("QUIZBOT_OPS_HOST"))
+    # Socket Mode and Discord: the dashboard's pages on their own port (HTTP mode: the events port).
+    dashboard_port: int | None = Field(
+        None, ge=0, le=65535, validation_alias=_env("QUIZBOT_DASHBOARD_PORT")
     )
     shutdown_timeout: float = Field(
         20.0, gt=0, le=600, validation_alias=_env("QUIZBOT_SHUTDOWN_TIMEOUT")

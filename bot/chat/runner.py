@@ -16,7 +16,7 @@ from typing import Any, Protocol, TypeVar
 
 from bot.chat.core import Chat
 from bot.observability.drain import stop_on_signals
-from bot.observability.health import Pingable, start_health_server
+from bot.observability.health import Pingable, start_health_server, start_pages_server
 from bot.scheduler import run_scheduler, run_timers, schedule_store_of
 
 log = logging.getLogger(__name__)
@@ -190,26 +190,37 @@ async def run(
     store: Pingable,
     shutdown_timeout: float,
     health_port: int | None = None,
-    health_host: str = "0.0.0.0",
+    health_host: str = "127.0.0.1",
     connected: Callable[[], bool] | None = None,
     stop: asyncio.Event | None = None,
     handle_signals: bool = False,
     extra_routes: Callable[[Any], None] | None = None,
+    pages_host: str = "127.0.0.1",
+    pages_port: int | None = None,
 ) -> None:
-    """Serve until ``stop`` is set (or a signal comes, or the transport ends), then shut down."""
+    """Serve until ``stop`` is set (or a signal comes, or the transport ends), then shut down.
+
+    The operations port (``health_port``) serves the probes and metrics only; ``extra_routes``
+    (the dashboard's pages) get a port of their own, ``pages_port``.
+    """
     stop = stop or asyncio.Event()
     if handle_signals:
         stop_on_signals(stop)
-    health = None
+    servers = []
     if health_port is not None:
-        health = await start_health_server(
-            store,
-            host=health_host,
-            port=health_port,
-            drain=chat.drain,
-            connected=connected,
-            extra=extra_routes,
+        servers.append(
+            await start_health_server(
+                store, host=health_host, port=health_port, drain=chat.drain, connected=connected
+            )
         )
+    if extra_routes is not None:
+        if pages_port is None:
+            log.warning(
+                "the dashboard is configured but not served: set QUIZBOT_DASHBOARD_PORT "
+                "(Socket Mode and Discord serve its pages on a port of their own)"
+            )
+        else:
+            servers.append(await start_pages_server(extra_routes, host=pages_host, port=pages_port))
     stopping = asyncio.create_task(stop.wait())
     try:
         # A signal while connecting (the platform unreachable, retrying) stops the connecting.
@@ -244,5 +255,5 @@ async def run(
         await chat.drain.wait(grace)
         await _within(loops.stop(), deadline, "the timers and the scheduler")
         await _within(transport.close(), deadline, "the connection to close")
-        if health is not None:
-            await _within(health.close(), deadline, "the health server")
+        for server in servers:
+            await _within(server.close(), deadline, "the health and pages servers")

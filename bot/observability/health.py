@@ -1,15 +1,19 @@
 """Health and metrics over HTTP: /healthz (process up), /readyz (database reachable), /metrics.
 
-``mount`` adds the three routes to an aiohttp application that already serves something (the
-Slack events endpoint); ``start_health_server`` serves them alone on a port (for Discord, which
-has no HTTP server of its own).
+``start_health_server`` serves the three on the operations port (``QUIZBOT_OPS_PORT``, on
+localhost unless ``QUIZBOT_OPS_HOST`` says otherwise), never on a public port: /readyz costs a
+database round trip and /metrics tells how the bot is used. A public port may answer /healthz
+alone (``mount_liveness``), which costs nothing. ``start_pages_server`` serves other routes (the
+dashboard's pages) on a port of their own.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from aiohttp import web
@@ -25,6 +29,8 @@ HEALTH_PATH = "/healthz"
 READY_PATH = "/readyz"
 METRICS_PATH = "/metrics"
 PING_TIMEOUT = 2.0
+# A successful ping is reused this long, so a flood of /readyz is not a flood of database pings.
+READY_CACHE_S = 1.0
 
 
 class Pingable(Protocol):
@@ -44,6 +50,9 @@ class Probes:
     ping_timeout: float = PING_TIMEOUT
     # Anything else that must hold before traffic is welcome (Discord: the gateway is up).
     connected: Callable[[], bool] | None = None
+    ready_cache_s: float = READY_CACHE_S
+    _ok_at: float | None = field(default=None, repr=False)
+    _pinging: asyncio.Future[str | None] | None = field(default=None, repr=False)
 
     async def healthz(self, _request: web.Request) -> web.Response:
         """Answer 200 while the process serves requests."""
@@ -55,17 +64,35 @@ class Probes:
             return web.json_response({"ok": False, "reason": "draining"}, status=503)
         if self.connected is not None and not self.connected():
             return web.json_response({"ok": False, "reason": "not connected"}, status=503)
+        failure = await self._ping()
+        if failure is not None:
+            return web.json_response(
+                {"ok": False, "reason": f"database unreachable ({failure})"}, status=503
+            )
+        return web.json_response({"ok": True})
+
+    async def _ping(self) -> str | None:
+        """Ping the database once for every request meanwhile; return the failure's kind.
+
+        A success is reused for ``ready_cache_s``; requests that come while a ping is out wait
+        for that ping. A failure is not reused: the next request pings again.
+        """
+        if self._ok_at is not None and time.monotonic() - self._ok_at < self.ready_cache_s:
+            return None
+        if self._pinging is None or self._pinging.done():
+            self._pinging = asyncio.ensure_future(self._ping_once())
+        return await asyncio.shield(self._pinging)
+
+    async def _ping_once(self) -> str | None:
         try:
             # A ping past the timeout is left to finish, so its connection goes back to the pool.
             await finish_within(self.store.ping(), self.ping_timeout, what="the readiness ping")
         except Exception as exc:
             # The reason names the kind of failure only: a URL or credential never leaks here.
             log.warning("readiness: database unreachable (%s)", type(exc).__name__)
-            return web.json_response(
-                {"ok": False, "reason": f"database unreachable ({type(exc).__name__})"},
-                status=503,
-            )
-        return web.json_response({"ok": True})
+            return type(exc).__name__
+        self._ok_at = time.monotonic()
+        return None
 
     async def metrics(self, _request: web.Request) -> web.Response:
         """Return every metric in the Prometheus text format."""
@@ -89,6 +116,15 @@ def mount(
     return probes
 
 
+async def _liveness(_request: web.Request) -> web.Response:
+    return web.json_response({"ok": True})
+
+
+def mount_liveness(app: web.Application) -> None:
+    """Add GET /healthz alone (no database, no metrics): what a public port may answer."""
+    app.router.add_get(HEALTH_PATH, _liveness)
+
+
 @dataclass
 class HealthServer:
     """A running health and metrics server."""
@@ -108,16 +144,28 @@ async def start_health_server(
     port: int = 8080,
     drain: Drain | None = None,
     connected: Callable[[], bool] | None = None,
-    extra: Callable[[web.Application], None] | None = None,
 ) -> HealthServer:
-    """Serve /healthz, /readyz and /metrics on their own port; port 0 picks a free one.
-
-    ``extra`` adds more routes to the same server before it starts (the dashboard's pages).
-    """
+    """Serve /healthz, /readyz and /metrics on the operations port; port 0 picks a free one."""
     app = web.Application()
     mount(app, store, drain=drain, connected=connected)
-    if extra is not None:
-        extra(app)
+    server = await _serve(app, host, port)
+    log.info("health and metrics on http://%s:%d%s", host, server.port, METRICS_PATH)
+    return server
+
+
+async def start_pages_server(
+    routes: Callable[[web.Application], None], *, host: str, port: int
+) -> HealthServer:
+    """Serve the routes ``routes`` adds (the dashboard's pages) and /healthz on their own port."""
+    app = web.Application()
+    mount_liveness(app)
+    routes(app)
+    server = await _serve(app, host, port)
+    log.info("dashboard pages on http://%s:%d", host, server.port)
+    return server
+
+
+async def _serve(app: web.Application, host: str, port: int) -> HealthServer:
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
@@ -127,5 +175,4 @@ async def start_health_server(
     sockets = getattr(server, "sockets", None) or []
     if sockets:
         bound = int(sockets[0].getsockname()[1])
-    log.info("health and metrics on http://%s:%d%s", host, bound, METRICS_PATH)
     return HealthServer(runner, bound)

@@ -15,9 +15,10 @@ DEFAULT_PORT = 8080
 
 
 def probe(path: str = "/healthz", *, port: int | None = None, timeout: float = 4.0) -> bool:
-    """Return True when http://127.0.0.1:PORT/PATH answers 200 (PORT: QUIZBOT_HEALTH_PORT)."""
+    """Return True when http://127.0.0.1:PORT/PATH answers 200 (PORT: QUIZBOT_OPS_PORT)."""
     if port is None:
-        port = int(os.environ.get("QUIZBOT_HEALTH_PORT") or DEFAULT_PORT)
+        named = os.environ.get("QUIZBOT_OPS_PORT") or os.environ.get("QUIZBOT_HEALTH_PORT")
+        port = int(named or DEFAULT_PORT)
     url = f"http://127.0.0.1:{port}{path}"
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:

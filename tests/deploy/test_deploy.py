@@ -92,7 +92,7 @@ def test_dockerfile_ships_the_question_bank_and_points_at_it():
     target = copy.split()[1]
     env = " ".join(args for word, args in steps if word == "ENV")
     assert f"QUIZBOT_QUESTIONS={target}" in env
-    assert "QUIZBOT_HEALTH_PORT=8080" in env
+    assert "QUIZBOT_OPS_PORT=8080" in env
     entry = [args for word, args in steps if word == "ENTRYPOINT"]
     assert entry == ['["quizbot"]']
     exposed = {p for word, args in steps if word == "EXPOSE" for p in args.split()}
@@ -400,7 +400,7 @@ def test_configmap_holds_only_known_settings():
     data = by_kind("ConfigMap")["quizbot-config"]["data"]
     assert set(data) <= setting_names() | OTHER_VARIABLES
     assert data["QUIZBOT_AUTO_MIGRATE"] == "false"
-    assert data["QUIZBOT_HEALTH_PORT"] == "8080"
+    assert data["QUIZBOT_OPS_PORT"] == "8080" and data["QUIZBOT_OPS_HOST"] == "0.0.0.0"
     assert all(isinstance(v, str) for v in data.values())
 
 

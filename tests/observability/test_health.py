@@ -11,9 +11,10 @@ import pytest
 from aiohttp import web
 from prometheus_client.parser import text_string_to_metric_families
 
+from bot.config import load_settings
 from bot.engine import Place
 from bot.observability.drain import Drain
-from bot.observability.health import HealthServer, mount, start_health_server
+from bot.observability.health import HealthServer, mount, start_health_server, start_pages_server
 from bot.observability.metrics import count_answer, count_api_error, timed
 from bot.storage import SqlStore, make_engine
 
@@ -188,3 +189,54 @@ async def test_a_slow_ping_is_503_and_is_left_to_finish_not_cancelled(store: Sql
         assert (await get(port, "/readyz"))[0] == 200
     finally:
         await runner.cleanup()
+
+
+class CountingStore:
+    """A store whose pings are counted."""
+
+    def __init__(self) -> None:
+        self.pings = 0
+
+    async def ping(self) -> None:
+        self.pings += 1
+
+
+async def test_a_flood_of_readyz_is_not_a_flood_of_database_pings():
+    store = CountingStore()
+    srv = await start_health_server(store, host="127.0.0.1", port=0)
+    try:
+        statuses = await asyncio.gather(*(get(srv.port, "/readyz") for _ in range(50)))
+        assert {s[0] for s in statuses} == {200}
+        # The requests that came while the first ping was out waited for it; later ones reuse it.
+        assert store.pings == 1
+        assert (await get(srv.port, "/readyz"))[0] == 200 and store.pings == 1
+    finally:
+        await srv.close()
+
+
+async def test_the_pages_server_serves_liveness_and_its_routes_but_no_probe_or_metrics():
+    async def page(_request: web.Request) -> web.Response:
+        return web.Response(text="a page")
+
+    srv = await start_pages_server(
+        lambda app: app.router.add_get("/dashboard/", page), host="127.0.0.1", port=0
+    )
+    try:
+        assert (await get(srv.port, "/dashboard/"))[0] == 200
+        assert (await get(srv.port, "/healthz"))[0] == 200
+        assert (await get(srv.port, "/readyz"))[0] == 404
+        assert (await get(srv.port, "/metrics"))[0] == 404
+    finally:
+        await srv.close()
+
+
+def test_the_operations_port_listens_on_localhost_unless_told(monkeypatch):
+    for name in ("QUIZBOT_OPS_PORT", "QUIZBOT_HEALTH_PORT", "QUIZBOT_OPS_HOST", "QUIZBOT_HOST"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("QUIZBOT_OPS_PORT", "8080")
+    monkeypatch.setenv("QUIZBOT_HOST", "0.0.0.0")
+    settings = load_settings()
+    assert (settings.health_port, settings.ops_host) == (8080, "127.0.0.1")
+    monkeypatch.delenv("QUIZBOT_OPS_PORT")
+    monkeypatch.setenv("QUIZBOT_HEALTH_PORT", "9090")  # the older name is still read
+    assert load_settings().health_port == 9090

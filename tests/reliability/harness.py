@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 import signal
+import socket
 import statistics
 import sys
 import time
@@ -68,11 +69,20 @@ class BotProcess:
 
     @property
     def base(self) -> str:
-        """Return the server's root URL (for /metrics and /healthz)."""
+        """Return the public server's root URL (for /healthz)."""
         return self.url.removesuffix("/slack/events")
+
+    @property
+    def ops(self) -> str:
+        """Return the operations port's root URL (for /metrics and /readyz)."""
+        return f"http://127.0.0.1:{self.env['QUIZBOT_OPS_PORT']}"
 
     async def start(self, within: float = 60.0) -> str:
         """Start the process and return its /slack/events URL once it listens."""
+        if "QUIZBOT_OPS_PORT" not in self.env:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                self.env = {**self.env, "QUIZBOT_OPS_PORT": str(s.getsockname()[1])}
         self.proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -375,7 +385,7 @@ async def quiet(
     """
     async with asyncio.timeout(within):
         while True:
-            async with session.get(f"{bot.base}/metrics") as resp:
+            async with session.get(f"{bot.ops}/metrics") as resp:
                 metrics = await resp.text()
             busy = next(
                 (

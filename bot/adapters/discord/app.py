@@ -395,9 +395,11 @@ async def serve(
             store=rt.store,
             shutdown_timeout=settings.shutdown_timeout,
             health_port=settings.health_port,
-            health_host=settings.listen_host(),
+            health_host=settings.ops_host,
             connected=client.is_ready,  # not ready until the gateway says READY
             stop=stop,
             handle_signals=handle_signals,
             extra_routes=dashboard.mount if dashboard is not None else None,
+            pages_host=settings.listen_host(),
+            pages_port=settings.dashboard_port,
         )

@@ -45,8 +45,7 @@ from bot.chat.runner import Closing, Loops, keep_trying, one_line_logs, run
 from bot.config import Settings
 from bot.engine import QuizEngine
 from bot.errors import ConfigError
-from bot.observability.drain import Drain
-from bot.observability.health import Pingable, mount
+from bot.observability.health import mount_liveness
 from bot.observability.heap import freeze_heap
 from bot.observability.redact import install_redaction
 from bot.ratelimit import RateLimit
@@ -226,15 +225,13 @@ def signed_shape(headers: Mapping[str, str]) -> bool:
 def web_app(
     app: AsyncApp,
     *,
-    store: Pingable | None = None,
-    drain: Drain | None = None,
     extra: Callable[[web.Application], None] | None = None,
     install_limit: RateLimit | None = None,
 ) -> web.Application:
-    """Return the aiohttp application: Bolt at /slack/events, a health check at /healthz.
+    """Return the public aiohttp application: Bolt at /slack/events, a liveness check at /healthz.
 
-    Given the store, /readyz (database reachable, not draining) and /metrics are served too.
-    In OAuth mode /slack/install is limited per client (``install_limit``, else the default).
+    /readyz and /metrics are never served here (they are the operations port's, which is not
+    public). In OAuth mode /slack/install is limited per client (``install_limit``).
     """
 
     async def events(request: web.Request) -> web.Response:
@@ -259,9 +256,6 @@ def web_app(
             return web.Response(status=400, text="unexpected request")
         answered(bolt_request, response)
         return await to_aiohttp_response(response)
-
-    async def healthz(_request: web.Request) -> web.Response:
-        return web.json_response({"ok": True})
 
     application = web.Application()
     application.router.add_post(EVENTS_PATH, events)
@@ -291,10 +285,7 @@ def web_app(
 
         application.router.add_get(flow.install_path, install)
         application.router.add_get(flow.redirect_uri_path, redirect)
-    if store is not None:
-        mount(application, store, drain=drain)
-    else:
-        application.router.add_get(HEALTH_PATH, healthz)
+    mount_liveness(application)
     if extra is not None:
         extra(application)  # the dashboard's pages
     return application
@@ -305,12 +296,10 @@ async def start_http(
     host: str,
     port: int,
     *,
-    store: Pingable | None = None,
-    drain: Drain | None = None,
     extra: Callable[[web.Application], None] | None = None,
 ) -> tuple[web.AppRunner, int]:
-    """Serve the app over HTTP; return the runner (to clean up) and the port bound."""
-    runner = web.AppRunner(web_app(app, store=store, drain=drain, extra=extra), access_log=None)
+    """Serve the public app over HTTP; return the runner (to clean up) and the port bound."""
+    runner = web.AppRunner(web_app(app, extra=extra), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
@@ -367,7 +356,7 @@ async def serve(
         if socket_mode:
             transport = SocketMode(bot, settings.slack_app_token or "", on_ready)
         else:
-            transport = HttpMode(bot, host, port, on_ready, store=rt.store, extra=pages)
+            transport = HttpMode(bot, host, port, on_ready, extra=pages)
         loops = Loops(
             bot.chat, timer_interval=timer_interval, scheduler_interval=scheduler_interval
         )
@@ -378,11 +367,13 @@ async def serve(
             store=rt.store,
             shutdown_timeout=settings.shutdown_timeout,
             health_port=settings.health_port,
-            health_host=host,
+            health_host=settings.ops_host,
             stop=stop,
             handle_signals=handle_signals,
             # In HTTP mode the pages are served beside /slack/events; else on the health port.
             extra_routes=pages if socket_mode else None,
+            pages_host=host,
+            pages_port=settings.dashboard_port,
         )
 
 
@@ -396,21 +387,17 @@ class HttpMode(Closing):
         port: int,
         on_ready: Callable[[str], None] | None,
         *,
-        store: Pingable,
         extra: Callable[[web.Application], None] | None = None,
     ) -> None:
         super().__init__()
-        self.bot, self.host, self.port, self.on_ready, self.store = bot, host, port, on_ready, store
+        self.bot, self.host, self.port, self.on_ready = bot, host, port, on_ready
         self.extra = extra
         self._runner: web.AppRunner | None = None
 
     async def open(self) -> None:
         """Freeze what startup loaded (see ``freeze_heap``), then listen on the port."""
         freeze_heap("startup")
-        drain = self.bot.chat.drain
-        self._runner, bound = await start_http(
-            self.bot.app, self.host, self.port, store=self.store, drain=drain, extra=self.extra
-        )
+        self._runner, bound = await start_http(self.bot.app, self.host, self.port, extra=self.extra)
         where = f"http://{self.host}:{bound}{EVENTS_PATH}"
         # Slack only posts to https:// URLs: a TLS proxy in front forwards to this.
         log.info("quizbot slack: HTTP mode, listening on %s (plain HTTP, for a TLS proxy)", where)

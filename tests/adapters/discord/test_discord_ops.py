@@ -98,7 +98,7 @@ async def test_quizbot_discord_process_serves_probes_and_runs_its_shard(
         DISCORD_GATEWAY_URL=api.gateway_url,
         DISCORD_SHARD_COUNT="2",
         DISCORD_SHARD_IDS="1",
-        QUIZBOT_HEALTH_PORT=str(port),
+        QUIZBOT_OPS_PORT=str(port),
         QUIZBOT_DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'd.db'}",
         QUIZBOT_QUESTIONS=str(BANK),
         QUIZBOT_LOG_FORMAT="json",

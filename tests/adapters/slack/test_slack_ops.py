@@ -60,7 +60,7 @@ async def get(session: aiohttp.ClientSession, url: str) -> tuple[int, str]:
         return response.status, await response.text()
 
 
-async def test_probes_and_metrics_on_the_events_port_and_the_health_port(
+async def test_probes_and_metrics_on_the_operations_port_and_not_the_public_one(
     tmp_path: Path, slow_standin: SlowFeedback
 ):
     health_port = free_port()
@@ -70,15 +70,19 @@ async def test_probes_and_metrics_on_the_events_port_and_the_health_port(
         SLACK_API_URL=slow_standin.url,
         QUIZBOT_DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'ops.db'}",
         QUIZBOT_QUESTIONS=str(BANK),
-        QUIZBOT_HEALTH_PORT=str(health_port),
+        QUIZBOT_OPS_PORT=str(health_port),
     )
     bot = SlackProcess(env)
     try:
         base = await bot.start()
+        ops = f"http://127.0.0.1:{health_port}"
         async with aiohttp.ClientSession() as session:
-            for root in (base, f"http://127.0.0.1:{health_port}"):
+            for root in (base, ops):
                 assert await get(session, f"{root}/healthz") == (200, '{"ok": true}')
-                assert await get(session, f"{root}/readyz") == (200, '{"ok": true}')
+            assert await get(session, f"{ops}/readyz") == (200, '{"ok": true}')
+            # The public events port: no database ping and no metrics for whoever asks.
+            assert (await get(session, f"{base}/readyz"))[0] == 404
+            assert (await get(session, f"{base}/metrics"))[0] == 404
             slack = Sender(standin=slow_standin, session=session, url=bot.events_url)
             round_id = await slack.post_card("storage")
             slow_standin.fail("chat.postEphemeral", "channel_not_found")
@@ -86,7 +90,7 @@ async def test_probes_and_metrics_on_the_events_port_and_the_health_port(
             assert (await slack.click(round_id, "B", user="U2")).status == 200
             await slow_standin.wait_calls("chat.postEphemeral", 2, within=10)
             await asyncio.sleep(0.2)  # the handler counts after the call returns
-            status, text = await get(session, f"{base}/metrics")
+            status, text = await get(session, f"{ops}/metrics")
             assert status == 200
             assert metric(text, "quizbot_rounds_opened_total", platform="slack") == 1
             assert metric(text, "quizbot_answers_total", platform="slack", status="accepted") == 2
