@@ -22,6 +22,7 @@ from bot.chat.content import MessageUser
 from bot.chat.events import Click, Command, Reaction, ReviewClick
 from bot.chat.flows import FLOWS, Context
 from bot.chat.grammar import GRAMMARS, BadInput, Call, Form, read_options, read_text, usage
+from bot.chat.names import Lookup, NameBook
 from bot.chat.port import Exchange, Port
 from bot.config import Admins
 from bot.engine import QuizEngine
@@ -54,6 +55,7 @@ class Chat:
         refresh_every: float = 3.0,
         answer_slots: int | None = None,
         links: LinkMaker | None = None,
+        name_lookup: Lookup | None = None,
     ) -> None:
         self.engine = engine
         self.port = port
@@ -68,6 +70,10 @@ class Chat:
         self.schedules = ScheduleService(engine, schedule_store_of(engine))
         # Counts the work still running, so a shutdown can let it finish.
         self.drain = Drain()
+        # What people, channels and the workspace are called, for the dashboard and exports.
+        self.names = NameBook(
+            engine.store, engine.clock, port.platform, name_lookup, drain=self.drain
+        )
         # More answers at once than the store can use would only queue inside it (in a pool,
         # where a long burst meets the pool's timeout); here they wait their turn instead.
         self._answering = asyncio.Semaphore(answer_slots or engine.store.answers_at_once)

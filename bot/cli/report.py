@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from bot.engine.analytics import QuestionReport
     from bot.engine.learning import PersonMastery
+    from bot.engine.names import Names
 
 FORMATS = ("table", "csv", "json")
 
@@ -93,30 +94,37 @@ def run_questions(args: argparse.Namespace) -> int:
 
 def run_mastery(args: argparse.Namespace) -> int:
     """Print the mastery report; exit 0."""
-    people = asyncio.run(_mastery(args.platform, args.workspace, args.user))
-    print(render_mastery(people, args.format), end="")
+    people, names = asyncio.run(_mastery(args.platform, args.workspace, args.user))
+    print(render_mastery(people, args.format, names), end="")
     return 0
 
 
-async def _mastery(platform: str, workspace: str, user: str | None) -> list[PersonMastery]:
+async def _mastery(
+    platform: str, workspace: str, user: str | None
+) -> tuple[list[PersonMastery], Names]:
     from bot.config import load_settings
+    from bot.engine.names import Names
     from bot.runtime import open_runtime
 
     async with open_runtime(load_settings()) as rt:
-        return await rt.engine.mastery(platform, workspace, user)
+        people = await rt.engine.mastery(platform, workspace, user)
+        return people, Names(workspace, await rt.store.display_names(platform, workspace))
 
 
-def render_mastery(people: Sequence[PersonMastery], fmt: str) -> str:
+def render_mastery(people: Sequence[PersonMastery], fmt: str, names: Names | None = None) -> str:
     """Return the mastery report as a table (people by topics), CSV (one row per person and
-    topic) or JSON."""
+    topic) or JSON; people by name where one is known (the id stays in CSV and JSON)."""
     from bot.engine.learning import team_mastery
+    from bot.engine.names import Names
 
+    names = names or Names("", {})
     team = team_mastery(people)
     if fmt == "json":
         doc = {
             "people": [
                 {
                     "user": p.user,
+                    "name": names.person(p.user),
                     "topics": [
                         {
                             "topic": t.topic,
@@ -144,16 +152,17 @@ def render_mastery(people: Sequence[PersonMastery], fmt: str) -> str:
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["user", "topic", "questions", "seen", "mastery"])
+        writer.writerow(["user", "name", "topic", "questions", "seen", "mastery"])
         for p in people:
             for t in p.topics:
-                writer.writerow([p.user, t.topic, t.questions, t.seen, f"{t.mastery:.4f}"])
+                row = [p.user, names.person(p.user), t.topic, t.questions, t.seen]
+                writer.writerow([*row, f"{t.mastery:.4f}"])
         return out.getvalue()
     if not people:
         return "Nobody has answered a question here yet.\n"
     topics = [t.topic for t in people[0].topics]
     header = ["person", *topics]
-    rows = [[p.user, *(f"{t.mastery:.0%}" for t in p.topics)] for p in people]
+    rows = [[names.person(p.user), *(f"{t.mastery:.0%}" for t in p.topics)] for p in people]
     rows.append(["team", *(f"{t.mastery:.0%}" for t in team)])
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]

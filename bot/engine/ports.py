@@ -25,6 +25,7 @@ from bot.engine.model import (
     ScoreRow,
     WorkspaceSettings,
 )
+from bot.engine.names import Known, NameKind
 from bot.errors import QuizbotError
 
 Clock = Callable[[], datetime]
@@ -49,6 +50,18 @@ class Store(Protocol):
         More would only wait inside the store (for a pooled connection, where a long burst
         meets the pool's timeout); fewer would leave it idle, or commit fewer answers together.
         """
+        ...
+
+    async def save_names(
+        self, platform: str, workspace: str, names: dict[tuple[NameKind, str], str], at: datetime
+    ) -> None:
+        """Store what these people, channels or the workspace are called, learnt ``at``."""
+        ...
+
+    async def display_names(
+        self, platform: str, workspace: str
+    ) -> dict[tuple[NameKind, str], Known]:
+        """Return every stored name of a workspace, with when each was learnt."""
         ...
 
     async def create_round(

@@ -17,12 +17,14 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.engine.activity import DayActivity, HistoryRow, StreakRow
+from bot.engine.names import Known, NameKind
 from bot.storage._retry import run_with_retries
 from bot.storage._schema import (
     answers,
     channel_settings,
     dashboard_links,
     dashboard_revocations,
+    display_names,
     rounds,
     schedules,
 )
@@ -277,3 +279,42 @@ class DashboardSql:
         async with self.read() as conn:
             value = (await conn.execute(query)).scalar_one_or_none()
         return value if isinstance(value, datetime) else None
+
+    async def save_names(
+        self, platform: str, workspace: str, names: dict[tuple[NameKind, str], str], at: datetime
+    ) -> None:
+        """Store what these people, channels or the workspace are called, learnt ``at``."""
+        if not names:
+            return
+        rows = [
+            {
+                "platform": platform,
+                "workspace": workspace,
+                "kind": kind.value,
+                "id": ident[:64],
+                "name": name[:200],
+                "fetched_at": at,
+            }
+            for (kind, ident), name in sorted(names.items())
+        ]
+        async with self.write() as conn:
+            insert = self._insert(display_names)
+            await conn.execute(
+                insert.on_conflict_do_update(
+                    index_elements=["platform", "workspace", "kind", "id"],
+                    set_={"name": insert.excluded.name, "fetched_at": insert.excluded.fetched_at},
+                ),
+                rows,
+            )
+
+    async def display_names(
+        self, platform: str, workspace: str
+    ) -> dict[tuple[NameKind, str], Known]:
+        """Return every stored name of a workspace, with when each was learnt."""
+        t = display_names
+        query = sa.select(t.c.kind, t.c.id, t.c.name, t.c.fetched_at).where(
+            t.c.platform == platform, t.c.workspace == workspace
+        )
+        async with self.read() as conn:
+            rows = (await conn.execute(query)).all()
+        return {(NameKind(r.kind), r.id): Known(r.name, r.fetched_at) for r in rows}

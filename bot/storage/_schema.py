@@ -305,6 +305,19 @@ dashboard_revocations = sa.Table(
     sa.Column("revoked_at", UTCDateTime, nullable=False),
 )
 
+# What people, channels and workspaces are called on their platform, and when that was learnt.
+# ``kind`` is "user", "channel" or "workspace"; a workspace's own row has id = workspace.
+display_names = sa.Table(
+    "display_names",
+    metadata,
+    sa.Column("platform", sa.String(16), primary_key=True),
+    sa.Column("workspace", sa.String(64), primary_key=True),
+    sa.Column("kind", sa.String(16), primary_key=True),
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("fetched_at", UTCDateTime, nullable=False),
+)
+
 
 def _create(*tables: sa.Table) -> Callable[[Connection], None]:
     def run(conn: Connection) -> None:
@@ -442,6 +455,7 @@ MIGRATIONS: list[Migration] = [
     (9, "dashboard link claimants", _add_column(dashboard_links, "claimant")),
     (10, "schedules' next due time, turn and lease", _schedules_due),
     (11, "workspace settings", _create(workspace_settings)),
+    (12, "display names of people, channels and workspaces", _create(display_names)),
 ]
 
 

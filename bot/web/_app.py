@@ -24,6 +24,7 @@ from bot.engine.activity import DayActivity, HistoryRow, StreakRow
 from bot.engine.engine import QuizEngine
 from bot.engine.learning import MemoryCard, is_due
 from bot.engine.model import Period, Place, ScoreRow
+from bot.engine.names import Known, NameKind, Names
 from bot.engine.ports import Clock, Schedule, utc_now
 from bot.links import BadToken, Grant, Purpose, Scope
 from bot.web import _svg
@@ -88,6 +89,10 @@ class DashboardStore(Protocol):
     async def channel_rounds(self, place: Place, since: datetime, until: datetime) -> list[Any]: ...
 
     async def cards(self, platform: str, workspace: str, user: str) -> list[MemoryCard]: ...
+
+    async def display_names(
+        self, platform: str, workspace: str
+    ) -> dict[tuple[NameKind, str], Known]: ...
 
 
 Handler = Callable[[web.Request, Grant], Awaitable[web.StreamResponse]]
@@ -253,6 +258,14 @@ class Dashboard:
         html = self._env.get_template(template).render(**values)
         return web.Response(text=html, status=status, content_type="text/html", charset="utf-8")
 
+    async def _named_page(
+        self, template: str, *, grant: Grant, status: int = 200, **values: Any
+    ) -> web.Response:
+        """Render a page of a workspace with its people's, channels' and own names."""
+        known = await self.store.display_names(grant.platform, grant.workspace)
+        names = Names(grant.workspace, known)
+        return self._page(template, status=status, grant=grant, names=names, **values)
+
     # ------------------------------------------------------------------ pages
 
     async def _streaks(self, grant: Grant, user: str | None = None) -> dict[str, Any]:
@@ -275,7 +288,7 @@ class Dashboard:
         answers = sum(d.answers for d in days)
         correct = sum(d.correct for d in days)
         streaks = await self._streaks(grant)
-        return self._page(
+        return await self._named_page(
             "overview.html",
             grant=grant,
             chart=_svg.activity_chart(days, f"Answers per day, last {ACTIVITY_DAYS} days"),
@@ -293,7 +306,9 @@ class Dashboard:
             await self.engine.leaderboard(grant.platform, grant.workspace, period, caller="")
             for period in (Period.WEEK, Period.MONTH, Period.ALL)
         ]
-        return self._page("leaderboards.html", grant=grant, boards=boards, streaks=streaks)
+        return await self._named_page(
+            "leaderboards.html", grant=grant, boards=boards, streaks=streaks
+        )
 
     async def questions(self, request: web.Request, grant: Grant) -> web.StreamResponse:
         """Every question's analytics in this workspace, sortable by any column."""
@@ -304,7 +319,7 @@ class Dashboard:
         descending = request.query.get("order", "desc") != "asc"
         items.sort(key=lambda r: r.question_id)
         items.sort(key=SORT_KEYS[sort], reverse=descending)
-        return self._page(
+        return await self._named_page(
             "questions.html",
             grant=grant,
             items=items,
@@ -319,7 +334,7 @@ class Dashboard:
         try:
             question = self.engine.bank.by_id(qid)
         except KeyError:
-            return self._page("missing.html", status=404, grant=grant, what="question")
+            return await self._named_page("missing.html", status=404, grant=grant, what="question")
         [item] = analytics.reports(
             [question],
             await self.engine.store.question_aggregates(grant.platform, grant.workspace),
@@ -335,7 +350,7 @@ class Dashboard:
             )
             for c in question.choices
         ]
-        return self._page(
+        return await self._named_page(
             "question.html",
             grant=grant,
             q=question,
@@ -368,7 +383,7 @@ class Dashboard:
                     ],
                 }
             )
-        return self._page("channels.html", grant=grant, cards=cards)
+        return await self._named_page("channels.html", grant=grant, cards=cards)
 
     async def me(self, _request: web.Request, grant: Grant) -> web.StreamResponse:
         """The session's own player page."""
@@ -396,7 +411,7 @@ class Dashboard:
         ]
         due = [c for c in items if is_due(c, now)]
         history = await self.store.user_history(grant.platform, grant.workspace, user)
-        return self._page(
+        return await self._named_page(
             "me.html",
             grant=grant,
             user=user,

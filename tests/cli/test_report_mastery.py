@@ -90,7 +90,8 @@ async def test_mastery_per_person_topic_and_team(env: dict[str, str]):
     assert (team["02-collectives"]["people"], team["02-collectives"]["learners"]) == (2, 1)
 
     rows = list(csv.DictReader(io.StringIO(report(env, "--format", "csv").stdout)))
-    assert len(rows) == 4 and rows[0].keys() == {"user", "topic", "questions", "seen", "mastery"}
+    assert len(rows) == 4
+    assert rows[0].keys() == {"user", "name", "topic", "questions", "seen", "mastery"}
 
     table = report(env).stdout.splitlines()
     assert table[0].split() == ["person", "01-links", "02-collectives"]
@@ -113,3 +114,25 @@ def test_nobody_yet_and_a_missing_workspace(env: dict[str, str]):
         check=False,
     )
     assert bad.returncode == 2 and "--workspace" in bad.stderr and "Traceback" not in bad.stderr
+
+
+async def test_people_by_name_where_one_is_stored(env: dict[str, str]):
+    from datetime import UTC, datetime
+
+    from bot.engine.names import NameKind
+
+    await answer(env["QUIZBOT_DATABASE_URL"], {"U07ABC123": ["ib-rate"], "U07DEF456": ["ring"]})
+    store = await open_store(env["QUIZBOT_DATABASE_URL"])
+    try:
+        at = datetime(2026, 12, 1, tzinfo=UTC)
+        await store.save_names("slack", "T07TEAM", {(NameKind.USER, "U07ABC123"): "Ada L."}, at)
+    finally:
+        await store.close()
+    table = report(env).stdout
+    assert "Ada L." in table and "U07ABC123" not in table
+    assert "U07DEF456" in table  # no name stored: the id, rather than nothing
+    rows = list(csv.DictReader(io.StringIO(report(env, "--format", "csv").stdout)))
+    assert {(r["user"], r["name"]) for r in rows} == {
+        ("U07ABC123", "Ada L."),
+        ("U07DEF456", "U07DEF456"),
+    }

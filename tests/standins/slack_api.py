@@ -118,12 +118,15 @@ class SlackApiStandIn:
         private: Iterable[str] = (),
         granted: Iterable[str] | None = None,
         limits: SlackLimits | None = None,
+        people: dict[str, str] | None = None,
     ) -> None:
         self.team_id = team_id
         self.limits = limits
         # Under ``limits``: when each channel last had a message, each workspace's last minute.
         self._channel_posted: dict[str, float] = {}
         self._workspace_posted: dict[str, deque[float]] = {}
+        # Display names users.info gives (profile.display_name); others have only a handle.
+        self.people = dict(people or {})
         self.bot_user_id = bot_user_id
         self.admins = set(admins)
         self.owners = set(owners)
@@ -394,6 +397,11 @@ class SlackApiStandIn:
                     "id": user,
                     "team_id": self.team_id,
                     "name": user.lower(),
+                    "real_name": self.people.get(user, ""),
+                    "profile": {
+                        "display_name": self.people.get(user, ""),
+                        "real_name": self.people.get(user, ""),
+                    },
                     "is_admin": user in self.admins,
                     "is_owner": user in self.owners,
                     "is_bot": False,

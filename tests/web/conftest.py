@@ -13,6 +13,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from bot.engine import Place, QuizEngine
 from bot.engine.model import Difficulty
+from bot.engine.names import NameKind
 from bot.engine.ports import Days, Schedule
 from bot.links import Scope
 from bot.storage import SqlStore
@@ -20,14 +21,27 @@ from bot.web import Dashboard
 from tests.conftest import FakeClock, SimpleBank, make_question
 
 SECRET = "test-dashboard-secret-0123456789"
-T1 = Place("slack", "T1", "C1")
-T2 = Place("slack", "T2", "C9")
+# Ids as Slack makes them, so a page that shows an id instead of a name fails a test.
+T1 = Place("slack", "T07QWE4RTYU", "C07XYZ9KLMN")
+T2 = Place("slack", "T08ZXC5VBNM", "C08MNB7VCXZ")
+ALICE, BOB, CAROL, MALLORY = "U07ABC12345", "U07DEF67890", "U07GHI24680", "U08JKL13579"
+ADMIN = "U07ADM11111"
+# What T1 calls them (T2's people have no stored name: their ids show).
+NAMES = {
+    (NameKind.USER, ALICE): "Alice Martin",
+    (NameKind.USER, BOB): "Bob Chen",
+    (NameKind.USER, CAROL): "Carol Diaz",
+    (NameKind.CHANNEL, T1.channel): "infra-study",
+    (NameKind.WORKSPACE, T1.workspace): "Acme Infra",
+}
 
+# A question id as long as the bank's longest, which a phone must wrap rather than scroll.
+LONG_ID = "tpu-optical-circuit-switch-reconfiguration-under-failure"
 BANK = SimpleBank(
     [
         make_question("seed-q", difficulty=Difficulty.EASY),
         make_question("second-q", answer="B"),
-        make_question("third-q", answer="C", difficulty=Difficulty.HARD),
+        make_question(LONG_ID, answer="C", difficulty=Difficulty.HARD),
     ]
 )
 
@@ -68,9 +82,10 @@ async def play(engine: QuizEngine, clock: FakeClock, place: Place, answers: dict
 
 async def seed_history(store: SqlStore, engine: QuizEngine, clock: FakeClock) -> None:
     """Two rounds in T1 (alice right twice, bob once), one in T2 (mallory)."""
-    await play(engine, clock, T1, {"alice": "right", "bob": "right", "carol": "wrong"})
-    await play(engine, clock, T1, {"alice": "right", "bob": "wrong"})
-    await play(engine, clock, T2, {"mallory": "right"})
+    await play(engine, clock, T1, {ALICE: "right", BOB: "right", CAROL: "wrong"})
+    await play(engine, clock, T1, {ALICE: "right", BOB: "wrong"})
+    await play(engine, clock, T2, {MALLORY: "right"})
+    await store.save_names(T1.platform, T1.workspace, NAMES, clock())
     await store.put_schedule(
         Schedule(
             place=T1,
@@ -79,7 +94,7 @@ async def seed_history(store: SqlStore, engine: QuizEngine, clock: FakeClock) ->
             zone="Europe/Paris",
             days=Days.WEEKDAYS,
             since=clock(),
-            set_by="U0",
+            set_by=ADMIN,
         )
     )
 
@@ -96,4 +111,19 @@ async def site(store: SqlStore) -> AsyncIterator[Site]:
         yield Site(client, dashboard, engine, clock)
 
 
-__all__ = ["BANK", "SECRET", "T1", "T2", "Site", "play", "timedelta"]
+__all__ = [
+    "ADMIN",
+    "ALICE",
+    "BANK",
+    "BOB",
+    "CAROL",
+    "LONG_ID",
+    "MALLORY",
+    "NAMES",
+    "SECRET",
+    "T1",
+    "T2",
+    "Site",
+    "play",
+    "timedelta",
+]

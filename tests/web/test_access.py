@@ -12,9 +12,9 @@ from aiohttp.test_utils import TestClient, TestServer
 from bot import links
 from bot.links import OPEN_PATH, Grant, Purpose, Scope
 from bot.web import COOKIE, Dashboard
-from tests.web.conftest import SECRET, T1, T2, Site
+from tests.web.conftest import ADMIN, ALICE, BOB, MALLORY, SECRET, T1, T2, Site
 
-T1_NAMES = ("alice", "bob", "carol")
+T1_NAMES = ("Alice Martin", "Bob Chen", "Carol Diaz")
 
 
 async def open_link(site: Site, path: str, **headers: str):
@@ -30,12 +30,12 @@ async def open_link(site: Site, path: str, **headers: str):
 
 
 def assert_no_data(text: str) -> None:
-    for name in (*T1_NAMES, "mallory", "seed-q", "second-q"):
+    for name in (*T1_NAMES, MALLORY, "seed-q", "second-q"):
         assert name not in text, name
 
 
 async def test_link_opens_a_session_and_the_overview(site: Site):
-    response = await open_link(site, site.link(T1, "U0"))
+    response = await open_link(site, site.link(T1, ADMIN))
     assert response.status == 303 and response.headers["Location"] == "/dashboard"
     cookie = response.cookies[COOKIE]
     assert cookie["httponly"] and cookie["samesite"] == "Strict" and cookie["path"] == "/dashboard"
@@ -44,7 +44,7 @@ async def test_link_opens_a_session_and_the_overview(site: Site):
     page = await site.client.get("/dashboard")
     assert page.status == 200
     text = await page.text()
-    assert "alice" in text and "mallory" not in text
+    assert "Alice Martin" in text and MALLORY not in text
     assert page.headers["X-Frame-Options"] == "DENY"
     assert "script-src" not in page.headers["Content-Security-Policy"]
     assert "default-src 'none'" in page.headers["Content-Security-Policy"]
@@ -53,14 +53,14 @@ async def test_link_opens_a_session_and_the_overview(site: Site):
 
 async def test_secure_cookie_when_public_url_is_https(site: Site):
     site.dashboard.public_url = "https://quiz.example.org"
-    url = site.dashboard.link(T1, "U0", Scope.WORKSPACE)
+    url = site.dashboard.link(T1, ADMIN, Scope.WORKSPACE)
     assert url.startswith("https://quiz.example.org/dashboard/open?token=")
     response = await open_link(site, url[url.index("/dashboard") :])
     assert response.cookies[COOKIE]["secure"]
 
 
 async def test_reused_link_is_refused(site: Site):
-    path = site.link(T1, "U0")
+    path = site.link(T1, ADMIN)
     assert (await open_link(site, path)).status == 303
     site.client.session.cookie_jar.clear()
     again = await open_link(site, path)
@@ -72,7 +72,7 @@ async def test_reused_link_is_refused(site: Site):
 
 
 async def test_expired_link_goes_to_the_expired_page(site: Site):
-    path = site.link(T1, "U0")
+    path = site.link(T1, ADMIN)
     site.clock.advance(minutes=15)
     response = await open_link(site, path)
     assert response.status == 303 and response.headers["Location"] == "/dashboard/expired"
@@ -82,21 +82,21 @@ async def test_expired_link_goes_to_the_expired_page(site: Site):
 
 
 async def test_forged_signature_is_refused(site: Site):
-    path = site.link(T1, "U0")
+    path = site.link(T1, ADMIN)
     body, _, sig = path.partition("token=")[2].partition(".")
     forged = f"/dashboard/open?token={body}.{sig[:-2]}AA"
     response = await open_link(site, forged)
     assert response.status == 403
     assert_no_data(await response.text())
     other_secret = links.new_link(
-        "some-other-secret-entirely", "slack", "T1", Scope.WORKSPACE, "U0", site.clock()
+        "some-other-secret-entirely", "slack", T1.workspace, Scope.WORKSPACE, ADMIN, site.clock()
     )
     response = await open_link(site, f"/dashboard/open?token={other_secret}")
     assert response.status == 403
 
 
 async def test_session_cookie_forged_or_link_used_as_cookie(site: Site):
-    link_token = site.link(T1, "U0").partition("token=")[2]
+    link_token = site.link(T1, ADMIN).partition("token=")[2]
     site.client.session.cookie_jar.update_cookies({COOKIE: link_token})
     response = await site.client.get("/dashboard")
     assert response.status == 403
@@ -121,7 +121,7 @@ async def test_no_cookie_no_page(site: Site):
 
 
 async def test_expired_session_goes_to_the_expired_page(site: Site):
-    assert (await open_link(site, site.link(T1, "U0"))).status == 303
+    assert (await open_link(site, site.link(T1, ADMIN))).status == 303
     site.clock.advance(hours=8)
     response = await site.client.get("/dashboard", allow_redirects=False)
     assert response.status == 303 and response.headers["Location"] == "/dashboard/expired"
@@ -142,7 +142,7 @@ async def test_another_workspace_sees_only_its_own(site: Site):
         for name in T1_NAMES:
             assert name not in text, (path, name)
     board = await (await site.client.get("/dashboard/leaderboards")).text()
-    assert "mallory" in board
+    assert MALLORY in board  # no name stored for T2: the id shows
     # T1's answers to seed-q never show on T2's page for it: T2 has one answer.
     page = await (await site.client.get("/dashboard/questions/seed-q")).text()
     assert "1 answer in 1 round" in page
@@ -154,13 +154,13 @@ async def test_session_signed_for_another_workspace_reads_that_workspace_only(si
     good = links.sign(
         SECRET,
         Purpose.SESSION,
-        Grant("slack", "T2", Scope.WORKSPACE, "U9", now + timedelta(hours=1)),
+        Grant("slack", T2.workspace, Scope.WORKSPACE, "U9", now + timedelta(hours=1)),
     )
     body, _, sig = good.partition(".")
     tampered = body.replace(
         body,
         links.sign(
-            "x" * 32, Purpose.SESSION, Grant("slack", "T1", Scope.WORKSPACE, "U9", now)
+            "x" * 32, Purpose.SESSION, Grant("slack", T1.workspace, Scope.WORKSPACE, "U9", now)
         ).partition(".")[0],
     )
     site.client.session.cookie_jar.update_cookies({COOKIE: f"{tampered}.{sig}"})
@@ -170,27 +170,27 @@ async def test_session_signed_for_another_workspace_reads_that_workspace_only(si
 
 
 async def test_personal_link_opens_only_its_own_page(site: Site):
-    response = await open_link(site, site.link(T1, "bob", Scope.ME))
+    response = await open_link(site, site.link(T1, BOB, Scope.ME))
     assert response.headers["Location"] == "/dashboard/me"
     mine = await site.client.get("/dashboard/me")
     assert mine.status == 200
     text = await mine.text()
-    assert "bob" in text and "alice" not in text
+    assert "Bob Chen" in text and "Alice Martin" not in text
     for path in (
         "/dashboard",
         "/dashboard/leaderboards",
         "/dashboard/questions",
         "/dashboard/channels",
-        "/dashboard/players/alice",
+        f"/dashboard/players/{ALICE}",
     ):
         response = await site.client.get(path)
         assert response.status == 403, path
-        assert "alice" not in await response.text()
-    assert (await site.client.get("/dashboard/players/bob")).status == 200
+        assert "Alice Martin" not in await response.text()
+    assert (await site.client.get(f"/dashboard/players/{BOB}")).status == 200
 
 
 async def test_bad_sort_and_unknown_question(site: Site):
-    assert (await open_link(site, site.link(T1, "U0"))).status == 303
+    assert (await open_link(site, site.link(T1, ADMIN))).status == 303
     response = await site.client.get("/dashboard/questions?sort=<script>&order=sideways")
     assert response.status == 200
     assert "<script>" not in await response.text()
@@ -206,7 +206,7 @@ async def test_links_and_sessions_work_across_replicas(site: Site):
     app = web.Application()
     other.mount(app)
     async with TestClient(TestServer(app)) as replica:
-        path = site.link(T1, "U0")
+        path = site.link(T1, ADMIN)
         token = path.partition("token=")[2]
         opened = await replica.post(OPEN_PATH, data={"token": token}, allow_redirects=False)
         assert opened.status == 303
@@ -216,13 +216,13 @@ async def test_links_and_sessions_work_across_replicas(site: Site):
         cookie = opened.cookies[COOKIE].value
         site.client.session.cookie_jar.update_cookies({COOKIE: cookie})
         page = await site.client.get("/dashboard")
-        assert page.status == 200 and "alice" in await page.text()
+        assert page.status == 200 and "Alice Martin" in await page.text()
 
 
 async def test_a_preview_crawler_leaves_the_link_unused(site: Site):
     # The review's reproduction: a HEAD as a link-preview bot took the link, and the person's
     # click afterwards was told "already used".
-    path = site.link(T1, "U0")
+    path = site.link(T1, ADMIN)
     crawler = {"User-Agent": "Mozilla/5.0 (compatible; Discordbot/2.0; +https://discordapp.com)"}
     head = await site.client.head(path, headers=crawler, allow_redirects=False)
     assert head.status == 200 and COOKIE not in head.cookies
@@ -238,7 +238,7 @@ async def test_a_preview_crawler_leaves_the_link_unused(site: Site):
 
 
 async def test_the_open_page_allows_its_own_form_only(site: Site):
-    page = await site.client.get(site.link(T1, "U0"))
+    page = await site.client.get(site.link(T1, ADMIN))
     policy = page.headers["Content-Security-Policy"]
     assert "form-action 'self'" in policy and "script-src" not in policy
 
@@ -253,7 +253,7 @@ async def test_the_open_page_allows_its_own_form_only(site: Site):
 )
 async def test_another_site_cannot_post_a_link(site: Site, headers: dict[str, str]):
     # Login CSRF: another site's form posting a link of its own into this browser.
-    path = site.link(T1, "U0")
+    path = site.link(T1, ADMIN)
     refused = await open_link(site, path, **headers)
     assert refused.status == 403 and COOKIE not in refused.cookies
     assert "own page" in await refused.text()
@@ -295,20 +295,20 @@ def test_each_workspace_signs_with_its_own_key(site: Site):
     # The review: one key signed every workspace's values, and any member could get a
     # (message, MAC) pair for it. Each workspace's key is now derived from the secret.
     now = site.clock()
-    grant = Grant("slack", "T1", Scope.WORKSPACE, "U0", now + timedelta(hours=1))
+    grant = Grant("slack", T1.workspace, Scope.WORKSPACE, ADMIN, now + timedelta(hours=1))
     body = links.sign(SECRET, Purpose.SESSION, grant).partition(".")[0]
     message = f"quizbot-dashboard:session:{body}".encode()
     with_the_bare_secret = links._b64(hmac.new(SECRET.encode(), message, "sha256").digest())
     with pytest.raises(links.BadToken, match="bad signature"):
         links.verify(SECRET, Purpose.SESSION, f"{body}.{with_the_bare_secret}", now)
-    keys = {links._workspace_key(SECRET, "slack", w) for w in ("T1", "T2")}
+    keys = {links._workspace_key(SECRET, "slack", w) for w in (T1.workspace, T2.workspace)}
     assert len(keys) == 2
 
 
 def test_the_secret_is_rotated_with_a_list_of_keys(site: Site):
     old, new = "o" * 40, "n" * 40
     now = site.clock()
-    grant = Grant("slack", "T1", Scope.ME, "U0", now + timedelta(hours=1))
+    grant = Grant("slack", T1.workspace, Scope.ME, ADMIN, now + timedelta(hours=1))
     signed_old = links.sign(old, Purpose.SESSION, grant)
     assert links.verify(f"{new},{old}", Purpose.SESSION, signed_old, now) == grant
     signed_new = links.sign(f"{new},{old}", Purpose.SESSION, grant)
@@ -319,18 +319,18 @@ def test_the_secret_is_rotated_with_a_list_of_keys(site: Site):
 
 async def test_revoking_a_workspace_ends_its_sessions_and_links(site: Site):
     store = site.dashboard.store
-    unused = site.link(T1, "U0")
-    assert (await open_link(site, site.link(T1, "U0"))).status == 303
+    unused = site.link(T1, ADMIN)
+    assert (await open_link(site, site.link(T1, ADMIN))).status == 303
     assert (await site.client.get("/dashboard")).status == 200
     site.clock.advance(seconds=1)
-    await store.revoke_dashboard_sessions("slack", "T1", site.clock())  # type: ignore[attr-defined]
+    await store.revoke_dashboard_sessions("slack", T1.workspace, site.clock())  # type: ignore[attr-defined]
     ended = await site.client.get("/dashboard")
     assert ended.status == 403 and "This session was ended" in await ended.text()
     refused = await open_link(site, unused)
     assert refused.status == 403 and "This link was ended" in await refused.text()
     # A link asked for afterwards opens a new session.
     site.clock.advance(seconds=1)
-    assert (await open_link(site, site.link(T1, "U0"))).status == 303
+    assert (await open_link(site, site.link(T1, ADMIN))).status == 303
     assert (await site.client.get("/dashboard")).status == 200
     # Another workspace's sessions are untouched.
     site.client.session.cookie_jar.clear()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,15 +17,23 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from bot.engine.model import Place
 from bot.links import Scope
 from bot.storage import SqlStore, open_store
 from bot.web import Dashboard
-from tests.web.conftest import T1, Site
+from tests.web.conftest import ADMIN, BOB, LONG_ID, MALLORY, T1, Site
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 LAUNCH_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 SHOTS = Path(os.environ.get("QUIZBOT_SCREENSHOTS", "out/screenshots"))
 WAIT_MS = 10_000
+# The narrowest phone width in common use.
+PHONE = 360
+# A Slack id (user, channel or workspace) as it would show if a page fell back to ids.
+IDS = re.compile(r"\b[UCT]0[0-9A-Z]{8,}\b")
+# A workspace with ids as long as Slack's enterprise ones, and no stored names.
+LONG_PLACE = Place("slack", "E07ENTERPRISE9GRID0", "C07VERYLONGCHANNELID0")
+LONG_USER = "W07LONGUSERID00000001"
 
 pytestmark = pytest.mark.skipif(
     not Path(CHROMIUM).exists(),
@@ -81,7 +90,7 @@ async def shot(page, name: str) -> None:
 
 async def test_admin_reads_the_workspace(site: Site, base_url: str, browser) -> None:
     page = await browser.new_page(viewport={"width": 1000, "height": 800})
-    link = full_link(site.dashboard, base_url, "U0", Scope.WORKSPACE)
+    link = full_link(site.dashboard, base_url, ADMIN, Scope.WORKSPACE)
     # A link preview crawler fetches the link first (HEAD, then GET): that spends nothing.
     async with aiohttp.ClientSession() as crawler:
         for method in ("HEAD", "GET"):
@@ -96,14 +105,18 @@ async def test_admin_reads_the_workspace(site: Site, base_url: str, browser) -> 
     assert await page.inner_text("#players") == "3"
     assert await page.inner_text("#share") == "60%"
     leaders = await page.inner_text("#streaks")
-    assert "alice" in leaders and "mallory" not in leaders
+    assert "Alice Martin" in leaders and MALLORY not in leaders
+    # Names, never ids: the workspace, people and channels as the team knows them.
+    assert await page.inner_text("header .where") == "slack · Acme Infra"
+    assert not IDS.search(await page.inner_text("body"))
     await shot(page, "overview")
 
     await page.click("text=Leaderboards")
     await page.wait_for_url("**/dashboard/leaderboards", timeout=WAIT_MS)
     rows = await page.locator("#board-all tbody tr").all_inner_texts()
-    assert rows[0].split("\t")[:3] == ["1", "alice", "4"]
-    assert [r.split("\t")[1] for r in rows] == ["alice", "bob", "carol"]
+    assert rows[0].split("\t")[:3] == ["1", "Alice Martin", "4"]
+    assert [r.split("\t")[1] for r in rows] == ["Alice Martin", "Bob Chen", "Carol Diaz"]
+    assert not IDS.search(await page.inner_text("body"))
     await shot(page, "leaderboards")
 
     await page.click("text=Questions")
@@ -123,32 +136,72 @@ async def test_admin_reads_the_workspace(site: Site, base_url: str, browser) -> 
 
     await page.click("text=Channels")
     await page.wait_for_url("**/dashboard/channels", timeout=WAIT_MS)
-    card = await page.inner_text("#channel-C1")
+    card = await page.inner_text(f"#channel-{T1.channel}")
+    assert await page.inner_text(f"#channel-{T1.channel} h2") == "#infra-study"
+    assert not IDS.search(await page.inner_text("body"))
     assert "Daily question at 09:30 Europe/Paris, on weekdays." in card
     assert "Next post: Thursday 2026-03-05 09:30 Europe/Paris" in card
     await shot(page, "channels")
 
 
 async def test_player_page_at_phone_width(site: Site, base_url: str, browser) -> None:
-    page = await browser.new_page(viewport={"width": 390, "height": 844})
-    await page.goto(full_link(site.dashboard, base_url, "bob", Scope.ME))
+    page = await browser.new_page(viewport={"width": PHONE, "height": 800})
+    await page.goto(full_link(site.dashboard, base_url, BOB, Scope.ME))
     await page.click("#open")
     await page.wait_for_url(f"{base_url}/dashboard/me", timeout=WAIT_MS)
-    assert await page.inner_text("h1") == "bob"
+    assert await page.inner_text("h1") == "Bob Chen"
     assert await page.inner_text("#points") == "1"
     assert await page.inner_text("#due") == "2"  # his right answer and his miss, both due
-    assert "third-q" in await page.inner_text("#reviews")
+    assert LONG_ID in await page.inner_text("#reviews")
     history = await page.locator("#history tbody tr").count()
     assert history == 2
-    width = await page.evaluate("document.documentElement.scrollWidth")
-    assert width <= 390
+    assert "#infra-study" in await page.inner_text("#history")
+    # At phone width each answer is a block of labelled lines, not a row of five columns.
+    shown = "getComputedStyle(document.querySelector('#history td')).display"
+    assert await page.evaluate(shown) == "block"
+    assert not IDS.search(await page.inner_text("body"))
+    await fits(page)
     await shot(page, "me-phone")
     await page.goto(f"{base_url}/dashboard/leaderboards")
     assert "This link opens your own page only." in await page.inner_text("main")
 
 
+PAGES = {
+    "overview": "/dashboard",
+    "leaderboards": "/dashboard/leaderboards",
+    "questions": "/dashboard/questions",
+    "question": f"/dashboard/questions/{LONG_ID}",
+    "channels": "/dashboard/channels",
+}
+
+
+async def fits(page) -> None:
+    """Assert the page does not scroll sideways: its content is exactly the viewport's width."""
+    width = await page.evaluate("document.documentElement.scrollWidth")
+    viewport = await page.evaluate("document.documentElement.clientWidth")
+    assert viewport == PHONE
+    assert width == viewport, f"{page.url} is {width} px wide at {viewport} px"
+
+
+async def test_every_page_fits_a_phone(site: Site, base_url: str, browser) -> None:
+    # A workspace without stored names shows its long ids: those must wrap too.
+    await site.engine.start_round(LONG_PLACE)
+    page = await browser.new_page(viewport={"width": PHONE, "height": 800})
+    for place, who in ((T1, ADMIN), (LONG_PLACE, LONG_USER)):
+        url = site.dashboard.link(place, who, Scope.WORKSPACE)
+        await page.goto(base_url + url[url.index("/dashboard") :])
+        await page.click("#open")
+        await page.wait_for_url(f"{base_url}/dashboard", timeout=WAIT_MS)
+        for name, path in PAGES.items():
+            await page.goto(base_url + path)
+            await fits(page)
+            if place == T1:
+                await shot(page, f"{name}-phone")
+        await page.context.clear_cookies()
+
+
 async def test_a_spent_link_says_so_after_the_click(site: Site, base_url: str, browser) -> None:
-    link = full_link(site.dashboard, base_url, "U0", Scope.WORKSPACE)
+    link = full_link(site.dashboard, base_url, ADMIN, Scope.WORKSPACE)
     first = await browser.new_page()
     await first.goto(link)
     await first.click("#open")
@@ -160,6 +213,6 @@ async def test_a_spent_link_says_so_after_the_click(site: Site, base_url: str, b
         await second.goto(link)
         await second.click("#open")
         await second.wait_for_selector("text=already used", timeout=WAIT_MS)
-        assert "alice" not in await second.inner_text("main")
+        assert "Alice Martin" not in await second.inner_text("main")
     finally:
         await other.close()

@@ -21,7 +21,7 @@ from bot.engine.loader import load_bank
 from bot.links import LinkMaker
 from bot.storage import open_store
 from bot.web import Dashboard
-from tests.adapters.slack.conftest import ADMIN, BANK, Sender, make_settings
+from tests.adapters.slack.conftest import ADMIN, BANK, HANDLES, Sender, make_settings
 from tests.conftest import FakeClock
 from tests.standins.slack_api import SlackApiStandIn
 from tests.web.test_browser import CHROMIUM, LAUNCH_FLAGS, WAIT_MS, shot
@@ -74,17 +74,24 @@ async def served(tmp_path: Path) -> AsyncIterator[tuple[Sender, SlackApiStandIn,
             await standin.stop()
 
 
-async def test_rounds_on_slack_then_the_admin_reads_them_in_the_browser(served, tmp_path):
+PEOPLE = {"U07ADA12345": "ada.lovelace", "U07BOB67890": "bob.kahn", "U07CYR24680": "cy.ras"}
+
+
+async def test_rounds_on_slack_then_the_admin_reads_them_in_the_browser(
+    served, tmp_path, monkeypatch
+):
     slack, standin, clock = served
+    for user, handle in PEOPLE.items():
+        monkeypatch.setitem(HANDLES, user, handle)
     round_id = await slack.post_card("storage")
-    for user, key in (("UADA", "A"), ("UBOB", "A"), ("UCY", "B")):
+    for user, key in zip(PEOPLE, "AAB", strict=True):
         clock.advance(seconds=2)
         assert (await slack.click(round_id, key, user=user)).status == 200
     await standin.wait_calls("chat.postEphemeral", 3)
     assert (await slack.command("close", user=ADMIN)).status == 200
     scheduled = await said(slack, standin, "schedule 09:30 Europe/Paris weekdays", ADMIN)
     assert "Scheduled" in scheduled
-    refused = await said(slack, standin, "dashboard", "UBOB")
+    refused = await said(slack, standin, "dashboard", "U07BOB67890")
     assert "can open the workspace's dashboard" in refused and "/dashboard/open" not in refused
     (link,) = LINK.findall(await said(slack, standin, "dashboard", ADMIN))
 
@@ -103,7 +110,9 @@ async def test_rounds_on_slack_then_the_admin_reads_them_in_the_browser(served, 
             assert await page.inner_text("#share") == "67%"
             await page.goto(link.split("/dashboard")[0] + "/dashboard/leaderboards")
             board = await page.inner_text("#board-all")
-            assert "UADA" in board and "UBOB" in board and "UCY" in board
+            # The names Slack sent with the clicks, never the ids.
+            assert "ada.lovelace" in board and "bob.kahn" in board and "cy.ras" in board
+            assert not any(user in board for user in PEOPLE)
             await page.goto(
                 link.split("/dashboard")[0] + "/dashboard/questions/slack-test-checkpoint"
             )
@@ -112,6 +121,8 @@ async def test_rounds_on_slack_then_the_admin_reads_them_in_the_browser(served, 
             assert "67% (2)" in chart and "33% (1)" in chart and "0% (0)" in chart
             await page.goto(link.split("/dashboard")[0] + "/dashboard/channels")
             card = await page.inner_text("#channel-C0QUIZ")
+            assert await page.inner_text("#channel-C0QUIZ h2") == "#quiz"
+            assert "standin" in await page.inner_text("header .where")
             assert "Daily question at 09:30 Europe/Paris, on weekdays." in card
             assert "Next post: Tuesday 2026-03-03 09:30 Europe/Paris" in card
             await shot(page, "slack-channels")

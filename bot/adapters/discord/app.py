@@ -28,6 +28,7 @@ from bot.chat.runner import Loops, keep_trying, one_line_logs, run
 from bot.config import Admins, Settings
 from bot.engine import QuizEngine
 from bot.engine.model import Place
+from bot.engine.names import NameKind
 from bot.errors import ConfigError
 from bot.links import LinkMaker
 from bot.observability.heap import freeze_heap
@@ -149,6 +150,7 @@ class QuizClient(discord.Client):
         if place is None:
             await self.chat.refuse(exchange, None, user, say(M.SERVER_ONLY), kind=kind)
             return
+        self.learn_names(place, interaction.user, interaction.channel, interaction.guild)
         match event(place, user):
             case Command() as command:
                 await self.chat.command(command, exchange, kind=kind)
@@ -241,8 +243,27 @@ class QuizClient(discord.Client):
         if key is None:
             return
         place = Place(render.PLATFORM, str(payload.guild_id), str(payload.channel_id))
+        self.learn_names(
+            place,
+            payload.member,
+            self.get_channel(payload.channel_id),
+            self.get_guild(payload.guild_id),
+        )
         reaction = Reaction(place, str(payload.user_id), str(payload.message_id), key)
         await self.chat.reaction(reaction, kind="reaction")
+
+    def learn_names(self, place: Place, person: Any, channel: Any, guild: Any) -> None:
+        """Hand the names the gateway cache has for this person, channel and server to the book."""
+        names: dict[tuple[NameKind, str], str] = {}
+        if person is not None:
+            names[(NameKind.USER, str(person.id))] = str(person.display_name)
+        channel_name = getattr(channel, "name", None)
+        if isinstance(channel_name, str):
+            names[(NameKind.CHANNEL, place.channel)] = channel_name
+        guild_name = getattr(guild, "name", None)
+        if isinstance(guild_name, str):
+            names[(NameKind.WORKSPACE, place.workspace)] = guild_name
+        self.chat.names.learn(place.workspace, names)
 
     async def on_guild_remove(self, guild: discord.Guild) -> None:
         """The bot was removed from a server (kicked, or the server deleted): forget it there.

@@ -29,6 +29,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import messages as M
 from bot.adapters.slack._home import HomeTab
 from bot.adapters.slack._metrics import ApiErrorCounter
+from bot.adapters.slack._names import learner
+from bot.adapters.slack._names import lookup as names_lookup
 from bot.adapters.slack._oauth import (
     SqlInstallationStore,
     SqlStateStore,
@@ -187,6 +189,7 @@ def assemble(
         admins_only=settings.listed_admins_only(),
         charts=charts,
         refresh_every=refresh_every,
+        name_lookup=names_lookup(client),
     )
     logging.getLogger("slack_bolt.AsyncApp").addFilter(TOKEN_IN_CLIENT)
     app = AsyncApp(
@@ -205,6 +208,8 @@ def assemble(
         app.middleware(Middleware(guard.middleware))
     if oauth is not None:
         app.middleware(Middleware(bind_workspace))
+    # After the replay check and the workspace's token: names of requests that will be served.
+    app.middleware(Middleware(learner(chat.names)))
     listeners = Listeners(chat, port)
     listeners.register(app)
     HomeTab(chat, port, listeners.background).register(app)

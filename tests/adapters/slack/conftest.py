@@ -33,6 +33,8 @@ TEAM = "T0TEAM"
 ADMIN = "UADMIN"
 CHANNEL = "C0QUIZ"
 CLICKS = itertools.count(1)
+# The handle (username) Slack sends with a person's requests; unlisted ids get id.lower().
+HANDLES: dict[str, str] = {}
 
 
 def make_settings(tmp_path: Path, standin: SlackApiStandIn, **extra: Any) -> Settings:
@@ -103,7 +105,7 @@ class Sender:
             "channel_id": channel,
             "channel_name": "quiz",
             "user_id": user,
-            "user_name": user.lower(),
+            "user_name": HANDLES.get(user, user.lower()),
             "command": name,
             "text": text,
             "api_app_id": "A0APP",
@@ -205,7 +207,7 @@ def block_actions(
     return {
         "type": "block_actions",
         "team": {"id": team, "domain": "standin"},
-        "user": {"id": user, "username": user.lower(), "team_id": team},
+        "user": {"id": user, "username": HANDLES.get(user, user.lower()), "team_id": team},
         "api_app_id": "A0APP",
         "token": "legacy",
         "container": {

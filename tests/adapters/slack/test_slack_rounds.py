@@ -49,6 +49,8 @@ async def test_quiz_next_posts_a_card_with_one_button_per_choice(slack: Harness)
     assert "hard, 3 points" in context
     assert "closes <!date^" in context
     assert context.endswith("0 answered")
+    # The handler stores the card's ts after the post returns: wait for it to finish.
+    await slack.handled.wait(1)
     rnd = await slack.engine.get_round(round_id)
     assert rnd.message_ref == "1700000000.000001"
     assert rnd.closes_at == slack.clock.now + timedelta(minutes=10)

@@ -1,0 +1,99 @@
+"""Names on Slack: from the request payloads, and ``users.info`` for people seen only by id.
+
+Slash commands carry ``user_name``, ``channel_name`` and ``team_domain``; button clicks carry the
+user's ``username`` (or ``name``), the channel's ``name`` and the team's ``domain``. Events
+(reactions) carry only ids, so a person first met there is looked up with ``users.info`` (the
+``users:read`` scope the admin check already uses): their display name, else their real name.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.response import BoltResponse
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.chat.names import Key, NameBook
+from bot.engine.names import NameKind
+
+log = logging.getLogger(__name__)
+
+Next = Callable[[], Awaitable[BoltResponse]]
+
+
+def _text(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def read_names(body: dict[str, Any]) -> tuple[str, dict[Key, str], list[Key]]:
+    """Return a payload's workspace id, the names it carries, and every id it names."""
+    names: dict[Key, str] = {}
+    seen: list[Key] = []
+
+    def note(kind: NameKind, ident: Any, name: Any = None) -> None:
+        if isinstance(ident, str) and ident:
+            seen.append((kind, ident))
+            if _text(name):
+                names[(kind, ident)] = _text(name)
+
+    user = body.get("user")
+    channel = body.get("channel")
+    team = body.get("team")
+    event = body.get("event")
+    workspace = (
+        _text(body.get("team_id"))
+        or (_text(team.get("id")) if isinstance(team, dict) else "")
+        or (_text(user.get("team_id")) if isinstance(user, dict) else "")
+    )
+    if "user_id" in body:  # a slash command
+        note(NameKind.USER, body.get("user_id"), body.get("user_name"))
+        note(NameKind.CHANNEL, body.get("channel_id"), body.get("channel_name"))
+        note(NameKind.WORKSPACE, workspace, body.get("team_domain"))
+    if isinstance(user, dict):  # an interaction
+        note(NameKind.USER, user.get("id"), user.get("username") or user.get("name"))
+    if isinstance(channel, dict):
+        note(NameKind.CHANNEL, channel.get("id"), channel.get("name"))
+    if isinstance(team, dict):
+        note(NameKind.WORKSPACE, team.get("id"), team.get("domain"))
+    if isinstance(event, dict):  # reactions, the Home tab
+        note(NameKind.USER, event.get("user"))
+    return workspace, names, seen
+
+
+def learner(book: NameBook) -> Callable[[AsyncBoltRequest, Next], Awaitable[BoltResponse]]:
+    """Return the Bolt middleware that hands every request's names to the name book."""
+
+    async def learn_names(req: AsyncBoltRequest, next: Next) -> BoltResponse:
+        body = req.body
+        if isinstance(body, dict):
+            workspace, names, seen = read_names(body)
+            # Only people are looked up; a channel's or workspace's id alone is not.
+            book.learn(workspace, names, [k for k in seen if k[0] is NameKind.USER])
+        return await next()
+
+    return learn_names
+
+
+def lookup(client: AsyncWebClient) -> Callable[[str, NameKind, str], Awaitable[str | None]]:
+    """Return the name book's lookup: ``users.info`` for a person."""
+
+    async def ask(workspace: str, kind: NameKind, ident: str) -> str | None:
+        if kind is not NameKind.USER:
+            return None
+        try:
+            response = await client.users_info(user=ident)
+        except SlackApiError as exc:
+            log.info("users.info %s: %s", ident, exc.response.get("error"))
+            return None
+        user = response.get("user") or {}
+        profile = user.get("profile") or {}
+        for name in (profile.get("display_name"), profile.get("real_name"), user.get("real_name")):
+            if _text(name):
+                return _text(name)
+        return _text(user.get("name")) or None
+
+    return ask
