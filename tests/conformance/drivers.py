@@ -209,7 +209,7 @@ class SlackDriver:
         self.handled = Handled(self.bot.chat)
         self.core = self.bot.chat
         listening: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        transport = HttpMode(self.bot, "127.0.0.1", 0, listening.set_result, store=store)
+        transport = HttpMode(self.bot, "127.0.0.1", 0, listening.set_result)
         loops = Loops(self.bot.chat, timer_interval=0.05, scheduler_interval=0.05)
         self._stop = asyncio.Event()
         self._runner = asyncio.create_task(
