@@ -13,10 +13,14 @@ and ``quizbot bandwidth`` calls the parts::
     text = render_table(result)        # or to_json(result), render_chart(result)
     step = plan(parse_plan("llama3-70b gpus=128 tp=8 pp=2"), load_catalogue())
     text = render_table(step)          # or plan_to_json(step), render_chart(step)
+    curve = sweep(parse_request("16GiB allreduce nodes=2 gpus=8"), load_catalogue())
+    best = search(parse_plan("llama3-70b gpus=256 search"), load_catalogue())
+    band("allreduce", 2**30)           # the relative uncertainty of such a figure (0.15)
 """
 
 from __future__ import annotations
 
+from bot.bandwidth._bands import BANDS, band
 from bot.bandwidth._catalogue import (
     ENV_VAR,
     QUIZ_CHOICES,
@@ -32,7 +36,7 @@ from bot.bandwidth._chat import Reply, answer, chart_filename, is_plan
 from bot.bandwidth._errors import BandwidthError
 from bot.bandwidth._estimate import Estimate, Result, estimate
 from bot.bandwidth._hardware import Gpu, Hardware, Model, load_hardware
-from bot.bandwidth._models import ALGORITHMS
+from bot.bandwidth._models import ALGORITHMS, collective, collective_formula
 from bot.bandwidth._plan import Layout, Memory, Plan, PlanResult, Volumes, plan
 from bot.bandwidth._plan_render import plan_to_json
 from bot.bandwidth._plan_request import PLAN_USAGE, PlanRequest, parse_plan
@@ -49,10 +53,13 @@ from bot.bandwidth._request import (
     parse_step,
     parse_switch,
 )
+from bot.bandwidth._search import Search, render_search, search, search_to_json
 from bot.bandwidth._sizes import describe_bytes, parse_size
+from bot.bandwidth._sweep import Sweep, render_sweep, render_sweep_chart, sweep, sweep_to_json
 
 __all__ = [
     "ALGORITHMS",
+    "BANDS",
     "DEFAULT_INTRA",
     "ENV_VAR",
     "OPS",
@@ -75,9 +82,14 @@ __all__ = [
     "PlanResult",
     "Reply",
     "Result",
+    "Search",
+    "Sweep",
     "Volumes",
     "answer",
+    "band",
     "chart_filename",
+    "collective",
+    "collective_formula",
     "describe_bytes",
     "estimate",
     "format_seconds",
@@ -98,6 +110,13 @@ __all__ = [
     "plan",
     "plan_to_json",
     "render_chart",
+    "render_search",
+    "render_sweep",
+    "render_sweep_chart",
     "render_table",
+    "search",
+    "search_to_json",
+    "sweep",
+    "sweep_to_json",
     "to_json",
 ]
