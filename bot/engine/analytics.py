@@ -141,7 +141,9 @@ def report(question: Question, agg: QuestionAggregate | None) -> QuestionReport:
         (key, picks.get(key, 0) / total_picks if total_picks else 0.0) for key in question.keys
     )
     share = agg.correct / agg.answers if agg.answers else None
-    measured = measured_difficulty(share) if share is not None and agg.answers else None
+    # A measured difficulty needs as many answers as a flag: one answer says nothing.
+    enough = share is not None and agg.answers >= MIN_ANSWERS
+    measured = measured_difficulty(share) if share is not None and enough else None
     r = point_biserial(agg.biserial)
     flags: list[FlagNote] = []
     if agg.answers >= MIN_ANSWERS and share is not None and measured is not None:

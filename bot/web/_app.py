@@ -57,6 +57,7 @@ SORT_KEYS: dict[str, Callable[[analytics.QuestionReport], Any]] = {
     "disc": lambda r: -2.0 if r.discrimination is None else r.discrimination,
     "flags": lambda r: len(r.flags),
 }
+DEFAULT_SORT = "answers"
 
 
 class DashboardStore(Protocol):
@@ -313,9 +314,10 @@ class Dashboard:
     async def questions(self, request: web.Request, grant: Grant) -> web.StreamResponse:
         """Every question's analytics in this workspace, sortable by any column."""
         items = await self.engine.question_report(grant.platform, grant.workspace)
-        sort = request.query.get("sort", "flags")
+        # Most answered first: flags need 20 answers, so most questions have none for long.
+        sort = request.query.get("sort", DEFAULT_SORT)
         if sort not in SORT_KEYS:
-            sort = "flags"
+            sort = DEFAULT_SORT
         descending = request.query.get("order", "desc") != "asc"
         items.sort(key=lambda r: r.question_id)
         items.sort(key=SORT_KEYS[sort], reverse=descending)

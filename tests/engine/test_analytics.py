@@ -94,8 +94,10 @@ def test_report_figures_and_no_flags_below_twenty_answers():
     assert r.share_correct == pytest.approx(0.9)
     assert r.choice_shares == (("A", 0.1), ("B", 0.9), ("C", 0.0), ("D", 0.0))
     assert r.median_seconds == pytest.approx(4.2)
-    assert r.measured is Difficulty.EASY
-    assert r.flags == ()  # too few answers to judge
+    # Too few answers to judge: no flag, and no measured difficulty either.
+    assert r.measured is None
+    assert r.flags == ()
+    assert report(q, agg("q1", 20, 18, {"A": 2, "B": 18})).measured is Difficulty.EASY
 
 
 def test_report_flags_label_and_dead_distractors():

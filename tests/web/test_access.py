@@ -336,3 +336,12 @@ async def test_revoking_a_workspace_ends_its_sessions_and_links(site: Site):
     site.client.session.cookie_jar.clear()
     assert (await open_link(site, site.link(T2, "U9"))).status == 303
     assert (await site.client.get("/dashboard")).status == 200
+
+
+async def test_questions_open_on_the_most_answered(site: Site) -> None:
+    assert (await open_link(site, site.link(T1, ADMIN))).status == 303
+    page = await (await site.client.get("/dashboard/questions")).text()
+    assert "Answers ▼" in page and "Flags ▼" not in page
+    # seed-q had 3 answers in T1, the others fewer: it comes first, not the alphabet's first.
+    rows = page.split("<tbody>", 1)[1]
+    assert rows.index("seed-q") < rows.index("second-q")
