@@ -116,8 +116,7 @@ class Chat:
     async def is_admin(
         self, place: Place, user: str, ask_platform: Callable[[], Awaitable[bool]]
     ) -> bool:
-        """Return whether a person is an admin here: listed, or (unless only the listed count)
-        an admin as the platform says, asked through ``ask_platform``."""
+        """Return whether a person is an admin here (listed, else as ``ask_platform`` says)."""
         if self.admins.lists(place.platform, place.workspace, user):
             return True
         return not self.admins_only and await ask_platform()
