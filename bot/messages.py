@@ -336,6 +336,15 @@ PLAY_NOTHING_LEFT = "Nothing left to review."
 
 # ---------------------------------------------------------------- failures
 
+BANDWIDTH_TOO_OFTEN = (
+    "That is a lot of charts at once; try again in {seconds} seconds. Each person may ask for "
+    "{burst} charts at once and one every {every} seconds after that."
+)
+BANDWIDTH_WORKSPACE_TOO_OFTEN = (
+    "This workspace has asked for many charts just now; try again in {seconds} seconds."
+)
+BANDWIDTH_BUSY = "Charts are busy right now ({waiting} waiting to be drawn); try again in a minute."
+
 APOLOGY = (
     "Sorry, something went wrong on our side. If it keeps happening, quote error id {id} "
     "to whoever runs quizbot."

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import re
+import time
+from collections.abc import Callable
 
+from bot import messages as M
 from bot.bandwidth import (
     DEFAULT_INTRA,
     BandwidthError,
@@ -26,19 +30,63 @@ from bot.bandwidth import (
 from bot.chat.content import Chart, EstimateView
 from bot.chat.grammar import Args
 from bot.engine.charts import chart_estimate
-from bot.engine.model import ChartSpec
+from bot.engine.model import ChartSpec, Place
 from bot.observability.heap import freeze_heap
+from bot.ratelimit import RateLimit
+from bot.text import Text, say
 
 log = logging.getLogger(__name__)
+
+# Charts asked for with /bandwidth that may wait to be drawn (the one drawing included); past
+# that a request is refused as busy. A reveal's chart is never refused.
+MAX_WAITING = 8
+# Each person may ask for PER_USER_BURST charts at once, then one every
+# 60 / PER_USER_PER_MINUTE seconds; a workspace (or server) as a whole likewise.
+PER_USER_BURST, PER_USER_PER_MINUTE = 3, 6
+PER_WORKSPACE_BURST, PER_WORKSPACE_PER_MINUTE = 10, 30
+
+
+class ChartsBusy(Exception):
+    """More charts are waiting to be drawn than the queue holds."""
+
+    def __init__(self, waiting: int) -> None:
+        super().__init__(f"{waiting} charts waiting")
+        self.waiting = waiting
+
+
+class ChartAllowance:
+    """How often people and workspaces may ask for a chart (a token bucket each)."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.users = RateLimit(PER_USER_PER_MINUTE, PER_USER_BURST, clock=clock)
+        self.workspaces = RateLimit(PER_WORKSPACE_PER_MINUTE, PER_WORKSPACE_BURST, clock=clock)
+
+    def check(self, place: Place, user: str) -> Text | None:
+        """Take one chart from the person's and the workspace's allowance; None, or why not."""
+        where = f"{place.platform}:{place.workspace}"
+        wait = self.users.check(f"{where}:{user}")
+        if wait > 0:
+            return say(
+                M.BANDWIDTH_TOO_OFTEN,
+                seconds=math.ceil(wait),
+                burst=PER_USER_BURST,
+                every=60 // PER_USER_PER_MINUTE,
+            )
+        wait = self.workspaces.check(where)
+        if wait > 0:
+            return say(M.BANDWIDTH_WORKSPACE_TOO_OFTEN, seconds=math.ceil(wait))
+        return None
 
 
 class Charts:
     """Estimates on one catalogue; charts drawn in a worker thread, one at a time."""
 
-    def __init__(self, catalogue: Catalogue) -> None:
+    def __init__(self, catalogue: Catalogue, *, max_waiting: int = MAX_WAITING) -> None:
         self.catalogue = catalogue
         # matplotlib must not draw from two threads at once.
         self._drawing = asyncio.Lock()
+        self.max_waiting = max_waiting
+        self.waiting = 0
 
     @classmethod
     def load(cls) -> Charts:
@@ -55,19 +103,30 @@ class Charts:
         assert isinstance(result, Plan)
         return result
 
-    async def draw(self, result: Estimate | Plan) -> Chart:
-        """Draw an estimate's chart."""
-        async with self._drawing:
-            png = await asyncio.to_thread(render_chart, result)
-            # The first chart loaded matplotlib, whose objects stay as long as the process.
-            freeze_heap("charts")
+    def busy(self) -> bool:
+        """Return True when a chart asked for now would find the queue full."""
+        return self.waiting >= self.max_waiting
+
+    async def draw(self, result: Estimate | Plan, *, bounded: bool = False) -> Chart:
+        """Draw an estimate's chart; ``bounded``: ChartsBusy instead of joining a full queue."""
+        if bounded and self.busy():
+            raise ChartsBusy(self.waiting)
+        self.waiting += 1
+        try:
+            async with self._drawing:
+                png = await asyncio.to_thread(render_chart, result)
+                # The first chart loaded matplotlib, whose objects stay as long as the process.
+                freeze_heap("charts")
+        finally:
+            self.waiting -= 1
         title = headline(result)
         slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60]
         return Chart(png=png, filename=f"bandwidth-{slug}.png", title=title)
 
     async def view(self, result: Estimate | Plan) -> EstimateView:
         """Return the whole answer to a request: table, summary and chart."""
-        return EstimateView(render_table(result), headline(result), await self.draw(result))
+        chart = await self.draw(result, bounded=True)
+        return EstimateView(render_table(result), headline(result), chart)
 
     async def for_question(self, spec: ChartSpec) -> Chart | None:
         """Draw the chart a question's reveal carries; None, logged, if its spec is unusable."""

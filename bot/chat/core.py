@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bot.chat import words
-from bot.chat._charts import Charts
+from bot.chat._charts import ChartAllowance, Charts
 from bot.chat._publish import Publisher
 from bot.chat._turn import Turn
 from bot.chat.content import MessageUser
@@ -66,6 +66,8 @@ class Chat:
         # and its users:read scope go unused).
         self.admins_only = admins_only
         self.charts = charts or Charts.load()
+        # How often each person and workspace may ask for a /bandwidth chart.
+        self.chart_allowance = ChartAllowance()
         self.publisher = Publisher(engine, port, charts=self.charts, refresh_every=refresh_every)
         self.schedules = ScheduleService(engine, schedule_store_of(engine))
         # Counts the work still running, so a shutdown can let it finish.

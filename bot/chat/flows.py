@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from bot import messages as M
 from bot.bandwidth import PLAN_USAGE, BandwidthError, Estimate, Plan, is_plan
 from bot.chat import words
-from bot.chat._charts import request_of
+from bot.chat._charts import ChartsBusy, request_of
 from bot.chat._turn import Turn
 from bot.chat.grammar import BANDWIDTH, GRAMMARS, QUIZ, BadInput, Call, Form, help_text
 from bot.chat.port import NotAMember
@@ -259,12 +259,31 @@ def estimate_of(ctx: Context, call: Call) -> Estimate | Plan:
         raise BadInput(exc.text, grammar=BANDWIDTH, verb=call.verb) from None
 
 
+def admitted_estimate(ctx: Context, call: Call) -> Estimate | Plan:
+    """Read the request; refuse it when the chart queue is full, else take it from the allowance.
+
+    Bad input and a full queue are refused first, so they cost nobody a chart.
+    """
+    result = estimate_of(ctx, call)
+    charts = ctx.chat.charts
+    if charts.busy():
+        raise UserError(say(M.BANDWIDTH_BUSY, waiting=charts.waiting))
+    refused = ctx.chat.chart_allowance.check(ctx.place, ctx.user)
+    if refused is not None:
+        raise UserError(refused)
+    return result
+
+
 async def bandwidth(ctx: Context, call: Call) -> None:
     """Answer with the table and the chart; drawing is slow, so the answer is deferred first."""
     prepared = ctx.prepared
-    result = prepared if isinstance(prepared, Estimate | Plan) else estimate_of(ctx, call)
+    result = prepared if isinstance(prepared, Estimate | Plan) else admitted_estimate(ctx, call)
     await ctx.turn.defer(private=False)
-    await ctx.turn.reply(await ctx.chat.charts.view(result), private=False)
+    try:
+        view = await ctx.chat.charts.view(result)
+    except ChartsBusy as busy:
+        raise UserError(say(M.BANDWIDTH_BUSY, waiting=busy.waiting)) from None
+    await ctx.turn.reply(view, private=False)
 
 
 FLOWS: dict[tuple[str, str], Flow] = {
@@ -280,7 +299,7 @@ FLOWS: dict[tuple[str, str], Flow] = {
     ("quiz", "dashboard"): Flow(dashboard),
     ("quiz", "me"): Flow(me),
     ("quiz", "help"): Flow(instant=show_help),
-    ("bandwidth", ""): Flow(bandwidth, check=estimate_of),
+    ("bandwidth", ""): Flow(bandwidth, check=admitted_estimate),
 }
 
 __all__ = ["FLOWS", "Context", "Flow", "Form"]

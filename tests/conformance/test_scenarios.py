@@ -433,6 +433,33 @@ async def test_bad_bandwidth_input_gets_the_usage_privately(
     assert chat.charts() == []
 
 
+async def test_bandwidth_charts_are_limited_per_person(chat: Any) -> None:
+    # Three at once, then one every ten seconds: a fourth straight away is refused privately,
+    # draws nothing, and leaves someone else's allowance alone.
+    for _ in range(3):
+        assert not (await chat.command("bandwidth", "", {"size": "140GB"})).private
+    assert len(chat.charts()) == 3
+    seen = await chat.command("bandwidth", "", {"size": "140GB"})
+    assert seen.private and "try again in" in seen and "3 charts at once" in seen
+    assert len(chat.charts()) == 3
+    assert not (await chat.command("bandwidth", "", {"size": "1GB"}, user="bob")).private
+    assert len(chat.charts()) == 4
+
+
+async def test_bandwidth_is_refused_as_busy_when_the_chart_queue_is_full(chat: Any) -> None:
+    charts = chat.core.charts
+    charts.waiting += charts.max_waiting  # as many charts as the queue holds are waiting
+    try:
+        seen = await chat.command("bandwidth", "", {"size": "140GB"})
+    finally:
+        charts.waiting -= charts.max_waiting
+    assert seen.private and "Charts are busy right now" in seen
+    assert chat.charts() == []
+    # Bad input is still told as bad input, and a refusal cost no allowance.
+    for _ in range(3):
+        assert not (await chat.command("bandwidth", "", {"size": "1GB"})).private
+
+
 # ---------------------------------------------------------------- failures and restarts
 
 
