@@ -19,7 +19,7 @@ import jinja2
 from aiohttp import web
 
 from bot import links
-from bot.engine import activity, analytics
+from bot.engine import activity, analytics, learning
 from bot.engine.activity import DayActivity, HistoryRow, StreakRow
 from bot.engine.engine import QuizEngine
 from bot.engine.learning import MemoryCard, is_due
@@ -109,6 +109,7 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["pct"] = lambda v: "–" if v is None else f"{v:.0%}"
     env.filters["when"] = lambda d: d.strftime("%Y-%m-%d %H:%M UTC") if d else "–"
+    env.filters["topic"] = _topic_label
     return env
 
 
@@ -154,6 +155,7 @@ class Dashboard:
         r.add_get(f"{PREFIX}/questions", self._guard(self.questions))
         r.add_get(f"{PREFIX}/questions/{{qid}}", self._guard(self.question))
         r.add_get(f"{PREFIX}/channels", self._guard(self.channels))
+        r.add_get(f"{PREFIX}/mastery", self._guard(self.mastery))
         r.add_get(f"{PREFIX}/me", self._guard(self.me, personal=True))
         r.add_get(f"{PREFIX}/players/{{user}}", self._guard(self.player, personal=True))
 
@@ -311,6 +313,17 @@ class Dashboard:
             "leaderboards.html", grant=grant, boards=boards, streaks=streaks
         )
 
+    async def mastery(self, _request: web.Request, grant: Grant) -> web.StreamResponse:
+        """Topics by people: how much of each topic each person would recall now, as a heatmap."""
+        people = await self.engine.mastery(grant.platform, grant.workspace)
+        return await self._named_page(
+            "mastery.html",
+            grant=grant,
+            people=people,
+            team=learning.team_mastery(people),
+            topics=list(dict.fromkeys(self.engine.topics().values())),
+        )
+
     async def questions(self, request: web.Request, grant: Grant) -> web.StreamResponse:
         """Every question's analytics in this workspace, sortable by any column."""
         items = await self.engine.question_report(grant.platform, grant.workspace)
@@ -413,6 +426,7 @@ class Dashboard:
         ]
         due = [c for c in items if is_due(c, now)]
         history = await self.store.user_history(grant.platform, grant.workspace, user)
+        mine = await self.engine.mastery(grant.platform, grant.workspace, user)
         return await self._named_page(
             "me.html",
             grant=grant,
@@ -423,7 +437,15 @@ class Dashboard:
             due=due,
             waiting=len(items) - len(due),
             history=history,
+            people=mine,
+            topics=list(dict.fromkeys(self.engine.topics().values())),
         )
+
+
+def _topic_label(topic: str) -> str:
+    """Return a topic folder's name as words: ``03-collectives`` is "collectives"."""
+    head, _, rest = topic.partition("-")
+    return (rest if head.isdigit() and rest else topic).replace("-", " ")
 
 
 def _known(engine: QuizEngine, qid: str) -> bool:
