@@ -19,7 +19,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.engine.loader import load_bank  # noqa: E402
+from bot.bank.loader import load_bank  # noqa: E402
 from bot.engine.model import Question  # noqa: E402
 
 BANK = ROOT / "questions"

@@ -343,7 +343,7 @@ def baseline_card(api: DiscordStandIn, bot: str) -> dict[str, Any]:
 @functools.cache
 def seed_question() -> Question:
     """Return the one question of the benchmark's bank (read once)."""
-    from bot.engine.loader import load_bank
+    from bot.bank.loader import load_bank
 
     return load_bank([ONE_QUESTION]).filter(None)[0]
 

@@ -39,8 +39,8 @@ from datetime import UTC, datetime, timedelta
 
 from _common import BANK, POSTGRES, database, lap, wrong_key
 
+from bot.bank.loader import load_bank
 from bot.engine import Period, Place, QuizEngine
-from bot.engine.loader import load_bank
 from bot.engine.model import QuestionCard
 from bot.storage import open_store
 

@@ -28,15 +28,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.engine import lint as rules  # noqa: E402
-from bot.engine.lint import (  # noqa: E402
+from bot.bank import lint as rules  # noqa: E402
+from bot.bank.lint import (  # noqa: E402
     STOP_WORDS,
     Limits,
     content_words,
     lint,
     near_duplicates,
 )
-from bot.engine.loader import load_bank  # noqa: E402
+from bot.bank.loader import load_bank  # noqa: E402
 from bot.engine.model import Question  # noqa: E402
 
 QUESTIONS = ROOT / "questions"

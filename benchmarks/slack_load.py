@@ -51,8 +51,8 @@ import aiohttp  # noqa: E402
 import psutil  # noqa: E402
 
 from benchmarks.slack_clicks import SECRET, database, process, serve_bare  # noqa: E402
+from bot.bank.loader import load_bank  # noqa: E402
 from bot.config import BUNDLED_QUESTIONS  # noqa: E402
-from bot.engine.loader import load_bank  # noqa: E402
 from bot.engine.model import Question  # noqa: E402
 from tests.adapters.slack.conftest import Reply, Sender  # noqa: E402
 from tests.adapters.slack.test_slack_process import LISTENING, bot_env  # noqa: E402

@@ -13,7 +13,7 @@ from bot.engine import QuizEngine
 from bot.engine.ports import Clock, utc_now
 
 if TYPE_CHECKING:
-    from bot.engine.loader import QuestionBank
+    from bot.bank.loader import QuestionBank
     from bot.storage import SqlStore
 
 
@@ -32,7 +32,7 @@ async def open_runtime(
     settings: Settings, *, clock: Clock = utc_now, rng: random.Random | None = None
 ) -> AsyncIterator[Runtime]:
     """Load the bank, open (and migrate) the store, build the engine; close the store on exit."""
-    from bot.engine.loader import load_bank
+    from bot.bank.loader import load_bank
     from bot.storage import open_store
 
     bank = load_bank(settings.question_paths())

@@ -18,6 +18,7 @@ LAYERS = {
     "messages": 0,
     "bandwidth": 1,
     "engine": 2,
+    "bank": 3,  # question files read and checked, and the authoring tools
     "storage": 3,
     "scheduler": 4,
     "chat": 5,
@@ -35,7 +36,7 @@ LAYERS = {
     "cli": 7,
     "__main__": 8,
 }
-PURE = ("engine", "bandwidth")
+PURE = ("engine", "bank", "bandwidth")
 # The chat layer sees neutral events and sends neutral actions: no platform, database or HTTP.
 PLATFORM_FREE = ("chat",)
 FORBIDDEN_IN_PURE = (

@@ -51,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def run_opentdb(args: argparse.Namespace) -> int:
     """Convert the response in ``args.file`` and write the question files to ``args.out``."""
-    from bot.engine.opentdb import check_tags, convert
+    from bot.bank.opentdb import check_tags, convert
 
     source: Path = args.file
     out: Path = args.out

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from bot.engine.loader import QuestionBank
+    from bot.bank.loader import QuestionBank
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def lint_help() -> str:
     """Return the --lint rules and their thresholds, from the limits the linter uses."""
-    from bot.engine.lint import Limits
+    from bot.bank.lint import Limits
 
     limits = Limits()
     stem, full = limits.stem_similarity_percent, limits.full_similarity_percent
@@ -72,7 +72,7 @@ See docs/writing-questions.md."""
 
 def run_validate(args: argparse.Namespace) -> int:
     """Check the files, print each problem on stdout, and return 1 if there was any."""
-    from bot.engine.loader import check_paths
+    from bot.bank.loader import check_paths
 
     paths: list[Path] = list(args.paths)
     if not paths:
@@ -100,7 +100,7 @@ def run_validate(args: argparse.Namespace) -> int:
 
 def run_lint(bank: QuestionBank, paths: Sequence[Path]) -> int:
     """Print the lint's warnings, folder shares and bank-wide errors, the summary last."""
-    from bot.engine.lint import lint
+    from bot.bank.lint import lint
 
     topics = {q.id: _shown(_topic(Path(q.source), paths)) for q in bank}
     report = lint(bank.questions, topics)

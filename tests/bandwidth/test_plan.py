@@ -496,7 +496,7 @@ chart:
 
 
 def test_a_question_chart_can_name_a_plan(tmp_path: Path) -> None:
-    from bot.engine import load_bank
+    from bot.bank import load_bank
     from bot.engine.charts import chart_estimate
 
     path = tmp_path / "q.yaml"
@@ -524,7 +524,7 @@ def test_a_question_chart_can_name_a_plan(tmp_path: Path) -> None:
 def test_bad_plan_charts_are_reported_with_their_line(
     tmp_path: Path, chart: str, says: str
 ) -> None:
-    from bot.engine import BankError, load_bank
+    from bot.bank import BankError, load_bank
 
     text = PLAN_QUESTION.split("chart:")[0] + f"chart: {chart}\n"
     path = tmp_path / "q.yaml"

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from bot.bank.loader import load_bank
 from bot.chat import Charts, Gone, PostCard, Publisher, ReplyInThread, UpdateCard
 from bot.engine import Place, QuestionCard, QuizEngine, Reveal
-from bot.engine.loader import load_bank
 from bot.engine.model import ChartSpec
 from bot.storage import SqlStore, open_store
 from tests.conftest import FakeClock, SimpleBank, make_question

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bot.engine.loader import load_bank
+from bot.bank.loader import load_bank
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-BROKEN = Path("tests/engine/broken")
+BROKEN = Path("tests/bank/broken")
 PROBLEM_LINE = re.compile(r"^(?P<file>[^:]+\.ya?ml):(?P<line>\d+): (?P<message>.+)$")
 
 

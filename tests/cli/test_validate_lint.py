@@ -14,7 +14,7 @@ import yaml
 from bot.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
-FIXTURES = Path("tests/engine/lint")
+FIXTURES = Path("tests/bank/lint")
 WARNING = re.compile(r"^(?P<file>[^:]+\.ya?ml):(?P<line>\d+): warning: .+ \[(?P<rule>[a-z-]+)\]$")
 SUMMARY = re.compile(
     r"^lint: (?P<questions>\d+) questions? in (?P<topics>\d+) topics?; "
@@ -168,7 +168,7 @@ def test_the_crafted_files_lint_together(capsys: pytest.CaptureFixture[str]) -> 
     summary = SUMMARY.match(lines[-1])
     assert summary, lines[-1]
     rules = {m["rule"] for m in map(WARNING.match, lines) if m}
-    from bot.engine.lint import RULES
+    from bot.bank.lint import RULES
 
     assert rules == set(RULES) - {"give-away-word"}
     # Most of the variants key B: past the bank-wide letter limit.
@@ -201,7 +201,7 @@ def test_plain_validate_is_unchanged_by_the_lint(
 
 
 def test_help_documents_every_rule_and_the_limits(capsys: pytest.CaptureFixture[str]) -> None:
-    from bot.engine.lint import RULES
+    from bot.bank.lint import RULES
 
     with pytest.raises(SystemExit):
         main(["validate", "--help"])

@@ -30,11 +30,11 @@ from bot.adapters.console import play_session
 from bot.adapters.discord.app import Gateway, QuizClient, configure_endpoints
 from bot.adapters.discord.render import LETTER_EMOJI
 from bot.adapters.slack.app import HttpMode, assemble, web_client
+from bot.bank.loader import load_bank
 from bot.chat import Charts
 from bot.chat.grammar import GRAMMARS, Kind, Marked
 from bot.chat.runner import Loops, run
 from bot.engine import QuizEngine
-from bot.engine.loader import load_bank
 from bot.engine.model import Place
 from bot.storage import SqlStore, open_store
 from tests.adapters.slack.conftest import Sender, block_actions, make_settings, reaction

@@ -20,7 +20,7 @@ import yaml
 
 from bot.adapters.discord import render as discord_render
 from bot.adapters.slack import render as slack_render
-from bot.engine.loader import load_bank
+from bot.bank.loader import load_bank
 from bot.text import Link, Pre, Text, render
 from tests.conformance import drivers
 from tests.conftest import FakeClock

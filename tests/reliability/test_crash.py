@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
-from bot.engine.loader import load_bank
+from bot.bank.loader import load_bank
 from bot.storage import open_store
 from bot.storage._schema import rounds
 from tests.adapters.slack.conftest import BANK, CHANNEL, Harness, Sender

@@ -17,9 +17,9 @@ import pytest
 
 from bot.adapters.slack.app import web_client
 from bot.adapters.slack.handlers import SlackPort
+from bot.bank.loader import load_bank
 from bot.chat import Publisher
 from bot.engine import QuizEngine
-from bot.engine.loader import load_bank
 from bot.engine.model import Place
 from bot.storage import open_store
 from tests.adapters.slack.conftest import BANK, CHANNEL, TEAM, Sender, make_settings, round_of

@@ -1,6 +1,6 @@
 """Hostile question files through ``quizbot validate``: problems as ``file:line: message``, always.
 
-The loader itself is fuzzed in tests/engine/test_loader.py (random text, bytes, documents and
+The loader itself is fuzzed in tests/bank/test_loader.py (random text, bytes, documents and
 mutated structures). Here the whole command runs on what a careless or malicious contributor might
 commit: YAML bombs, deep nesting, Python tags, huge and binary files, and byte-level mutations of
 the shipped question files. Each must end in exit status 0 or 1 with every problem on one line

@@ -3,7 +3,7 @@
 Every text is either a command or a clean refusal: a ``UserError`` whose message and usage are
 what the Slack handler acknowledges with, short, and free of tracebacks. Nothing else may escape.
 The same strategies go through the Bolt app over HTTP in test_hostile_slack.py (fewer cases).
-Question files are fuzzed by tests/engine/test_loader.py (the loader) and test_hostile_files.py
+Question files are fuzzed by tests/bank/test_loader.py (the loader) and test_hostile_files.py
 (``quizbot validate``).
 """
 

@@ -7,7 +7,7 @@ import time
 import aiohttp
 import pytest
 
-from bot.engine.loader import load_bank
+from bot.bank.loader import load_bank
 from tests.adapters.slack.conftest import BANK, Sender
 from tests.reliability.conftest import StartBot
 from tests.reliability.harness import (

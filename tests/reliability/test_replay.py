@@ -29,9 +29,9 @@ from slack_bolt.response import BoltResponse
 
 from bot.adapters.slack._replay import EVENT_LEASE, ReplayGuard
 from bot.adapters.slack.app import SlackBot, assemble, start_http, web_client
+from bot.bank.loader import load_bank
 from bot.chat import Charts
 from bot.engine import Place, QuizEngine
-from bot.engine.loader import load_bank
 from bot.storage import RequestClaims, SqlStore, open_store
 from bot.storage._schema import answers
 from tests.adapters.slack.conftest import (

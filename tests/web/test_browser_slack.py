@@ -15,9 +15,9 @@ import aiohttp
 import pytest
 
 from bot.adapters.slack.app import assemble, start_http, web_client
+from bot.bank.loader import load_bank
 from bot.chat import Charts
 from bot.engine import QuizEngine
-from bot.engine.loader import load_bank
 from bot.links import LinkMaker
 from bot.storage import open_store
 from bot.web import Dashboard

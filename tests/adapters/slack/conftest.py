@@ -18,10 +18,10 @@ import pytest
 from slack_sdk.signature import SignatureVerifier
 
 from bot.adapters.slack.app import SlackBot, assemble, start_http, web_client
+from bot.bank.loader import load_bank
 from bot.chat import Charts
 from bot.config import Settings
 from bot.engine import QuizEngine
-from bot.engine.loader import load_bank
 from bot.storage import open_store
 from tests.chat.observe import Handled
 from tests.conftest import FakeClock

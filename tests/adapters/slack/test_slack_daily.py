@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.bank.loader import load_bank
 from bot.engine import Period, QuizEngine
-from bot.engine.loader import load_bank
 from bot.engine.model import Place
 from bot.scheduler import ScheduleService, run_scheduler, schedule_request, schedule_store_of
 from bot.storage import open_store

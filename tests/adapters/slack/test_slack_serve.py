@@ -14,9 +14,9 @@ import aiohttp
 import pytest
 
 from bot.adapters.slack.app import check_credentials, serve
+from bot.bank.loader import load_bank
 from bot.config import Settings
 from bot.engine import QuizEngine
-from bot.engine.loader import load_bank
 from bot.engine.model import Place
 from bot.errors import ConfigError
 from bot.storage import open_store

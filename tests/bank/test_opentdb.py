@@ -14,8 +14,8 @@ import jsonschema
 import pytest
 import yaml
 
-from bot.engine.loader import load_bank
-from bot.engine.opentdb import (
+from bot.bank.loader import load_bank
+from bot.bank.opentdb import (
     Encoding,
     InvalidResponse,
     convert,

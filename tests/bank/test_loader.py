@@ -16,7 +16,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.engine import BankError, Problem, QuestionBank, check_paths, load_bank
+from bot.bank import BankError, Problem, QuestionBank, check_paths, load_bank
 from bot.engine.model import ChartSpec, Choice, Difficulty, Question, Reference
 from bot.errors import ConfigError, QuizbotError
 

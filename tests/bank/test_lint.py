@@ -1,6 +1,6 @@
 """The bank linter's rules, each on a crafted file that triggers it and a near miss that does not.
 
-Every file in ``tests/engine/lint/`` marks the lines a warning must point at with a trailing
+Every file in ``tests/bank/lint/`` marks the lines a warning must point at with a trailing
 ``# lint: RULE`` comment; a file without a marker must lint clean. Bank-wide rules (letter
 balance, the thresholds) are driven by questions built here.
 """
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.engine import lint as L
-from bot.engine.loader import load_bank
+from bot.bank import lint as L
+from bot.bank.loader import load_bank
 from bot.engine.model import Choice, Question, Reference
 
 FIXTURES = Path(__file__).resolve().parent / "lint"
