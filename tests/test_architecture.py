@@ -21,6 +21,7 @@ LAYERS = {
     "bank": 3,  # question files read and checked, and the authoring tools
     "storage": 3,
     "scheduler": 4,
+    "scheduler.port": 2,  # the schedule values and store, below the storage that keeps them
     "chat": 5,
     "adapters": 6,
     "runtime": 5,

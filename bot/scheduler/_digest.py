@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 from bot import messages as M
 from bot.engine.engine import rank_rows
 from bot.engine.model import LeaderboardEntry, Place, Question, ScoreRow
-from bot.engine.ports import RoundResult
+from bot.scheduler.port import RoundResult
 from bot.text import Mention, Text, Verbatim, join, say
 
 DIGEST_LEADERS = 5

@@ -13,8 +13,8 @@ from functools import cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from bot import messages as M
-from bot.engine.ports import Days
 from bot.errors import UserError
+from bot.scheduler.port import Days
 from bot.text import Code, say
 
 ZONE_EXAMPLES = ("Europe/Berlin", "America/New_York", "Asia/Kolkata", "Pacific/Auckland", "UTC")

@@ -8,10 +8,11 @@ from datetime import datetime
 from bot import messages as M
 from bot.engine import QuizEngine
 from bot.engine.model import Place
-from bot.engine.ports import ClaimKind, Clock, Days, Schedule, ScheduleStore
+from bot.engine.ports import Clock
 from bot.errors import UserError
 from bot.scheduler._parse import WEEKDAY_NAMES, ScheduleRequest
 from bot.scheduler._times import Slot, next_digest_slot, next_slot, zone_of
+from bot.scheduler.port import ClaimKind, Days, Schedule, ScheduleStore
 from bot.text import Code, Text, echo, lines, say
 
 NOT_ADMIN = say(M.SCHEDULE_ADMINS_ONLY, admins="admins")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from bot.engine.ports import Days, Schedule
+from bot.scheduler.port import Days, Schedule
 
 # A zone's offset changes at most a few hours from one day to the next, so looking one day
 # either side of a local date always covers every slot near a given instant.

@@ -35,7 +35,7 @@ from zoneinfo import ZoneInfo
 from bot import messages as M
 from bot.engine import QuizEngine
 from bot.engine.model import Place, Question, QuestionCard
-from bot.engine.ports import ClaimKind, Clock, Schedule, ScheduleState, ScheduleStore, utc_now
+from bot.engine.ports import Clock, utc_now
 from bot.errors import ConfigError, UserError
 from bot.scheduler._digest import WEEK, build_digest, digest_text
 from bot.scheduler._parse import (
@@ -53,7 +53,7 @@ from bot.scheduler._times import (
     next_slot,
     slot_on,
 )
-from bot.scheduler.port import Publisher
+from bot.scheduler.port import ClaimKind, Publisher, Schedule, ScheduleState, ScheduleStore
 
 log = logging.getLogger(__name__)
 

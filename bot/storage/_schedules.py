@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.engine.model import Place, ScoreRow
-from bot.engine.ports import ClaimKind, Days, RoundResult, Schedule, ScheduleState
+from bot.scheduler.port import ClaimKind, Days, RoundResult, Schedule, ScheduleState
 from bot.storage._schema import answers, rounds, schedules, slot_claims
 
 log = logging.getLogger(__name__)

@@ -25,8 +25,9 @@ from bot.engine.engine import QuizEngine
 from bot.engine.learning import MemoryCard, is_due
 from bot.engine.model import Period, Place, ScoreRow
 from bot.engine.names import Known, NameKind, Names
-from bot.engine.ports import Clock, Schedule, utc_now
+from bot.engine.ports import Clock, utc_now
 from bot.links import BadToken, Grant, Purpose, Scope
+from bot.scheduler.port import Schedule
 from bot.web import _svg
 
 log = logging.getLogger(__name__)

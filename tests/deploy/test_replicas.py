@@ -26,7 +26,7 @@ import pytest
 import sqlalchemy as sa
 
 from bot.engine import Place
-from bot.engine.ports import Schedule
+from bot.scheduler.port import Schedule
 from bot.storage import SqlStore, open_store
 from bot.storage._schema import answers, rounds, slot_claims
 from tests.adapters.slack.conftest import BANK, SECRET, TEAM, Sender, round_of

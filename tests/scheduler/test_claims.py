@@ -7,8 +7,8 @@ import random
 from datetime import UTC, datetime, timedelta
 
 from bot.engine import Place, QuizEngine
-from bot.engine.ports import ClaimKind, Schedule
 from bot.scheduler.daily import post_due
+from bot.scheduler.port import ClaimKind, Schedule
 from bot.storage import SqlStore, open_store
 from tests.conftest import SimpleBank, make_question
 from tests.scheduler.conftest import RecordingPublisher

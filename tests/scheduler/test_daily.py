@@ -10,10 +10,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.engine import Place, QuizEngine
-from bot.engine.ports import ClaimKind, Days, Schedule
 from bot.errors import ConfigError
 from bot.scheduler import run_scheduler, schedule_store_of
 from bot.scheduler.daily import post_due
+from bot.scheduler.port import ClaimKind, Days, Schedule
 from bot.scheduler.timers import close_due_rounds
 from bot.storage import SqlStore
 from tests.conftest import FakeClock, SimpleBank, make_question

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import aiohttp
 import discord
+from bot.engine.loader import load_bank
 
 from bot.adapters.discord.app import configure_endpoints
 from bot.adapters.discord.handlers import DiscordPort
@@ -16,9 +17,8 @@ from bot.adapters.slack.app import web_client
 from bot.adapters.slack.handlers import SlackPort
 from bot.chat import Publisher
 from bot.engine import Place, QuizEngine
-from bot.engine.loader import load_bank
-from bot.engine.ports import ClaimKind, Schedule, ScheduleState
 from bot.scheduler.daily import FanOut, post_due
+from bot.scheduler.port import ClaimKind, Schedule, ScheduleState
 from bot.storage import SqlStore, open_store
 from tests.adapters.slack.conftest import BANK as SLACK_BANK
 from tests.adapters.slack.conftest import make_settings

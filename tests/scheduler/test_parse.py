@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot.engine.ports import Days
 from bot.errors import UserError
 from bot.scheduler import ScheduleRequest, schedule_request
+from bot.scheduler.port import Days
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.engine import Place, QuizEngine
-from bot.engine.ports import ClaimKind, Days
 from bot.errors import UserError
 from bot.scheduler import ScheduleService, describe_schedule, schedule_request
+from bot.scheduler.port import ClaimKind, Days
 from bot.storage import SqlStore
 from tests.conftest import FakeClock, SimpleBank, make_question
 

@@ -8,7 +8,6 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.engine.model import Place
-from bot.engine.ports import Days, Schedule
 from bot.scheduler import next_post_time
 from bot.scheduler._times import (
     due_digest_slots,
@@ -17,6 +16,7 @@ from bot.scheduler._times import (
     next_slot,
     wall_time_instant,
 )
+from bot.scheduler.port import Days, Schedule
 
 PLACE = Place("slack", "T1", "C1")
 

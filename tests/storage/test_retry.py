@@ -238,7 +238,7 @@ async def test_deleting_an_unseen_round_whose_commit_reply_was_lost_reports_the_
 async def test_a_claim_whose_commit_reply_was_lost_is_still_held(
     proxied: SqlStore, proxy: CuttingProxy
 ):
-    from bot.engine.ports import ClaimKind
+    from bot.scheduler.port import ClaimKind
 
     proxy.cut_after(b"COMMIT")
     won = await proxied.claim_slot(

@@ -14,8 +14,8 @@ from aiohttp.test_utils import TestClient, TestServer
 from bot.engine import Place, QuizEngine
 from bot.engine.model import Difficulty
 from bot.engine.names import NameKind
-from bot.engine.ports import Days, Schedule
 from bot.links import Scope
+from bot.scheduler.port import Days, Schedule
 from bot.storage import SqlStore
 from bot.web import Dashboard
 from tests.conftest import FakeClock, SimpleBank, make_question
