@@ -8,7 +8,6 @@ name the line it comes from, and so that YAML 1.1's implicit types (``yes`` read
 from __future__ import annotations
 
 import difflib
-import importlib
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -18,6 +17,8 @@ from typing import TypeVar
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from bot.bandwidth import OPS, BandwidthError, parse_size
+from bot.engine.charts import plan_problem
 from bot.engine.model import (
     CHOICE_KEYS,
     ChartSpec,
@@ -38,7 +39,6 @@ MAX_SHORT_CHARS = 300
 # beside the explanation; a Discord embed shows 4,096. Past this a reveal could not post.
 MAX_FULL_CHARS = 6000
 QUESTION_SUFFIXES = (".yaml", ".yml")
-CHART_OPS = ("transfer", "allreduce", "allgather", "reducescatter", "broadcast", "alltoall")
 
 QUESTION_KEYS = (
     "id",
@@ -830,8 +830,8 @@ class _FileChecker:
         if "op" in pairs:
             op_node = pairs["op"][1]
             op = self.word(op_node, "chart.op")
-            if op is not None and op not in CHART_OPS:
-                self.add(op_node, f"chart.op '{op}' must be one of {', '.join(CHART_OPS)}")
+            if op is not None and op not in OPS:
+                self.add(op_node, f"chart.op '{op}' must be one of {', '.join(OPS)}")
         if "nodes" in pairs:
             nodes = self.positive_int(pairs["nodes"][1], "chart.nodes")
         if "gpus" in pairs:
@@ -930,22 +930,12 @@ def _int_or_none(value: int | str | None) -> int | None:
 
 
 def _plan_error(spec: PlanSpec, over: tuple[str, ...]) -> str | None:
-    """Return why the plan cannot be priced, when the bandwidth package can tell; else None."""
-    try:
-        module = importlib.import_module("bot.engine.charts")
-    except Exception:
-        return None
-    check = getattr(module, "plan_problem", None)
-    if not callable(check):
-        return None
-    problem = check(spec, over)
-    return None if problem is None else str(problem)
+    """Return why the plan cannot be priced, or None when it can."""
+    return plan_problem(spec, over)
 
 
 def _size_error(size: str) -> str | None:
     """Return why ``size`` does not parse as a /bandwidth size, or None when it does."""
-    from bot.bandwidth import BandwidthError, parse_size
-
     try:
         parse_size(size)
     except BandwidthError as exc:
