@@ -13,7 +13,7 @@ from bot.engine import QuizEngine
 from bot.engine.ports import Clock, utc_now
 
 if TYPE_CHECKING:
-    from bot.bank.loader import QuestionBank
+    from bot.bank import QuestionBank
     from bot.storage import SqlStore
 
 

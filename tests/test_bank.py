@@ -9,7 +9,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from bot.bank.loader import QuestionBank, load_bank
+from bot.bank import QuestionBank, load_bank
 from bot.engine.model import Question
 
 QUESTIONS = Path(__file__).resolve().parent.parent / "questions"

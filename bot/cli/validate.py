@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from bot.bank.loader import QuestionBank
+    from bot.bank import QuestionBank
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:

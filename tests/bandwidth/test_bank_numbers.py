@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bot.bandwidth import Catalogue, load_catalogue
-from bot.bank.loader import QuestionBank, load_bank
+from bot.bank import QuestionBank, load_bank
 from tests.bandwidth.bank_numbers import check_question, compare_question, compare_text
 
 QUESTIONS = Path(__file__).resolve().parents[2] / "questions"
