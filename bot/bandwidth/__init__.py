@@ -35,12 +35,13 @@ from bot.bandwidth._chart import render_chart
 from bot.bandwidth._chat import Reply, answer, chart_filename, is_plan
 from bot.bandwidth._errors import BandwidthError
 from bot.bandwidth._estimate import Estimate, Result, estimate
+from bot.bandwidth._format import format_seconds
 from bot.bandwidth._hardware import Gpu, Hardware, Model, load_hardware
 from bot.bandwidth._models import ALGORITHMS, collective, collective_formula
 from bot.bandwidth._plan import Layout, Memory, Plan, PlanResult, Volumes, plan
 from bot.bandwidth._plan_render import plan_to_json
 from bot.bandwidth._plan_request import PLAN_USAGE, PlanRequest, parse_plan
-from bot.bandwidth._render import format_seconds, headline, render_table, to_json
+from bot.bandwidth._render import headline, render_table, to_json
 from bot.bandwidth._request import (
     DEFAULT_INTRA,
     OPS,

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from bot.bandwidth._catalogue import Catalogue, load_catalogue
 from bot.bandwidth._errors import BandwidthError
 from bot.bandwidth._estimate import Estimate, estimate
+from bot.bandwidth._format import WIDTH
 from bot.bandwidth._plan import Plan, plan
 from bot.bandwidth._plan_request import PLAN_USAGE, parse_plan
-from bot.bandwidth._render import WIDTH, headline, render_table
+from bot.bandwidth._render import headline, render_table
 from bot.bandwidth._request import USAGE, parse_request
 
 

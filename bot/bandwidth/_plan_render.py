@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.bandwidth._bands import BANDS, format_band, sig2
-from bot.bandwidth._plan import Plan, PlanResult
-from bot.bandwidth._render import (
+from bot.bandwidth._format import (
     QUIZ_MARK,
     QUIZ_NOTE,
     WIDTH,
@@ -16,6 +15,7 @@ from bot.bandwidth._render import (
     table_lines,
     wrap,
 )
+from bot.bandwidth._plan import Plan, PlanResult
 
 
 def format_count(value: float) -> str:

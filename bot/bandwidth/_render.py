@@ -2,59 +2,32 @@
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 from bot.bandwidth._bands import band, format_band
 from bot.bandwidth._estimate import Estimate, Result, nics_per_node
+from bot.bandwidth._format import (
+    QUIZ_MARK,
+    QUIZ_NOTE,
+    WIDTH,
+    format_seconds,
+    format_slowdown,
+    sig3,
+    table_lines,
+    wrap,
+)
+from bot.bandwidth._plan_render import plan_headline, render_plan_table
 from bot.bandwidth._sizes import describe_bytes
 
 if TYPE_CHECKING:
     from bot.bandwidth._plan import Plan
 
-WIDTH = 100
-QUIZ_MARK = "*"
-QUIZ_NOTE = f"{QUIZ_MARK} answer choices of the interconnect quiz question"
 COLUMNS_NOTE = "algbw = size/time, busbw = algbw x bus factor (nccl-tests), both GB/s"
-
-
-def format_seconds(seconds: float) -> str:
-    """Return a duration with a sensible unit, from microseconds to hours (``1.23 ms``)."""
-    if seconds < 1e-3:
-        return f"{sig3(seconds * 1e6)} µs"
-    if seconds < 1:
-        return f"{sig3(seconds * 1e3)} ms"
-    if seconds < 60:
-        return f"{sig3(seconds)} s"
-    if seconds < 3600:
-        return f"{sig3(seconds / 60)} min"
-    return f"{sig3(seconds / 3600)} h"
-
-
-def format_slowdown(ratio: float) -> str:
-    """Return how many times slower than the fastest, e.g. ``1.0x`` or ``1,234x``."""
-    return f"{ratio:.1f}x" if ratio < 9.95 else f"{ratio:,.0f}x"
-
-
-def sig3(value: float) -> str:
-    """Return ``value`` with about three significant digits and thousands separators."""
-    if value >= 99.95:
-        return f"{value:,.0f}" if value != math.inf else "inf"
-    if value >= 9.995:
-        return f"{value:.1f}"
-    if value >= 0.9995:
-        return f"{value:.2f}"
-    if not value > 0:
-        return f"{value:g}"
-    # Never scientific notation: tiny rates keep their leading zeros.
-    return f"{value:.{min(2 - math.floor(math.log10(value)), 15)}f}"
 
 
 def headline(estimate: Estimate | Plan) -> str:
     """Return the one-line title: operation, size and where it runs (or the plan's layout)."""
     if not isinstance(estimate, Estimate):
-        from bot.bandwidth._plan_render import plan_headline
-
         return plan_headline(estimate)
     req = estimate.request
     size_text = req.size_text if len(req.size_text) <= 40 else req.size_text[:37] + "..."
@@ -76,8 +49,6 @@ def headline(estimate: Estimate | Plan) -> str:
 def render_table(estimate: Estimate | Plan, width: int = WIDTH) -> str:
     """Return the aligned text table, fastest first, with the assumptions line under it."""
     if not isinstance(estimate, Estimate):
-        from bot.bandwidth._plan_render import render_plan_table
-
         return render_plan_table(estimate, width)
     req = estimate.request
     collective = req.op != "transfer"
@@ -134,35 +105,6 @@ def to_json(estimate: Estimate) -> dict[str, Any]:
     }
 
 
-def table_lines(
-    header: list[str], rows: list[list[str]], right: list[bool], width: int
-) -> list[str]:
-    """Return the header and the rows aligned; column 2 (the name) gets the room that is left."""
-    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
-    widths[0] = 1
-    others = sum(w for i, w in enumerate(widths) if i != 2) + 2 * (len(widths) - 1)
-    widths[2] = max(len(header[2]), min(widths[2], width - others))
-    return [_line(header, widths, right), *(_line(row, widths, right) for row in rows)]
-
-
-def wrap(text: str, width: int) -> list[str]:
-    """Return ``text`` broken at spaces into lines of at most ``width`` characters."""
-    # textwrap does far more than this needs and costs more than the whole estimate.
-    lines: list[str] = []
-    current = ""
-    for word in text.split():
-        if not current:
-            current = word
-        elif len(current) + 1 + len(word) <= width:
-            current = f"{current} {word}"
-        else:
-            lines.append(current)
-            current = word
-    if current:
-        lines.append(current)
-    return [line[:width] for line in lines]
-
-
 def _row(r: Result, collective: bool, with_step: bool) -> list[str]:
     row = [
         QUIZ_MARK if r.quiz_choice else "",
@@ -178,11 +120,3 @@ def _row(r: Result, collective: bool, with_step: bool) -> list[str]:
     if with_step and r.comm_ratio is not None and r.efficiency is not None:
         row += [sig3(r.comm_ratio), f"{sig3(r.efficiency * 100)}%"]
     return row
-
-
-def _line(cells: list[str], widths: list[int], right: list[bool]) -> str:
-    out = []
-    for cell, width, is_right in zip(cells, widths, right, strict=True):
-        text = cell if len(cell) <= width else cell[: max(width - 1, 0)] + "…"
-        out.append(text.rjust(width) if is_right else text.ljust(width))
-    return "  ".join(out).rstrip()

@@ -28,8 +28,8 @@ from bot.bandwidth import (
     render_chart,
     render_table,
 )
+from bot.bandwidth._chart import segments
 from bot.bandwidth._plan import hardware_flops, model_flops
-from bot.bandwidth._plan_chart import segments
 
 CATALOGUE = load_catalogue(extra=None)
 HARDWARE = load_hardware()

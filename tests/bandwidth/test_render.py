@@ -21,7 +21,7 @@ from bot.bandwidth import (
     render_table,
     to_json,
 )
-from bot.bandwidth._render import format_slowdown, sig3
+from bot.bandwidth._format import format_slowdown, sig3
 
 REQUESTS = [
     "140GB",
