@@ -9,30 +9,73 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from bot import messages as M
 from bot.bandwidth import PLAN_USAGE, BandwidthError, Estimate, Plan, is_plan
 from bot.chat import words
-from bot.chat._charts import ChartsBusy, request_of
+from bot.chat._charts import Charts, ChartsBusy, request_of
+from bot.chat._publish import Publisher
 from bot.chat._turn import Turn
 from bot.chat.grammar import BANDWIDTH, GRAMMARS, QUIZ, BadInput, Call, Form, help_text
-from bot.chat.port import NotAMember
+from bot.chat.port import NotAMember, Port
+from bot.engine import QuizEngine
 from bot.engine.model import DifficultyMode, Period, Place, Round
 from bot.errors import UserError
-from bot.links import Scope
-from bot.scheduler import schedule_request
+from bot.links import LinkMaker, Scope
+from bot.scheduler import ScheduleService, schedule_request
 from bot.text import Code, Link, Pre, Text, lines, say
 
-if TYPE_CHECKING:
-    from bot.chat.core import Chat
+
+class Services(Protocol):
+    """What the flows use of the chat core: the engine, the platform's port and the services."""
+
+    @property
+    def engine(self) -> QuizEngine:
+        """Return the quiz engine."""
+        ...
+
+    @property
+    def port(self) -> Port:
+        """Return the platform's port."""
+        ...
+
+    @property
+    def admins(self) -> frozenset[str]:
+        """Return the people listed in QUIZBOT_ADMINS."""
+        ...
+
+    @property
+    def admins_only(self) -> bool:
+        """Return whether only the listed people are admins."""
+        ...
+
+    @property
+    def links(self) -> LinkMaker | None:
+        """Return the dashboard link signer, or None while it is not set up."""
+        ...
+
+    @property
+    def charts(self) -> Charts:
+        """Return the chart drawer."""
+        ...
+
+    @property
+    def publisher(self) -> Publisher:
+        """Return what posts cards and reveals."""
+        ...
+
+    @property
+    def schedules(self) -> ScheduleService:
+        """Return the daily schedules."""
+        ...
 
 
 @dataclass
 class Context:
     """What a flow works with: the chat core, the place, the person, and the turn to reply."""
 
-    chat: Chat
+    chat: Services
     place: Place
     user: str
     turn: Turn
