@@ -51,7 +51,10 @@ FORBIDDEN_IN_PURE = (
     "httpx",
     "requests",
     "prometheus_client",
+    "urllib3",
 )
+# Drawing libraries: imported inside the functions that draw, so only callers that draw pay.
+HEAVY = ("matplotlib", "PIL")
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
@@ -105,24 +108,89 @@ def test_imports_point_down_only():
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.parametrize("package", PURE + PLATFORM_FREE)
+def test_pure_and_chat_layers_import_no_platform_database_or_http_code(package: str):
+    problems = []
+    for path in sorted((BOT / package).rglob("*.py")):
+        for line, module in _imports(path):
+            if module.split(".")[0] in FORBIDDEN_IN_PURE:
+                problems.append(f"{path.relative_to(BOT.parent)}:{line}: imports {module}")
+    assert not problems, "\n".join(problems)
+
+
 @pytest.mark.parametrize("package", PURE)
-def test_pure_layers_import_no_platform_database_or_http_code(package: str):
+def test_pure_layers_draw_only_inside_functions(package: str):
     problems = []
     for path in sorted((BOT / package).rglob("*.py")):
-        for line, module in _imports(path):
-            if module.split(".")[0] in FORBIDDEN_IN_PURE:
-                problems.append(f"{path.relative_to(BOT.parent)}:{line}: imports {module}")
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in tree.body:
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            else:
+                continue
+            heavy = [n for n in names if n.split(".")[0] in HEAVY]
+            problems += [f"{path.relative_to(BOT.parent)}:{node.lineno}: {n}" for n in heavy]
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("package", PLATFORM_FREE)
-def test_the_chat_layer_imports_no_platform_database_or_http_code(package: str):
-    problems = []
-    for path in sorted((BOT / package).rglob("*.py")):
-        for line, module in _imports(path):
-            if module.split(".")[0] in FORBIDDEN_IN_PURE:
-                problems.append(f"{path.relative_to(BOT.parent)}:{line}: imports {module}")
+def test_bandwidth_takes_nothing_from_the_bot_but_its_errors():
+    problems = [
+        f"{path.relative_to(BOT.parent)}:{line}: imports {module}"
+        for path in sorted((BOT / "bandwidth").rglob("*.py"))
+        for line, module in _imports(path)
+        if module.startswith("bot.") and module.split(".")[1] not in ("bandwidth", "errors")
+    ]
     assert not problems, "\n".join(problems)
+
+
+def _hidden_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    """Return the imports made by name (``importlib``, ``__import__``) or inside a ``try``."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = getattr(node.func, "attr", getattr(node.func, "id", None))
+            if name in ("import_module", "__import__"):
+                found.append((node.lineno, name))
+        if isinstance(node, ast.Try):
+            for inner in (m for b in node.body for m in ast.walk(b)):
+                if isinstance(inner, ast.Import | ast.ImportFrom):
+                    found.append((inner.lineno, "import inside try"))
+    return found
+
+
+def test_no_import_is_hidden_from_these_rules():
+    """The command-line front loads its subcommands by name; it is the top layer, so nothing it
+    loads can point up. Everywhere else an import is a plain statement the rules above can read.
+    """
+    problems = [
+        f"{path.relative_to(BOT.parent)}:{line}: {how}"
+        for path in _sources()
+        if _layer(path) != "cli"
+        for line, how in _hidden_imports(ast.parse(path.read_text(), filename=str(path)))
+    ]
+    assert not problems, "\n".join(problems)
+
+
+def test_hidden_imports_are_found():
+    guarded = "try:\n    import bot.web\nexcept ImportError:\n    pass\n"
+    by_name = "import importlib\nm = importlib.import_module('bot.web')\n"
+    assert _hidden_imports(ast.parse(guarded)) == [(2, "import inside try")]
+    assert _hidden_imports(ast.parse(by_name)) == [(2, "import_module")]
+
+
+@pytest.mark.parametrize("package", ["bandwidth", "engine", "bank"])
+def test_importing_a_pure_package_loads_no_heavy_or_platform_module(package: str):
+    code = (
+        f"import sys, bot.{package}\n"
+        "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    loaded = set(done.stdout.split())
+    assert loaded.isdisjoint(FORBIDDEN_IN_PURE + HEAVY), loaded & set(FORBIDDEN_IN_PURE + HEAVY)
 
 
 def test_help_imports_no_platform_library_or_matplotlib():
@@ -142,3 +210,14 @@ def test_help_imports_no_platform_library_or_matplotlib():
     assert imported, "importtime printed nothing"
     heavy = imported & {"discord", "slack_bolt", "slack_sdk", "matplotlib", "sqlalchemy"}
     assert not heavy, f"quizbot --help imported {sorted(heavy)}"
+
+
+def test_an_adapter_imports_no_other_adapter():
+    problems = []
+    for path in sorted((BOT / "adapters").rglob("*.py")):
+        own = path.relative_to(BOT / "adapters").parts[0]
+        for line, module in _imports(path):
+            parts = module.split(".")
+            if parts[:2] == ["bot", "adapters"] and len(parts) > 2 and parts[2] != own:
+                problems.append(f"{path.relative_to(BOT.parent)}:{line}: imports {module}")
+    assert not problems, "\n".join(problems)
