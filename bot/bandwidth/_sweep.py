@@ -9,7 +9,7 @@ from bot.bandwidth._catalogue import Catalogue
 from bot.bandwidth._chart import family_colour
 from bot.bandwidth._errors import BandwidthError
 from bot.bandwidth._estimate import Result, estimate
-from bot.bandwidth._render import sig3, wrap
+from bot.bandwidth._format import sig3, wrap
 from bot.bandwidth._request import BandwidthRequest
 from bot.bandwidth._sizes import describe_bytes
 

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from bot.adapters.discord.app import Gateway, QuizClient, configure_endpoints
+from bot.bank.loader import load_bank
 from bot.chat.runner import Loops, run
 from bot.engine import QuizEngine
-from bot.engine.loader import load_bank
 from bot.storage import open_store
 from tests.standins.discord_api import EPHEMERAL, Call, DiscordStandIn
 
