@@ -19,6 +19,7 @@ from bot.chat._publish import Publisher
 from bot.chat._turn import Turn
 from bot.chat.grammar import BANDWIDTH, GRAMMARS, QUIZ, BadInput, Call, Form, help_text
 from bot.chat.port import NotAMember, Port
+from bot.config import Admins
 from bot.engine import QuizEngine
 from bot.engine.model import DifficultyMode, Period, Place, Round
 from bot.errors import UserError
@@ -41,7 +42,7 @@ class Services(Protocol):
         ...
 
     @property
-    def admins(self) -> frozenset[str]:
+    def admins(self) -> Admins:
         """Return the people listed in QUIZBOT_ADMINS."""
         ...
 
@@ -68,6 +69,12 @@ class Services(Protocol):
     @property
     def schedules(self) -> ScheduleService:
         """Return the daily schedules."""
+        ...
+
+    async def is_admin(
+        self, place: Place, user: str, ask_platform: Callable[[], Awaitable[bool]]
+    ) -> bool:
+        """Return whether a person is an admin here (the platform asked only if needed)."""
         ...
 
 
