@@ -7,10 +7,10 @@ from dataclasses import dataclass, replace
 from bot.bandwidth._bands import BANDS, format_band, sig2
 from bot.bandwidth._catalogue import Catalogue
 from bot.bandwidth._errors import BandwidthError
+from bot.bandwidth._format import WIDTH, format_seconds, sig3, wrap
 from bot.bandwidth._hardware import Hardware, load_hardware
 from bot.bandwidth._plan import Plan, plan, resolve_model
 from bot.bandwidth._plan_request import PlanRequest
-from bot.bandwidth._render import WIDTH, format_seconds, sig3, wrap
 
 TOP = 5
 TP_SIZES = (1, 2, 4, 8)
