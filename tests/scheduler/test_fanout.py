@@ -9,12 +9,12 @@ from pathlib import Path
 
 import aiohttp
 import discord
-from bot.engine.loader import load_bank
 
 from bot.adapters.discord.app import configure_endpoints
 from bot.adapters.discord.handlers import DiscordPort
 from bot.adapters.slack.app import web_client
 from bot.adapters.slack.handlers import SlackPort
+from bot.bank.loader import load_bank
 from bot.chat import Publisher
 from bot.engine import Place, QuizEngine
 from bot.scheduler.daily import FanOut, post_due
