@@ -146,18 +146,27 @@ def test_bandwidth_takes_nothing_from_the_bot_but_its_errors():
 
 
 def _hidden_imports(tree: ast.AST) -> list[tuple[int, str]]:
-    """Return the imports made by name (``importlib``, ``__import__``) or inside a ``try``."""
+    """Return the imports made by name, or inside a ``try`` that would swallow their failure."""
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             name = getattr(node.func, "attr", getattr(node.func, "id", None))
             if name in ("import_module", "__import__"):
                 found.append((node.lineno, name))
-        if isinstance(node, ast.Try):
+        if isinstance(node, ast.Try) and any(map(_swallows_import_errors, node.handlers)):
             for inner in (m for b in node.body for m in ast.walk(b)):
                 if isinstance(inner, ast.Import | ast.ImportFrom):
                     found.append((inner.lineno, "import inside try"))
     return found
+
+
+def _swallows_import_errors(handler: ast.ExceptHandler) -> bool:
+    """Return whether an ``except`` clause would catch a failed import."""
+    if handler.type is None:
+        return True
+    names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    broad = {"Exception", "BaseException", "ImportError", "ModuleNotFoundError"}
+    return any(isinstance(n, ast.Name) and n.id in broad for n in names)
 
 
 def test_no_import_is_hidden_from_these_rules():
@@ -175,9 +184,11 @@ def test_no_import_is_hidden_from_these_rules():
 
 def test_hidden_imports_are_found():
     guarded = "try:\n    import bot.web\nexcept ImportError:\n    pass\n"
+    narrow = "try:\n    import bot.web\nexcept KeyError:\n    pass\n"
     by_name = "import importlib\nm = importlib.import_module('bot.web')\n"
     assert _hidden_imports(ast.parse(guarded)) == [(2, "import inside try")]
     assert _hidden_imports(ast.parse(by_name)) == [(2, "import_module")]
+    assert _hidden_imports(ast.parse(narrow)) == []
 
 
 @pytest.mark.parametrize("package", ["bandwidth", "engine", "bank"])
