@@ -14,7 +14,7 @@ from typing import Protocol
 from bot import messages as M
 from bot.bandwidth import PLAN_USAGE, BandwidthError, Estimate, Plan, is_plan
 from bot.chat import words
-from bot.chat._charts import Charts, ChartsBusy, request_of
+from bot.chat._charts import ChartAllowance, Charts, ChartsBusy, request_of
 from bot.chat._publish import Publisher
 from bot.chat._turn import Turn
 from bot.chat.grammar import BANDWIDTH, GRAMMARS, QUIZ, BadInput, Call, Form, help_text
@@ -59,6 +59,11 @@ class Services(Protocol):
     @property
     def charts(self) -> Charts:
         """Return the chart drawer."""
+        ...
+
+    @property
+    def chart_allowance(self) -> ChartAllowance:
+        """Return how many charts each person and channel may still ask for."""
         ...
 
     @property
