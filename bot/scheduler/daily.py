@@ -70,7 +70,9 @@ LEASE = timedelta(seconds=60)
 class FanOut:
     """How much of a tick's work one process runs at once, and how it leases it."""
 
-    concurrency: int = 256
+    # Most of a post's time is waiting: on the platform, and out a Retry-After (a second on
+    # Slack between the reveal's reply and the new card in one channel), so many can wait at once.
+    concurrency: int = 200
     per_workspace: int = 4
     lease: timedelta = LEASE
 
