@@ -43,8 +43,8 @@ from _common import POSTGRES, ROOT, database
 sys.path.insert(0, str(ROOT))
 
 import sqlalchemy as sa
-from bot.engine.loader import load_bank
 
+from bot.bank.loader import load_bank
 from bot.engine import QuizEngine
 from bot.scheduler.daily import FanOut, post_due, run_scheduler
 from bot.storage import open_store
