@@ -477,7 +477,7 @@ class DiscordDriver:
         self.client = QuizClient(
             self.engine,
             charts=CHARTS,
-            refresh_interval=30.0,
+            refresh_every=30.0,
             answer_deadline=0.3,
             guild_ready_timeout=0.01,
         )

@@ -89,10 +89,11 @@ class QuizClient(discord.Client):
         engine: QuizEngine,
         *,
         admins: Admins | frozenset[str] = frozenset(),
+        admins_only: bool = False,
         links: LinkMaker | None = None,
         guild_id: int | None = None,
         charts: Charts | None = None,
-        refresh_interval: float = 5.0,
+        refresh_every: float = 5.0,
         answer_deadline: float = ANSWER_DEADLINE,
         guild_ready_timeout: float = 2.0,
         **options: Any,
@@ -108,9 +109,10 @@ class QuizClient(discord.Client):
             engine,
             DiscordPort(self),
             admins=admins,
+            admins_only=admins_only,
             links=links,
             charts=charts,
-            refresh_every=refresh_interval,
+            refresh_every=refresh_every,
         )
         self.answer_deadline = answer_deadline
         self.guild_id = guild_id
@@ -394,12 +396,12 @@ async def serve(
         client = kind(
             rt.engine,
             admins=settings.admin_ids(),
+            admins_only=settings.listed_admins_only(),
             links=settings.link_maker(),
             guild_id=settings.discord_guild_id,
             **shards,
         )
         dashboard = dashboard_for(rt)
-        client.chat.admins_only = settings.listed_admins_only()
         if shards:
             log.info(
                 "running shards %s of %d",

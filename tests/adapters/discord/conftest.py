@@ -76,7 +76,7 @@ async def running(
     engine: QuizEngine, api: DiscordStandIn, **options: Any
 ) -> AsyncIterator[QuizClient]:
     """Run the bot on the stand-in through the chat runner; stop it (bounded) on the way out."""
-    settings: dict[str, Any] = {"guild_ready_timeout": 0.01, "refresh_interval": 30.0}
+    settings: dict[str, Any] = {"guild_ready_timeout": 0.01, "refresh_every": 30.0}
     settings.update(options)
     timer_interval = settings.pop("timer_interval", 0.1)
     scheduler_interval = settings.pop("scheduler_interval", 20.0)

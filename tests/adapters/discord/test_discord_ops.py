@@ -68,7 +68,7 @@ def test_bad_shard_settings_name_the_variable(env: dict[str, str], message: str)
 async def test_sharded_client_identifies_each_of_its_shards(
     engine: QuizEngine, api: DiscordStandIn, options: dict[str, Any], identified: list
 ):
-    client = ShardedQuizClient(engine, guild_ready_timeout=0.01, refresh_interval=30.0, **options)
+    client = ShardedQuizClient(engine, guild_ready_timeout=0.01, refresh_every=30.0, **options)
     runner = asyncio.create_task(client.start(api.token))
     try:
         await api.wait_connected(count=len(identified), within=15)

@@ -309,7 +309,7 @@ async def test_rounds_due_while_down_close_on_start(
 async def test_answer_count_on_the_card_is_refreshed(
     engine: QuizEngine, api: DiscordStandIn
 ) -> None:
-    async with running(engine, api, refresh_interval=0.05):
+    async with running(engine, api, refresh_every=0.05):
         card, round_id = await post_card(api, engine)
         mid = int(card["id"])
         await asyncio.gather(
