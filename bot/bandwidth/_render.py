@@ -33,7 +33,7 @@ def headline(estimate: Estimate | Plan) -> str:
     size_text = req.size_text if len(req.size_text) <= 40 else req.size_text[:37] + "..."
     size = describe_bytes(req.bytes)
     what = f"{size_text} = {size}" if size_text.replace(" ", "") != size.replace(" ", "") else size
-    line = f"{req.op} of {what} ({req.bytes:,} bytes)"
+    line = f"{req.op} of {what} ({req.bytes:,} {'byte' if req.bytes == 1 else 'bytes'})"
     if req.op == "transfer":
         nics = nics_per_node(req)
         return line + (", one link" if nics == 1 else f", {nics} links")
@@ -46,8 +46,12 @@ def headline(estimate: Estimate | Plan) -> str:
     return f"{line}, {req.nodes} nodes{gpus}{nics_text}{step}"
 
 
-def render_table(estimate: Estimate | Plan, width: int = WIDTH) -> str:
-    """Return the aligned text table, fastest first, with the assumptions line under it."""
+def render_table(estimate: Estimate | Plan, width: int = WIDTH, *, keys: bool = True) -> str:
+    """Return the aligned text table, fastest first, with the assumptions line under it.
+
+    Without ``keys`` the catalogue-key column is left out (a quiz explanation has no use for
+    it), which leaves the names room in 80 columns.
+    """
     if not isinstance(estimate, Estimate):
         return render_plan_table(estimate, width)
     req = estimate.request
@@ -66,6 +70,9 @@ def render_table(estimate: Estimate | Plan, width: int = WIDTH) -> str:
         units += ["(ratio)", "(%)"]
         right += [True, True]
     rows = [units] + [_row(r, collective, with_step) for r in estimate.results]
+    if not keys:
+        header, right = header[:1] + header[2:], right[:1] + right[2:]
+        rows = [row[:1] + row[2:] for row in rows]
     lines = wrap(headline(estimate), width)
     lines += table_lines(header, rows, right, width)
     if any(r.quiz_choice for r in estimate.results):

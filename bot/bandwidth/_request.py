@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from dataclasses import dataclass
@@ -66,7 +67,9 @@ def normalize_op(text: str) -> str:
         return "transfer"
     found = _OP_ALIASES.get(key)
     if found is None:
-        raise BandwidthError(f"Unknown operation {text!r}. Choose one of {', '.join(OPS)}.")
+        near = difflib.get_close_matches(text.strip().lower(), OPS, n=1, cutoff=0.6)
+        hint = f" Did you mean {near[0]}?" if near else ""
+        raise BandwidthError(f"Unknown operation {text!r}.{hint} Choose one of {', '.join(OPS)}.")
     return found
 
 

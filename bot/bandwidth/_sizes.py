@@ -130,10 +130,13 @@ def parse_size(text: str) -> int:
         size = _parameters(number, tokens, text)
     else:
         size = number * _unit_bytes(tokens, text)
+    if size < 1:
+        # Rounding a fraction of a byte up to one would answer a question nobody asked.
+        raise BandwidthError(f"A size must be at least one byte, such as {EXAMPLES}.")
     nbytes = math.ceil(size)
     if nbytes > MAX_BYTES:
         raise _too_big()
-    return max(nbytes, 1)
+    return nbytes
 
 
 def describe_bytes(nbytes: int) -> str:

@@ -12,6 +12,7 @@ import argparse
 import importlib
 import logging
 import os
+import re
 import sys
 from collections.abc import Sequence
 
@@ -35,6 +36,7 @@ COMMAND_MODULES = (
 SERVER_COMMANDS = frozenset({"slack", "discord"})
 
 EXIT_USAGE = 2
+NEGATIVE = re.compile(r"^-\d")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMAND_MODULES:
         module = importlib.import_module(f"bot.cli.{name}")
         module.register(sub)
+    # A value such as -5GB is a (bad) size, not an unknown option: argparse treats only plain
+    # negative numbers that way, so widen its test. No quizbot option starts with a digit.
+    for each in (parser, *sub.choices.values()):
+        each._negative_number_matcher = NEGATIVE
     return parser
 
 

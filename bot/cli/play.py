@@ -104,7 +104,7 @@ def _chart_table(question: Question) -> str | None:
     if question.chart is None:
         return None
     try:
-        return render_table(chart_estimate(question.chart), width=78)
+        return render_table(chart_estimate(question.chart), width=78, keys=False)
     except BandwidthError:
         return None
 

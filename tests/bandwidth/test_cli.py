@@ -213,3 +213,32 @@ def test_list_shows_every_source() -> None:
     assert done.returncode == 0
     assert done.stdout.count("rate source:") == 30
     assert done.stdout.count("latency source:") == 30
+
+
+@pytest.mark.parametrize(
+    ("size", "told"),
+    [
+        ("-5GB", "A size must be more than zero"),
+        ("-1", "A size must be more than zero"),
+        ("1e-30GB", "A size must be at least one byte"),
+        ("0.5B", "A size must be at least one byte"),
+    ],
+)
+def test_a_negative_or_tiny_size_gets_the_bandwidth_message(size: str, told: str) -> None:
+    done = run(size)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"quizbot: {told}"), done.stderr
+    assert "unrecognized arguments" not in done.stderr
+    assert done.stdout == ""
+
+
+def test_one_byte_is_one_byte() -> None:
+    done = run("1B")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].startswith("transfer of 1 B (1 byte), one link")
+
+
+def test_a_misspelt_operation_gets_a_suggestion() -> None:
+    done = run("1GB", "--op", "allreduse")
+    assert done.returncode == 2
+    assert "Did you mean allreduce?" in done.stderr
