@@ -379,7 +379,7 @@ class _FanOutRun:
     async def run(self) -> TickReport:
         tick, fan_out = self.tick, self.fan_out
         platform = tick.publisher.platform
-        renewing = asyncio.create_task(self._renew(platform), name="quiz-lease-renewal")
+        renewing: asyncio.Task[None] | None = None
         try:
             more = True
             # Top up whenever a quarter of the places is free: fewer, larger claims.
@@ -395,6 +395,10 @@ class _FanOutRun:
                         lease=fan_out.lease,
                     )
                     more = len(states) == room
+                    if states and renewing is None:
+                        renewing = asyncio.create_task(
+                            self._renew(platform), name="quiz-lease-renewal"
+                        )
                     for state in states:
                         task = asyncio.create_task(self._one(state))
                         self.held[task] = state.schedule.place
@@ -405,9 +409,10 @@ class _FanOutRun:
                     for task in done:
                         del self.held[task]
         finally:
-            renewing.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renewing
+            if renewing is not None:
+                renewing.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await renewing
         return self.report
 
     async def _one(self, state: ScheduleState) -> None:
