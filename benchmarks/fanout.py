@@ -4,10 +4,10 @@ Run: ``.venv/bin/python benchmarks/fanout.py`` (PostgreSQL at 127.0.0.1:5432 as 
 
 It stores ``--schedules`` daily schedules at 09:00 UTC, ``--per-workspace`` channels a
 workspace, on Slack each with yesterday's question still open (so a post is the reveal's edit,
-its thread reply and the new card; on Discord the first day's card alone), starts the
-platform's stand-in in this process with the platform's limits enforced and ``--latency`` on
-every request, and starts the replicas as processes of their own (``quizbot``'s scheduler on the real slack_sdk or discord.py client and a PostgreSQL
-store each), whose clocks read 09:00:00 at the start. Scenarios:
+its thread reply and the new card; on Discord the first day's card alone), starts the platform's
+stand-in in this process with the platform's limits enforced and ``--latency`` on every request,
+and starts the replicas as processes of their own (``quizbot``'s scheduler on the real slack_sdk
+or discord.py client and a PostgreSQL store each), whose clocks read 09:00:00 at the start. Scenarios:
 
 - Slack, one replica; Slack, two replicas (the speed-up is the ratio of the two times);
 - Slack, two replicas, one killed (SIGKILL) once half the cards are out;
