@@ -7,7 +7,8 @@ workspace, on Slack each with yesterday's question still open (so a post is the 
 its thread reply and the new card; on Discord the first day's card alone), starts the platform's
 stand-in in this process with the platform's limits enforced and ``--latency`` on every request,
 and starts the replicas as processes of their own (``quizbot``'s scheduler on the real slack_sdk
-or discord.py client and a PostgreSQL store each), whose clocks read 09:00:00 at the start. Scenarios:
+or discord.py client and a PostgreSQL store each), whose clocks read 09:00:00 at the start.
+Scenarios:
 
 - Slack, one replica; Slack, two replicas (the speed-up is the ratio of the two times);
 - Slack, two replicas, one killed (SIGKILL) once half the cards are out;
