@@ -27,6 +27,17 @@ EVERY_ADDRESS = "0.0.0.0"
 CONTAINER_MARKERS = (Path("/.dockerenv"), Path("/run/.containerenv"))
 
 
+README_SETTINGS = "see the README's configuration section"
+# Where each platform's setting is explained, and what to set instead where there is a choice.
+WHERE_TOLD = {
+    "SLACK_BOT_TOKEN": (
+        "see docs/slack.md (for one workspace; to install into many, set SLACK_CLIENT_ID and "
+        "SLACK_CLIENT_SECRET instead)"
+    ),
+    "DISCORD_TOKEN": "see docs/discord.md",
+}
+
+
 def in_container(markers: tuple[Path, ...] = CONTAINER_MARKERS) -> bool:
     """Return whether this process runs in a Docker or Podman container."""
     return any(marker.exists() for marker in markers)
@@ -248,7 +259,7 @@ class Settings(BaseSettings):
         """Raise ConfigError naming the first of these environment variables that is unset."""
         for name in names:
             if not getattr(self, name.lower(), None):
-                raise ConfigError(f"{name} is not set; see the README's configuration section")
+                raise ConfigError(f"{name} is not set; {WHERE_TOLD.get(name, README_SETTINGS)}")
 
 
 def load_settings() -> Settings:

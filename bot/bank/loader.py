@@ -266,7 +266,9 @@ class _FileChecker:
         if exc.problem:
             parts.append(str(exc.problem))
         message = "invalid YAML: " + "; ".join(parts)
-        if "expected <block end>" in message or "not allowed here" in message:
+        if "'\\t'" in message:
+            message += " (YAML indents with spaces, never tabs: replace the tab with spaces)"
+        elif "expected <block end>" in message or "not allowed here" in message:
             message += " (check the indentation, and quote text that contains ': ')"
         self.add(line, message)
 

@@ -129,3 +129,19 @@ def test_missing_path_is_a_problem_not_a_crash(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert result.stdout == f"{tmp_path / 'nowhere'}:1: no such file or folder\n"
     assert "Traceback" not in result.stderr
+
+
+def test_a_tab_gets_the_spaces_hint(tmp_path: Path):
+    bank = tmp_path / "bank"
+    bank.mkdir()
+    (bank / "tab.yaml").write_text('questions:\n  - id: x\n    question: "Q?"\n\tchoices: {A: a}\n')
+    result = subprocess.run(
+        [sys.executable, "-m", "bot", "validate", str(bank)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    first = result.stdout.splitlines()[0]
+    assert first.startswith(f"{bank / 'tab.yaml'}:4: invalid YAML")
+    assert first.endswith("(YAML indents with spaces, never tabs: replace the tab with spaces)")

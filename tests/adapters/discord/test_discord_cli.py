@@ -72,9 +72,7 @@ def test_missing_token_is_one_line_and_exit_2(
 ) -> None:
     assert main(["discord"]) == 2
     err = capsys.readouterr().err
-    assert err.strip().splitlines() == [
-        "quizbot: DISCORD_TOKEN is not set; see the README's configuration section"
-    ]
+    assert err.strip().splitlines() == ["quizbot: DISCORD_TOKEN is not set; see docs/discord.md"]
 
 
 def test_invite_url_from_the_application_id(

@@ -152,3 +152,26 @@ async def test_missing_credentials_are_one_line_and_exit_2(env: dict, variable: 
     assert len(lines) == 1, lines
     assert lines[0].startswith("quizbot: ")
     assert variable in lines[0]
+
+
+async def test_a_missing_bot_token_points_at_the_slack_page_and_the_oauth_pair() -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        "slack",
+        cwd=ROOT,
+        env=bot_env(),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 2
+    line = err.decode().strip()
+    assert "docs/slack.md" in line
+    assert "SLACK_CLIENT_ID and SLACK_CLIENT_SECRET" in line
