@@ -22,6 +22,19 @@ The rules, and the reasons behind them:
 - ``why-not``: a why_not that only negates its choice, or is too short to teach anything.
 - ``primary-source``: every question should cite at least one primary source (see
   ``PRIMARY_SOURCES``); blogs, encyclopaedias and forums are secondary.
+- ``tag-names-key``: a tag whose words appear in the keyed choice and in no other choice names
+  the answer to anyone who reads the tags.
+- ``sorted-key``: in questions whose choices are sorted quantities, writers key the middle ones
+  (an extreme "looks" like a trap); bank-wide, the first or last choice should be keyed in 35-65%
+  of them, as it is by chance with four choices (50%).
+- ``reviewer-note``: "unchecked", "our own arithmetic" and their kin are notes to the bank's
+  reviewers, not something players should read: check the claim or leave it out.
+- ``answer-leak``: one question's explanation quoting another question's keyed choice, in the
+  same topic, gives that answer away to whoever met the first question.
+
+The bank-wide shares are judged on a bank of ``min_sample`` questions or more; a smaller bank is
+judged by a binomial test instead: its share fails only when chance alone would reach it less
+often than ``significance_permille`` in a thousand (five questions all keyed A: p = 0.001).
 """
 
 from __future__ import annotations
@@ -47,7 +60,13 @@ RULES = (
     "near-duplicate",
     "why-not",
     "primary-source",
+    "tag-names-key",
+    "sorted-key",
+    "reviewer-note",
+    "answer-leak",
 )
+# The rules judged on the whole bank only (a breach, not a per-question warning).
+BANK_RULES = ("sorted-key",)
 
 # ---------------------------------------------------------------- limits
 
@@ -62,6 +81,12 @@ class Limits:
     # Bank-wide shares are judged only on at least this many questions: on a handful, one
     # question is 20% of the sample, and a single file being written could never pass.
     min_sample: int = 20
+    # Under min_sample, a share past its limit fails only when a binomial test puts the chance of
+    # reaching it under this many in a thousand.
+    significance_permille: int = 10
+    # Sorted-number questions: the first or last choice keyed in this band of them (percent).
+    sorted_extreme_min_percent: int = 35
+    sorted_extreme_max_percent: int = 65
     # Per folder (a warning): one letter keyed in more than half of a folder's questions.
     folder_letter_percent: int = 50
     folder_min: int = 4
@@ -77,6 +102,12 @@ class Limits:
     # than give_away_min_common stems) is the bank's common vocabulary ("GPU", "NCCL"), not a cue.
     give_away_common_percent: int = 10
     give_away_min_common: int = 3
+    # answer-leak: a keyed choice must have at least this many words to count as quoted.
+    leak_min_words: int = 3
+    # answer-leak: a keyed quantity counts as quoted only beside this many words of its stem.
+    leak_stem_words: int = 2
+    # answer-leak: ... within this many words either side of it, in the same sentence.
+    leak_window_words: int = 8
 
 
 # ---------------------------------------------------------------- results
@@ -138,6 +169,8 @@ class LintReport:
     folders: tuple[LetterShares, ...]
     breaches: tuple[Breach, ...]
     limits: Limits = field(default_factory=Limits)
+    sorted_number: int = 0
+    sorted_extreme: int = 0
 
     @property
     def ok(self) -> bool:
@@ -152,14 +185,20 @@ class LintReport:
     def summary(self) -> str:
         """Return the one-line, bank-wide summary."""
         limits = self.limits
-        judged = "" if self.text_choice >= limits.min_sample else ", not judged"
-        letters_judged = "" if self.questions >= limits.min_sample else ", not judged"
+        small = ", binomial test"
+        judged = "" if self.text_choice >= limits.min_sample else small
+        letters_judged = "" if self.questions >= limits.min_sample else small
+        sorted_judged = "" if self.sorted_number >= limits.min_sample else small
+        extremes = 100.0 * self.sorted_extreme / self.sorted_number if self.sorted_number else 0.0
         warnings = len(self.findings)
         line = (
             f"lint: {_count(self.questions, 'question')} in {_count(self.topics, 'topic')}; "
             f"length cue {self.length_cue_percent:.0f}% of {self.text_choice} text-choice "
             f"(limit {limits.length_cue_percent}%{judged}); "
             f"letters {self.letters.text()} (limit {limits.letter_percent}%{letters_judged}); "
+            f"extremes keyed {extremes:.0f}% of {self.sorted_number} sorted-number "
+            f"(band {limits.sorted_extreme_min_percent}-{limits.sorted_extreme_max_percent}%"
+            f"{sorted_judged}); "
             f"{_count(warnings, 'warning')}"
         )
         if self.breaches:
@@ -701,6 +740,203 @@ def primary_source(question: Question) -> Finding | None:
     )
 
 
+def _phrase(text: str) -> tuple[str, ...]:
+    """Return the normalised words of a text with hyphenated compounds split apart."""
+    return tuple(words(text.replace("-", " ").replace("_", " ")))
+
+
+def _contains(haystack: Sequence[str], needle: Sequence[str]) -> bool:
+    """Return whether the words of ``needle`` appear as a run in ``haystack``."""
+    n = len(needle)
+    if not n:
+        return False
+    return any(tuple(haystack[i : i + n]) == tuple(needle) for i in range(len(haystack) - n + 1))
+
+
+def tag_names_key(question: Question) -> list[Finding]:
+    """Warn on each tag whose words appear in the keyed choice and in no other choice."""
+    key = _phrase(question.answer_choice.text)
+    others = [_phrase(c.text) for c in question.choices if c.key != question.answer]
+    out = []
+    for tag in question.tags:
+        said = _phrase(tag)
+        if not said or not any(ch.isalpha() for w in said for ch in w):
+            continue
+        if _contains(key, said) and not any(_contains(o, said) for o in others):
+            out.append(
+                _finding(
+                    question,
+                    "tag-names-key",
+                    f"the tag '{tag}' names the keyed choice {question.answer} and no other: "
+                    "players who read the tags read the answer; tag the subject instead",
+                    "tags",
+                )
+            )
+    return out
+
+
+# Notes meant for the bank's reviewers; players should never read them.
+REVIEWER_NOTES = re.compile(
+    r"\b(?:unchecked|unverified|not\s+(?:yet\s+)?(?:checked|verified)|to\s+be\s+(?:checked|verified)"
+    r"|our\s+own\s+(?:arithmetic|estimate|calculation|reckoning)|citation\s+needed"
+    r"|needs?\s+a\s+source|source\s+needed)\b",
+    re.IGNORECASE,
+)
+
+
+def reviewer_notes(question: Question) -> list[Finding]:
+    """Warn on each text players read that carries a note for reviewers ("unchecked"...)."""
+    texts: list[tuple[str, str, str]] = [
+        ("question", "the stem", question.text),
+        *((f"choices.{c.key}", f"choice {c.key}", c.text) for c in question.choices),
+        ("explanation.short", "the short explanation", question.short),
+        ("explanation.full", "the full explanation", question.full),
+        *(
+            (f"explanation.why_not.{k}", f"why_not {k}", t)
+            for k, t in sorted(question.why_not.items())
+        ),
+        *(
+            (f"references.{i}", f"reference {i + 1}'s title", r.title)
+            for i, r in enumerate(question.references)
+        ),
+    ]
+    out = []
+    for key, where, text in texts:
+        found = REVIEWER_NOTES.search(text)
+        if found is not None:
+            out.append(
+                _finding(
+                    question,
+                    "reviewer-note",
+                    f"{where} says '{found.group(0)}': a note for reviewers that players read; "
+                    "check the claim against a source or leave it out",
+                    key,
+                )
+            )
+    return out
+
+
+def _key_phrase(question: Question) -> tuple[str, ...]:
+    """Return the keyed choice's words, qualifiers dropped ("About 450 GB/s" -> 450 gb s)."""
+    text = question.answer_choice.text.strip().rstrip(".")
+    while True:
+        found = _QUALIFIER.match(text)
+        if found is None or not found.group(0):
+            break
+        end = found.end()
+        if found.group(0)[-1].isalpha() and end < len(text) and text[end].isalpha():
+            break
+        text = text[end:]
+    return _phrase(text)
+
+
+def answer_leaks(
+    questions: Sequence[Question], topics: Mapping[str, str], limits: Limits
+) -> list[Finding]:
+    """Warn when an explanation quotes the keyed choice of another question in its topic.
+
+    A keyed choice counts when it has at least ``leak_min_words`` words (numbers and units
+    included), is not one of the quoting question's own choices and is not given in its stem
+    (then the explanation tells nothing the question did not). A quantity ("400 Gb/s") is common
+    coin, so it counts only with ``leak_stem_words`` content words of the other question's stem
+    within ``leak_window_words`` of it in one sentence: "NDR carries 400 Gb/s each way" answers
+    "How fast is an NDR port, each way?", "Ethernet at 400 Gb/s" does not.
+    """
+    by_topic: dict[str, list[Question]] = defaultdict(list)
+    for q in questions:
+        by_topic[topics[q.id]].append(q)
+    out = []
+    for members in by_topic.values():
+        keys = [(q, _key_phrase(q)) for q in members]
+        keys = [(q, k) for q, k in keys if len(k) >= limits.leak_min_words]
+        for q in members:
+            sentences = [_phrase(t) for t in _SENTENCE.split(f"{q.short}\n{q.full}")]
+            own = {_key_phrase(q)} | {_phrase(c.text) for c in q.choices}
+            given = _phrase(q.text)
+            vocabulary = {w for said in sentences for w in said}
+            for other, phrase in keys:
+                if not vocabulary.issuperset(phrase):
+                    continue
+                if other.id == q.id or phrase in own or _contains(given, phrase):
+                    continue
+                if quantity(other.answer_choice.text) is None:
+                    if not any(_contains(said, phrase) for said in sentences):
+                        continue
+                elif not _quoted_beside(
+                    sentences, phrase, set(content_words(other.text)) - set(phrase), limits
+                ):
+                    continue
+                out.append(
+                    _finding(
+                        q,
+                        "answer-leak",
+                        f"the explanation says '{other.answer_choice.text}', the keyed answer of "
+                        f"'{other.id}' ({other.source}:{other.line_of('answer')}) in the same "
+                        "topic: a player who meets this one first is told that answer",
+                        "explanation.full",
+                    )
+                )
+    return out
+
+
+def _quoted_beside(
+    sentences: Sequence[Sequence[str]], phrase: Sequence[str], stem: set[str], limits: Limits
+) -> bool:
+    """Return whether the phrase appears with enough stem words near it, in one sentence."""
+    n, reach = len(phrase), limits.leak_window_words
+    for said in sentences:
+        for i in range(len(said) - n + 1):
+            if tuple(said[i : i + n]) != tuple(phrase):
+                continue
+            near = set(said[max(0, i - reach) : i + n + reach])
+            if len(stem & near) >= limits.leak_stem_words:
+                return True
+    return False
+
+
+_SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n")
+
+
+def is_sorted_number(question: Question) -> bool:
+    """Return whether every choice is a quantity of one kind, listed in order (3 or more)."""
+    if len(question.choices) < 3:
+        return False
+    values = [quantity(c.text) for c in question.choices]
+    found = [v for v in values if v is not None]
+    if len(found) != len(values) or len({v.dimension for v in found}) != 1:
+        return False
+    return _monotone([v.value for v in found])
+
+
+def keyed_extreme(question: Question) -> bool:
+    """Return whether the keyed choice is the first or the last."""
+    keys = [c.key for c in question.choices]
+    return question.answer in (keys[0], keys[-1])
+
+
+def binomial_tail(chances: Sequence[float], count: int) -> float:
+    """Return the chance of ``count`` or more successes among trials of these chances."""
+    # The Poisson binomial distribution, built one trial at a time.
+    dist = [1.0]
+    for p in chances:
+        nxt = [0.0] * (len(dist) + 1)
+        for k, mass in enumerate(dist):
+            nxt[k] += mass * (1 - p)
+            nxt[k + 1] += mass * p
+        dist = nxt
+    return sum(dist[count:]) if count <= len(chances) else 0.0
+
+
+def _significant(chances: Sequence[float], count: int, limits: Limits) -> bool:
+    """Return whether ``count`` successes are too many to put down to chance."""
+    return binomial_tail(chances, count) * 1000 < limits.significance_permille
+
+
+def _judged(total: int, chances: Sequence[float], count: int, limits: Limits) -> bool:
+    """Return whether a share past its limit counts: a large sample, or a significant one."""
+    return total >= limits.min_sample or _significant(chances, count, limits)
+
+
 # ---------------------------------------------------------------- bank-wide rules
 
 
@@ -850,7 +1086,10 @@ def lint(
         findings.extend(f for f in single if f is not None)
         findings.extend(all_none_of_the_above(q))
         findings.extend(why_not_checks(q, limits))
+        findings.extend(tag_names_key(q))
+        findings.extend(reviewer_notes(q))
     findings.extend(near_duplicates(questions, limits))
+    findings.extend(answer_leaks(questions, topic_of, limits))
     folders, folder_findings = folder_balance(questions, topic_of, limits)
     findings.extend(folder_findings)
 
@@ -858,26 +1097,38 @@ def lint(
     findings.sort(key=lambda f: (order.get(f.file, len(order)), f.file, f.line, f.rule))
     letters = letter_shares("bank", questions)
     breaches = []
-    if text_choice >= limits.min_sample and _over(cued, text_choice, limits.length_cue_percent):
+    text_chances = [1 / len(q.choices) for q in questions if is_text_choice(q)]
+    if _over(cued, text_choice, limits.length_cue_percent) and _judged(
+        text_choice, text_chances, cued, limits
+    ):
         breaches.append(
             Breach(
                 "length-cue",
                 f"the keyed choice is strictly the longest in {cued} of {text_choice} "
                 f"text-choice questions ({100 * cued / text_choice:.1f}%), over the "
-                f"{limits.length_cue_percent}% limit",
+                f"{limits.length_cue_percent}% limit" + _chance_note(text_choice, limits),
             )
         )
-    if len(questions) >= limits.min_sample:
-        for letter, count in letters.counts:
-            if _over(count, len(questions), limits.letter_percent):
-                breaches.append(
-                    Breach(
-                        "letter-balance",
-                        f"{letter} is the key of {count} of {len(questions)} questions "
-                        f"({letters.percent(letter):.1f}%), over the {limits.letter_percent}% "
-                        "limit",
-                    )
+    for letter, count in letters.counts:
+        chances = [
+            1 / len(q.choices) if letter in {c.key for c in q.choices} else 0.0 for q in questions
+        ]
+        if _over(count, len(questions), limits.letter_percent) and _judged(
+            len(questions), chances, count, limits
+        ):
+            breaches.append(
+                Breach(
+                    "letter-balance",
+                    f"{letter} is the key of {count} of {len(questions)} questions "
+                    f"({letters.percent(letter):.1f}%), over the {limits.letter_percent}% "
+                    "limit" + _chance_note(len(questions), limits),
                 )
+            )
+    sorted_questions = [q for q in questions if is_sorted_number(q)]
+    extremes = sum(1 for q in sorted_questions if keyed_extreme(q))
+    breach = _sorted_breach(sorted_questions, extremes, limits)
+    if breach is not None:
+        breaches.append(breach)
     return LintReport(
         findings=tuple(findings),
         questions=len(questions),
@@ -888,4 +1139,43 @@ def lint(
         folders=folders,
         breaches=tuple(breaches),
         limits=limits,
+        sorted_number=len(sorted_questions),
+        sorted_extreme=extremes,
+    )
+
+
+def _chance_note(total: int, limits: Limits) -> str:
+    """Return how a small sample was judged, for the breach message."""
+    if total >= limits.min_sample:
+        return ""
+    return (
+        f" (under {limits.min_sample} questions, and chance reaches it less than "
+        f"{limits.significance_permille / 10:g}% of the time)"
+    )
+
+
+def _sorted_breach(questions: Sequence[Question], extremes: int, limits: Limits) -> Breach | None:
+    """Return the breach when sorted-number questions key their extremes too seldom or often."""
+    total = len(questions)
+    if not total:
+        return None
+    low, high = limits.sorted_extreme_min_percent, limits.sorted_extreme_max_percent
+    chances = [min(1.0, 2 / len(q.choices)) for q in questions]
+    if _over(extremes, total, high):
+        judged = _judged(total, chances, extremes, limits)
+        side = "often"
+    elif extremes * 100 < low * total:
+        # Too few extremes is too many middles: the same test on the other side.
+        middles = [1 - p for p in chances]
+        judged = _judged(total, middles, total - extremes, limits)
+        side = "seldom"
+    else:
+        return None
+    if not judged:
+        return None
+    return Breach(
+        "sorted-key",
+        f"the first or last choice is keyed in {extremes} of {total} sorted-number questions "
+        f"({100 * extremes / total:.1f}%), too {side} for the {low}-{high}% band: players learn "
+        "to pick the middle (or the ends)" + _chance_note(total, limits),
     )

@@ -43,6 +43,8 @@ def lint_help() -> str:
     limits = Limits()
     stem, full = limits.stem_similarity_percent, limits.full_similarity_percent
     few, new = limits.why_not_min_words, limits.why_not_min_new_words
+    low, high = limits.sorted_extreme_min_percent, limits.sorted_extreme_max_percent
+    alpha = limits.significance_permille / 10
     return f"""\
 --lint prints teaching-quality warnings as file:line: warning: ... [rule], then
 one summary line. Rules:
@@ -64,9 +66,17 @@ one summary line. Rules:
                   such as "not" do not count
   primary-source  no reference to a spec, paper, vendor doc or the project's
                   own repository (blogs, wikis and forums are secondary)
-Bank-wide limits (exit status 1 when passed, judged on {limits.min_sample} or more questions):
+  tag-names-key   a tag whose words are in the keyed choice and in no other
+  reviewer-note   "unchecked", "our own arithmetic"... in text players read
+  answer-leak     an explanation quoting the keyed choice of another question
+                  of its topic ({limits.leak_min_words}+ words; a quantity only beside
+                  {limits.leak_stem_words} words of its own stem)
+Bank-wide limits (exit status 1 when passed):
   length cue over {limits.length_cue_percent}% of the text-choice questions; any letter keyed in
-  over {limits.letter_percent}% of the questions. Warnings alone exit 0.
+  over {limits.letter_percent}% of the questions; the first or last choice keyed in
+  under {low}% or over {high}% of the sorted-number questions [sorted-key].
+  Under {limits.min_sample} questions a share past its limit fails only when a binomial
+  test gives chance under {alpha:g}% of reaching it. Warnings alone exit 0.
 See docs/writing-questions.md."""
 
 

@@ -41,7 +41,9 @@ def test_crafted_file_warns_exactly_at_its_markers(path: Path) -> None:
     assert all(f.file == str(path) for f in report.findings)
 
 
-@pytest.mark.parametrize("rule", [r for r in L.RULES if r != "letter-balance"])
+@pytest.mark.parametrize(
+    "rule", [r for r in L.RULES if r != "letter-balance" and r not in L.BANK_RULES]
+)
 def test_every_rule_has_a_triggering_file_and_a_near_miss(rule: str) -> None:
     mine = [p for p in FILES if p.stem.startswith(rule)]
     triggers = [p for p in mine if any(r == rule for _, r in markers(p))]
@@ -178,8 +180,11 @@ def bank(n: int, cued: int, answers: str | None = None) -> list[Question]:
     [
         (20, 6, False),  # 30.0%: at the limit, not over it
         (20, 7, True),  # 35%
-        (10, 3, False),  # 30% of ten, but ten is under the sample a share is judged on
-        (19, 19, False),  # every question cued, but 19 questions are not judged
+        (10, 3, False),  # 30% of ten: at the limit
+        (10, 5, False),  # 50% of ten: over, but chance reaches 5 of 10 at 1/4 about 8% of the time
+        (10, 7, True),  # 70% of ten: chance reaches it 0.35% of the time
+        (19, 19, True),  # under the sample size, but 19 of 19 is no accident
+        (5, 2, False),  # 40% of five: chance does that a third of the time
         (40, 12, False),
         (40, 13, True),  # 32.5%
     ],
@@ -198,7 +203,9 @@ def test_length_cue_share_limit_is_exact_at_the_boundary(n: int, cued: int, fail
         ("A" * 7 + "B" * 5 + "C" * 4 + "D" * 4, False),  # A 35%: at the limit
         ("A" * 8 + "B" * 4 + "C" * 4 + "D" * 4, True),  # A 40%
         ("A" * 4 + "B" * 4 + "C" * 4 + "D" * 8, True),
-        ("A" * 9 + "B" * 10, False),  # 19 questions: not judged
+        ("A" * 9 + "B" * 10, True),  # 19 questions: B 53%, p = 0.003 by the binomial test
+        ("A" * 3 + "B" * 2 + "C" * 2 + "D" * 3, False),  # 10 questions, A 30%
+        ("AABCD", False),  # 40% of five: p = 0.37
     ],
 )
 def test_letter_share_limit_is_exact_at_the_boundary(answers: str, fails: bool) -> None:
@@ -210,12 +217,15 @@ def test_summary_line_reports_counts_shares_and_limits() -> None:
     report = L.lint(bank(20, 7))
     assert report.summary() == (
         "lint: 20 questions in 1 topic; length cue 35% of 20 text-choice (limit 30%); "
-        "letters A 25% B 25% C 25% D 25% (limit 35%); 7 warnings; 1 limit passed"
+        "letters A 25% B 25% C 25% D 25% (limit 35%); extremes keyed 0% of 0 sorted-number "
+        "(band 35-65%, binomial test); 7 warnings; 1 limit passed"
     )
     small = L.lint(bank(3, 0))
     assert small.summary() == (
-        "lint: 3 questions in 1 topic; length cue 0% of 3 text-choice (limit 30%, not judged); "
-        "letters A 33% B 33% C 33% D 0% (limit 35%, not judged); 0 warnings"
+        "lint: 3 questions in 1 topic; length cue 0% of 3 text-choice "
+        "(limit 30%, binomial test); letters A 33% B 33% C 33% D 0% "
+        "(limit 35%, binomial test); extremes keyed 0% of 0 sorted-number "
+        "(band 35-65%, binomial test); 0 warnings"
     )
 
 
@@ -223,6 +233,141 @@ def test_limits_can_be_set() -> None:
     strict = L.Limits(length_cue_percent=10, min_sample=5)
     assert [b.rule for b in L.lint(bank(10, 2), limits=strict).breaches] == ["length-cue"]
     assert L.lint(bank(10, 1), limits=strict).ok
+
+
+def test_five_questions_always_keyed_a_and_longest_fail() -> None:
+    # 5 of 5 by chance at 1/4 each: p = 0.25**5, about 0.001.
+    report = L.lint(bank(5, 5, "AAAAA"))
+    assert sorted(b.rule for b in report.breaches) == ["length-cue", "letter-balance"]
+    assert "chance reaches it less than 1%" in report.breaches[0].message
+    assert L.lint(bank(5, 1, "ABCDA")).ok
+
+
+def test_binomial_tail() -> None:
+    assert L.binomial_tail([0.25] * 5, 5) == pytest.approx(0.25**5)
+    assert L.binomial_tail([0.25] * 5, 0) == pytest.approx(1.0)
+    assert L.binomial_tail([0.5] * 2, 1) == pytest.approx(0.75)
+    assert L.binomial_tail([0.5, 0.0], 2) == 0.0
+    assert L.binomial_tail([0.5], 3) == 0.0
+
+
+# ---------------------------------------------------------------- sorted-number key position
+
+SORTED = ("100 Gb/s", "200 Gb/s", "400 Gb/s", "800 Gb/s")
+
+
+def sorted_bank(answers: str) -> list[Question]:
+    """Return sorted-number questions keyed at these letters."""
+    return [make(qid, a, SORTED) for qid, a in zip(ids(len(answers)), answers, strict=True)]
+
+
+@pytest.mark.parametrize(
+    ("answers", "fails"),
+    [
+        ("BC" * 10, True),  # middles only: extremes 0 of 20
+        ("BCBCBCBCBCBCBCADADAD", True),  # extremes 6 of 20: 30%, under the band
+        ("BCBCBCBCBCBCBADADADA", False),  # 7 of 20: 35%, the bottom of the band
+        ("ABCD" * 5, False),  # 50%
+        ("ADADADADADADADBCBCBC", True),  # 14 of 20: 70%, over the top
+        ("ADADADADADADADBCBCBC"[:13] + "BCBCBCB", False),  # 13 of 20: 65%
+        ("BCB", False),  # three middles: chance does that 1 time in 8
+        ("BCBCBCB", True),  # seven middles: p = 0.5**7, under 1%
+    ],
+)
+def test_sorted_number_extremes_band(answers: str, fails: bool) -> None:
+    report = L.lint(sorted_bank(answers))
+    assert report.sorted_number == len(answers)
+    assert report.sorted_extreme == sum(a in "AD" for a in answers)
+    rules = [b.rule for b in report.breaches if b.rule == "sorted-key"]
+    assert rules == (["sorted-key"] if fails else [])
+
+
+def test_only_sorted_quantities_count_as_sorted_number() -> None:
+    assert L.is_sorted_number(make("qa", "B", SORTED))
+    assert L.is_sorted_number(make("qb", "B", tuple(reversed(SORTED))))
+    assert not L.is_sorted_number(make("qc", "B", ("200 Gb/s", "100 Gb/s", "400 Gb/s", "1 ms")))
+    assert not L.is_sorted_number(make("qd", "B"))
+    assert not L.is_sorted_number(make("qe", "B", ("1 ms", "2 ms")))
+    assert L.keyed_extreme(make("qf", "D", SORTED))
+    assert not L.keyed_extreme(make("qg", "C", SORTED))
+
+
+def test_sorted_key_breach_message() -> None:
+    (breach,) = [b for b in L.lint(sorted_bank("BC" * 10)).breaches if b.rule == "sorted-key"]
+    assert str(breach) == (
+        "lint: error: the first or last choice is keyed in 0 of 20 sorted-number questions "
+        "(0.0%), too seldom for the 35-65% band: players learn to pick the middle (or the ends) "
+        "[sorted-key]"
+    )
+
+
+# ---------------------------------------------------------------- the newer per-question rules
+
+
+@pytest.mark.parametrize(
+    ("tags", "flagged"),
+    [
+        (("all-reduce",), ["all-reduce"]),
+        (("All_Reduce",), ["All_Reduce"]),
+        (("reduce",), []),  # in the key and in a distractor
+        (("collectives", "ddp"), []),
+        (("2020",), []),  # a bare number names nothing
+    ],
+)
+def test_tag_names_key(tags: tuple[str, ...], flagged: list[str]) -> None:
+    q = replace(
+        make("qa", "B", ("Broadcast", "All-reduce", "Reduce-scatter", "2020 scatter")), tags=tags
+    )
+    found = L.tag_names_key(q)
+    assert [f.message.split("'")[1] for f in found] == flagged
+
+
+@pytest.mark.parametrize(
+    ("text", "flagged"),
+    [
+        ("A figure (unchecked) from the talk.", "unchecked"),
+        ("By our own arithmetic, 12 GB.", "our own arithmetic"),
+        ("Not yet verified against the spec.", "Not yet verified"),
+        ("Citation needed.", "Citation needed"),
+        ("NCCL checked the topology at init.", None),
+        ("The unchecked-exception idea is Java's.", "unchecked"),
+        ("Our own measurements show 12 GB.", None),
+    ],
+)
+def test_reviewer_notes(text: str, flagged: str | None) -> None:
+    q = replace(make("qa"), full=text)
+    found = L.reviewer_notes(q)
+    if flagged is None:
+        assert found == []
+    else:
+        (f,) = found
+        assert f"'{flagged}'" in f.message
+        assert f.rule == "reviewer-note"
+
+
+def test_reviewer_notes_cover_every_text_players_read() -> None:
+    q = replace(
+        make("qa"),
+        text="Which (unverified) figure?",
+        why_not={"B": "unchecked"},
+        references=(Reference("Spec, unchecked", "https://arxiv.org/abs/1"),),
+    )
+    where = [f.message.split(" says")[0] for f in L.reviewer_notes(q)]
+    assert where == ["the stem", "why_not B", "reference 1's title"]
+
+
+def test_answer_leak_only_within_a_topic_and_only_whole_keys() -> None:
+    keyed = make("qa", "A", ("Rings of eight GPUs", "Trees", "Meshes", "Stars"))
+    quoting = make("qb", full="NCCL builds rings of eight GPUs here.")
+    partial = make("qc", full="NCCL builds rings of GPUs here.")
+    found = L.answer_leaks([keyed, quoting, partial], {"qa": "t", "qb": "t", "qc": "t"}, L.Limits())
+    assert [f.question_id for f in found] == ["qb"]
+    assert "'Rings of eight GPUs', the keyed answer of 'qa'" in found[0].message
+    apart = {"qa": "t", "qb": "u", "qc": "t"}
+    assert L.answer_leaks([keyed, quoting, partial], apart, L.Limits()) == []
+    short = make("qd", "A", ("Rings", "Trees", "Meshes", "Stars"))
+    mention = make("qe", full="NCCL builds rings here.")
+    assert L.answer_leaks([short, mention], {"qd": "t", "qe": "t"}, L.Limits()) == []
 
 
 # ---------------------------------------------------------------- the pieces

@@ -18,8 +18,10 @@ FIXTURES = Path("tests/bank/lint")
 WARNING = re.compile(r"^(?P<file>[^:]+\.ya?ml):(?P<line>\d+): warning: .+ \[(?P<rule>[a-z-]+)\]$")
 SUMMARY = re.compile(
     r"^lint: (?P<questions>\d+) questions? in (?P<topics>\d+) topics?; "
-    r"length cue (?P<cue>\d+)% of (?P<text>\d+) text-choice \(limit 30%(?:, not judged)?\); "
-    r"letters (?P<letters>[A-E] \d+%(?: [A-E] \d+%)*) \(limit 35%(?:, not judged)?\); "
+    r"length cue (?P<cue>\d+)% of (?P<text>\d+) text-choice \(limit 30%(?:, binomial test)?\); "
+    r"letters (?P<letters>[A-E] \d+%(?: [A-E] \d+%)*) \(limit 35%(?:, binomial test)?\); "
+    r"extremes keyed (?P<extremes>\d+)% of (?P<sorted>\d+) sorted-number "
+    r"\(band 35-65%(?:, binomial test)?\); "
     r"(?P<warnings>\d+) warnings?(?:; (?P<passed>\d+) limits? passed)?$"
 )
 EVEN = ("Alpha one", "Bravo two", "Charlie 3", "Delta 4")
@@ -157,7 +159,7 @@ def test_warnings_alone_exit_0_and_the_summary_is_last(
         "numeric-order",
     ]
     assert all(m["file"].startswith(str(bank / "02-crafted")) for m in warnings)
-    assert "not judged" not in lines[-1]
+    assert "binomial test); letters" not in lines[-1]
 
 
 def test_the_crafted_files_lint_together(capsys: pytest.CaptureFixture[str]) -> None:
@@ -168,12 +170,14 @@ def test_the_crafted_files_lint_together(capsys: pytest.CaptureFixture[str]) -> 
     summary = SUMMARY.match(lines[-1])
     assert summary, lines[-1]
     rules = {m["rule"] for m in map(WARNING.match, lines) if m}
-    from bot.bank.lint import RULES
+    from bot.bank.lint import BANK_RULES, RULES
 
-    assert rules == set(RULES) - {"give-away-word"}
-    # Most of the variants key B: past the bank-wide letter limit.
+    assert rules == set(RULES) - {"give-away-word"} - set(BANK_RULES)
+    # Most of the variants key B: past the bank-wide letter limit; and none of the eight
+    # sorted-number variants keys an end (p = 0.5**8, past the binomial test).
     assert got == 1
-    assert summary["passed"] == "1"
+    assert summary["passed"] == "2"
+    assert summary["sorted"] == "8"
 
 
 def test_a_schema_error_fails_the_lint_before_any_warning(
