@@ -78,6 +78,8 @@ async def test_expired_link_goes_to_the_expired_page(site: Site):
     assert response.status == 303 and response.headers["Location"] == "/dashboard/expired"
     page = await site.client.get("/dashboard/expired")
     assert page.status == 403 and "expired" in await page.text()
+    # No session, so no "Session ends –." line.
+    assert "Session ends" not in await page.text()
     assert COOKIE not in response.cookies
 
 
@@ -345,3 +347,13 @@ async def test_questions_open_on_the_most_answered(site: Site) -> None:
     # seed-q had 3 answers in T1, the others fewer: it comes first, not the alphabet's first.
     rows = page.split("<tbody>", 1)[1]
     assert rows.index("seed-q") < rows.index("second-q")
+
+
+async def test_wording_on_the_player_and_channel_pages(site: Site) -> None:
+    assert (await open_link(site, site.link(T1, ADMIN))).status == 303
+    channels = await (await site.client.get("/dashboard/channels")).text()
+    assert "Answers cannot be changed" in channels and "can not" not in channels
+    site.client.session.cookie_jar.clear()
+    assert (await open_link(site, site.link(T1, BOB, Scope.ME))).status == 303
+    me = await (await site.client.get("/dashboard/me")).text()
+    assert "reviews due now" in me and "waiting" not in me
