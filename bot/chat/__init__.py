@@ -23,7 +23,7 @@ from bot.chat.content import (
     UpdateCard,
 )
 from bot.chat.core import Chat
-from bot.chat.events import Click, Command, Reaction, ReviewClick
+from bot.chat.events import Click, Command, Press, Reaction, ReviewClick
 from bot.chat.port import Exchange, Gone, NotAMember, Port
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "Port",
     "PostCard",
     "PostText",
+    "Press",
     "Publisher",
     "Reaction",
     "ReplyInThread",

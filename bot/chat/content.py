@@ -39,6 +39,7 @@ class Panel:
     body: Text
     note: Text | None = None
     start_review: bool = False  # offer a button that starts a review (where buttons can)
+    dashboard: bool = False  # offer an admin the button that sends a dashboard link
 
 
 @dataclass(frozen=True, slots=True)

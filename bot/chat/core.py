@@ -14,13 +14,15 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from bot import messages as M
 from bot.chat import words
 from bot.chat._charts import ChartAllowance, Charts
 from bot.chat._publish import Publisher
 from bot.chat._turn import Turn
-from bot.chat.content import MessageUser
-from bot.chat.events import Click, Command, Reaction, ReviewClick
-from bot.chat.flows import FLOWS, Context
+from bot.chat.buttons import Choice, ReviewChoice, RunVerb, read_button
+from bot.chat.content import MessageUser, Panel
+from bot.chat.events import Click, Command, Press, Reaction, ReviewClick
+from bot.chat.flows import FLOWS, Context, dashboard_for
 from bot.chat.grammar import GRAMMARS, BadInput, Call, Form, read_options, read_text, usage
 from bot.chat.names import Lookup, NameBook
 from bot.chat.port import Exchange, Port
@@ -32,7 +34,7 @@ from bot.links import LinkMaker
 from bot.observability.drain import Drain
 from bot.observability.metrics import count_answer, handler_seconds
 from bot.scheduler import ScheduleService, schedule_store_of
-from bot.text import Text, lines, text
+from bot.text import Text, lines, say, text
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +138,36 @@ class Chat:
         async with self._handling(kind):
             turn = Turn(exchange)
             await self._fail(UserError(message), turn, self._where(place, user))
+
+    # ---------------------------------------------------------------- buttons and pages
+
+    async def press(self, event: Press, exchange: Exchange, *, kind: str = "button") -> None:
+        """Route a press of one of the bot's buttons; refuse an id the bot did not make."""
+        button = read_button(event.button_id)
+        match button:
+            case Choice(round_id, key):
+                await self.click(Click(event.place, event.user, round_id, key), exchange, kind=kind)
+            case ReviewChoice(question_id, key):
+                review = ReviewClick(event.place, event.user, question_id, key)
+                await self.review_click(review, exchange, kind=kind)
+            case RunVerb():
+                run = Command(event.place, event.user, "quiz", verb=button.verb, options={})
+                await self.command(run, exchange, kind=kind)
+            case None:
+                refusal = say(M.NOT_A_BUTTON)
+                await self.refuse(exchange, event.place, event.user, refusal, kind=kind)
+
+    async def home(
+        self, place: Place, user: str, platform_admin: Callable[[], Awaitable[bool]]
+    ) -> tuple[Panel, Panel]:
+        """Return a person's home screen: their page as ``/quiz me`` shows it, and the week.
+
+        ``platform_admin`` asks the platform whether the person administers the workspace; it
+        is asked only as ``/quiz`` asks it (never with ``admins_only``).
+        """
+        summary = await self.engine.player_summary(place.platform, place.workspace, user)
+        dashboard = await dashboard_for(self, lambda: self.is_admin(place, user, platform_admin))
+        return words.me(summary, dashboard=dashboard), words.leaderboard(summary.week)
 
     # ---------------------------------------------------------------- answers
 

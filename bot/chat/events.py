@@ -48,3 +48,12 @@ class ReviewClick:
     user: str
     question_id: str
     key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Press:
+    """A press of one of the bot's buttons, with the id it carries (``bot.chat.buttons``)."""
+
+    place: Place
+    user: str
+    button_id: str

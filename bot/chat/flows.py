@@ -278,9 +278,20 @@ async def dashboard(ctx: Context, call: Call) -> None:
 
 async def me(ctx: Context, call: Call) -> None:
     """Show the caller's own totals, streak, due reviews and week, privately."""
-    p = ctx.place
-    summary = await ctx.chat.engine.player_summary(p.platform, p.workspace, ctx.user)
-    await ctx.turn.reply(words.me(summary), private=True)
+    summary = await ctx.chat.engine.player_summary(
+        ctx.place.platform, ctx.place.workspace, ctx.user
+    )
+    await ctx.turn.reply(
+        words.me(summary, dashboard=await dashboard_for(ctx.chat, ctx.is_admin)), private=True
+    )
+
+
+async def dashboard_for(chat: Services, is_admin: Callable[[], Awaitable[bool]]) -> bool:
+    """Return whether to offer the dashboard button: set up, and the person is an admin.
+
+    The admin question is asked only where its answer shows.
+    """
+    return chat.links is not None and await is_admin()
 
 
 def show_help(ctx: Context, call: Call) -> Text:

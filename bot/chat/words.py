@@ -311,7 +311,7 @@ def report(items: Sequence[QuestionReport]) -> Panel:
     return Panel(say(M.REPORT_TITLE), body, note)
 
 
-def me(s: PlayerSummary) -> Panel:
+def me(s: PlayerSummary, *, dashboard: bool = False) -> Panel:
     """Return a player's own page: totals, streak, reviews and this week's rank."""
     body = say(
         M.ME_BODY,
@@ -329,7 +329,8 @@ def me(s: PlayerSummary) -> Panel:
         reviews = say(M.ME_REVIEWS_NONE)
     c = s.week.caller
     week = say(M.ME_WEEK, rank=c.rank, points=c.points) if c else say(M.ME_WEEK_NONE)
-    return Panel(say(M.ME_TITLE), join([body, reviews]), week, start_review=s.reviews_due > 0)
+    start = s.reviews_due > 0
+    return Panel(say(M.ME_TITLE), join([body, reviews]), week, start, dashboard)
 
 
 def schedule(view: ScheduleView | None) -> Text:

@@ -412,7 +412,7 @@ class SlackDriver:
         values: list[str] = []
         if asked and "Review" in seen.text:
             actions = next(b for b in asked[-1].params["blocks"] if b["type"] == "actions")
-            values = [e["value"] for e in actions["elements"]]
+            values = [e["action_id"] for e in actions["elements"]]
         return ReviewSeen(seen, values)
 
     async def review_click(self, review: ReviewSeen, index: int, *, user: str = "ada") -> Seen:
@@ -423,7 +423,7 @@ class SlackDriver:
             0, "A", user=self.uid(user), response_url=self.standin.response_url(k)
         )
         payload["actions"][0].update(
-            action_id=f"quiz_review_{value[-1]}", block_id="quiz_review_choices", value=value
+            action_id=value, block_id="quiz_review_choices", value=value[-1]
         )
         payload["container"]["is_ephemeral"] = True
         body = urllib.parse.urlencode({"payload": json.dumps(payload)})

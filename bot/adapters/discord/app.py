@@ -22,7 +22,9 @@ from bot.adapters.discord.handlers import (
     option_error,
     place_of,
 )
-from bot.chat import Charts, Chat, Click, Command, Reaction, ReviewClick
+from bot.chat import Charts, Chat, Command, Reaction
+from bot.chat.buttons import read_button
+from bot.chat.events import Press
 from bot.chat.grammar import Grammar, Verb
 from bot.chat.runner import Loops, keep_trying, one_line_logs, run
 from bot.config import Admins, Settings
@@ -156,10 +158,8 @@ class QuizClient(discord.Client):
         match event(place, user):
             case Command() as command:
                 await self.chat.command(command, exchange, kind=kind)
-            case Click() as click:
-                await self.chat.click(click, exchange, kind=kind)
-            case ReviewClick() as review:
-                await self.chat.review_click(review, exchange, kind=kind)
+            case Press() as press:
+                await self.chat.press(press, exchange, kind=kind)
 
     async def _command(
         self,
@@ -196,39 +196,10 @@ class QuizClient(discord.Client):
         data: Any = interaction.data
         if data.get("component_type") != discord.ComponentType.button.value:
             return
-        click = render.read_click(str(data.get("custom_id", "")))
-        if click is None:
-            return
-        if click.round_id is not None and click.key is not None:
-            await self.choice_clicked(interaction, click.round_id, click.key)
-        elif click.question_id is not None and click.key is not None:
-            await self.review_clicked(interaction, click.question_id, click.key)
-        else:
-            await self.start_review_clicked(interaction)
-
-    async def choice_clicked(
-        self, interaction: discord.Interaction[Any], round_id: int, key: str
-    ) -> None:
-        """Hand a click on a choice to the chat core."""
-        await self._handle(
-            interaction, "button", lambda place, user: Click(place, user, round_id, key)
-        )
-
-    async def review_clicked(
-        self, interaction: discord.Interaction[Any], question_id: str, key: str
-    ) -> None:
-        """Hand a click on a review question to the chat core."""
-        await self._handle(
-            interaction, "button", lambda place, user: ReviewClick(place, user, question_id, key)
-        )
-
-    async def start_review_clicked(self, interaction: discord.Interaction[Any]) -> None:
-        """Hand a click on "Start a review" to the chat core, as /quiz review."""
-        await self._handle(
-            interaction,
-            "button",
-            lambda place, user: Command(place, user, "quiz", verb="review", options={}),
-        )
+        value = str(data.get("custom_id", ""))
+        if read_button(value) is None:
+            return  # another app's component
+        await self._handle(interaction, "button", lambda place, user: Press(place, user, value))
 
     async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
         """Hand a letter reaction on one of the bot's messages to the chat core."""

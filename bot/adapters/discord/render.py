@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import functools
 import io
-import re
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 import discord
 
@@ -21,13 +20,13 @@ from bot.chat import (
     ReviewAsk,
     words,
 )
+from bot.chat.buttons import DASHBOARD, START_REVIEW, Button, Choice, ReviewChoice, button_id
 from bot.engine.model import Difficulty, Question, QuestionCard, Reveal
 from bot.text import Icon, Style, Text, When, clip, render, safe_url, say
 
 PLATFORM = "discord"
 
 # Discord's limits (discord.py checks few of them; a longer value is refused by the API).
-CUSTOM_ID_MAX = 100
 LABEL_MAX = 80
 CONTENT_MAX = 2000
 EMBED_TITLE_MAX = 256
@@ -35,17 +34,6 @@ EMBED_DESCRIPTION_MAX = 4096
 EMBED_FIELD_MAX = 1024
 EMBED_TOTAL_MAX = 6000
 THREAD_NAME_MAX = 100
-
-# A card's choice is ``quiz:{round}:{letter}``, a review's ``review:{question}:{letter}``, and the
-# button under /quiz me ``quiz:start-review``; question ids are the bank's `[a-z0-9][a-z0-9-]*`, so
-# every custom_id stays within 100.
-BUTTON_TEMPLATE = (
-    r"(?:quiz:(?P<round_id>[0-9]{1,20})|review:(?P<question_id>[a-z0-9][a-z0-9-]{0,88}))"
-    r":(?P<key>[A-E])|(?P<start>quiz:start-review)"
-)
-START_REVIEW_ID = "quiz:start-review"
-BUTTON_RE = re.compile(BUTTON_TEMPLATE)
-CUSTOM_ID_RE = re.compile(r"quiz:(?P<round_id>[0-9]{1,20}):(?P<key>[A-E])")
 
 # The regional-indicator letters people react with to answer.
 LETTER_EMOJI = {"A": "🇦", "B": "🇧", "C": "🇨", "D": "🇩", "E": "🇪"}
@@ -124,62 +112,25 @@ def markdown(text: Text, limit: int = CONTENT_MAX) -> str:
 _feedback_markdown = functools.lru_cache(maxsize=256)(markdown)
 
 
-def custom_id(round_id: int, key: str) -> str:
-    """Return the fixed ``custom_id`` of a choice button: ``quiz:{round_id}:{key}``."""
-    return _checked(f"quiz:{round_id}:{key}")
-
-
-def review_custom_id(question_id: str, key: str) -> str:
-    """Return the fixed ``custom_id`` of a review button: ``review:{question_id}:{key}``."""
-    return _checked(f"review:{question_id}:{key}")
-
-
-def _checked(value: str) -> str:
-    if len(value) > CUSTOM_ID_MAX or not BUTTON_RE.fullmatch(value):
-        raise ValueError(f"bad custom_id {value!r}")
-    return value
-
-
 # ---------------------------------------------------------------- buttons
 
 
-class Click(NamedTuple):
-    """What a button's ``custom_id`` says.
-
-    A card's choice has ``round_id`` and ``key``, a review's ``question_id`` and ``key``;
-    "Start a review" has none of them.
-    """
-
-    round_id: int | None
-    question_id: str | None
-    key: str | None
-
-
-def read_click(custom_id: str) -> Click | None:
-    """Return what a click on one of the bot's buttons asks for; None for any other custom_id."""
-    m = BUTTON_RE.fullmatch(custom_id)
-    if m is None:
-        return None
-    round_id = m["round_id"]
-    return Click(int(round_id) if round_id is not None else None, m["question_id"], m["key"])
-
-
 class AnswerButton(discord.ui.Button[Any]):
-    """A choice of a card or a review, or "Start a review": a button with a fixed ``custom_id``.
+    """One of the bot's buttons, its ``custom_id`` the button's id (``bot.chat.buttons``).
 
-    The client reads each click from its ``custom_id`` alone (``read_click``), so a button
-    works across restarts, and discord.py keeps nothing in memory for it.
+    The client reads each click from its ``custom_id`` alone, so a button works across
+    restarts, and discord.py keeps nothing in memory for it.
     """
 
     def __init__(
         self,
-        value: str,
+        button: Button,
         *,
         label: str,
         style: discord.ButtonStyle = discord.ButtonStyle.primary,
         disabled: bool = False,
     ) -> None:
-        super().__init__(label=label, style=style, disabled=disabled, custom_id=_checked(value))
+        super().__init__(label=label, style=style, disabled=disabled, custom_id=button_id(button))
 
 
 class Buttons(discord.ui.View):
@@ -199,20 +150,27 @@ class Buttons(discord.ui.View):
         return True
 
 
-def start_review_view() -> discord.ui.View:
-    """Return the "Start a review" button under /quiz me (it runs /quiz review)."""
+def panel_view(panel: Panel) -> discord.ui.View | None:
+    """Return a panel's buttons ("Start a review", the dashboard link), or None without any."""
     view = Buttons()
-    view.add_item(
-        AnswerButton(START_REVIEW_ID, label=M.START_REVIEW, style=discord.ButtonStyle.success)
-    )
-    return view
+    if panel.start_review:
+        view.add_item(
+            AnswerButton(START_REVIEW, label=M.START_REVIEW, style=discord.ButtonStyle.success)
+        )
+    if panel.dashboard:
+        view.add_item(
+            AnswerButton(
+                DASHBOARD, label=M.DASHBOARD_LINK_TITLE, style=discord.ButtonStyle.secondary
+            )
+        )
+    return view if view.children else None
 
 
 def card_view(card: QuestionCard) -> discord.ui.View:
     """Return the card's buttons: one per choice, each with a fixed parseable ``custom_id``."""
     view = Buttons()
     for c in card.question.choices:
-        view.add_item(AnswerButton(custom_id(card.round_id, c.key), label=label(c.key, c.text)))
+        view.add_item(AnswerButton(Choice(card.round_id, c.key), label=label(c.key, c.text)))
     return view
 
 
@@ -223,7 +181,7 @@ def reveal_view(reveal: Reveal) -> discord.ui.View:
         name = label(t.choice.key, t.choice.text)
         view.add_item(
             AnswerButton(
-                custom_id(reveal.round.id, t.choice.key),
+                Choice(reveal.round.id, t.choice.key),
                 label=clip("✓ " + name, LABEL_MAX) if t.correct else name,
                 style=discord.ButtonStyle.success if t.correct else discord.ButtonStyle.secondary,
                 disabled=True,
@@ -236,9 +194,7 @@ def review_view(question: Question) -> discord.ui.View:
     """Return one review button per choice."""
     view = Buttons()
     for c in question.choices:
-        view.add_item(
-            AnswerButton(review_custom_id(question.id, c.key), label=label(c.key, c.text))
-        )
+        view.add_item(AnswerButton(ReviewChoice(question.id, c.key), label=label(c.key, c.text)))
     return view
 
 
@@ -363,8 +319,8 @@ def message(content: Content) -> dict[str, Any]:
             return {"content": markdown(content)}
         case Feedback(text=text):
             return {"content": _feedback_markdown(text)}
-        case Panel(start_review=True):
-            return {"embed": panel_embed(content), "view": start_review_view()}
+        case Panel(start_review=True) | Panel(dashboard=True):
+            return {"embed": panel_embed(content), "view": panel_view(content)}
         case Panel():
             return {"embed": panel_embed(content)}
         case QuestionCard():

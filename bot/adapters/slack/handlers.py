@@ -37,7 +37,6 @@ from bot.adapters.slack._replay import SETTLE
 from bot.chat import (
     Action,
     Chat,
-    Click,
     Command,
     Content,
     EstimateView,
@@ -51,9 +50,10 @@ from bot.chat import (
     Reaction,
     ReplyInThread,
     ReviewAsk,
-    ReviewClick,
     UpdateCard,
+    buttons,
 )
+from bot.chat.events import Press
 from bot.chat.grammar import GRAMMARS
 from bot.engine.model import Place, QuestionCard, Reveal
 from bot.text import Text, say
@@ -65,8 +65,10 @@ Body = dict[str, Any]
 # What the app listens to; deploy/slack-manifest.yaml declares exactly these.
 COMMANDS = tuple(f"/{grammar.name}" for grammar in GRAMMARS)
 EVENTS = ("reaction_added", "app_uninstalled", "tokens_revoked")
-ANSWER_ACTION = re.compile(re.escape(render.ANSWER_ACTION_PREFIX) + "[A-E]")
-REVIEW_ACTION = re.compile(re.escape(render.REVIEW_ACTION_PREFIX) + "[A-E]")
+# Buttons of messages sent before every button carried its id (``bot.chat.buttons``): the
+# choice's round or question in the value; the Home tab's two buttons by name.
+LEGACY_ACTION = re.compile(r"quiz_(answer|review)_[A-E]|quiz_home_(review|dashboard)")
+LEGACY_IDS = {"quiz_home_review": "quiz:start-review", "quiz_home_dashboard": "quiz:dashboard"}
 NOT_A_MEMBER = ("not_in_channel", "channel_not_found")
 GONE = ("message_not_found", "cant_update_message")
 # A click is acknowledged once its answer is committed. Slack wants the ack within 3 s, and
@@ -319,20 +321,47 @@ class SlackExchange:
 
     async def is_admin(self) -> bool:
         """Ask Slack whether the person is a workspace admin or owner."""
-        try:
-            info = (await self.port.client.users_info(user=self.user))["user"]
-        except SlackApiError as exc:
-            data = getattr(exc.response, "data", None)
-            if not isinstance(data, dict) or data.get("error") != "missing_scope":
-                raise
-            # An install without users:read: only QUIZBOT_ADMINS can be admins there.
-            log.warning(
-                "users.info needs the users:read scope; without it only QUIZBOT_ADMINS are "
-                "admins (set QUIZBOT_ADMINS_ONLY=true to stop asking)",
-                extra=_where(self.body),
-            )
-            return False
-        return bool(info.get("is_admin") or info.get("is_owner") or info.get("is_primary_owner"))
+        return await workspace_admin(self.port.client, self.user, _where(self.body))
+
+
+async def workspace_admin(client: AsyncWebClient, user: str, where: dict[str, str]) -> bool:
+    """Ask Slack whether a person is a workspace admin or owner (users.info)."""
+    try:
+        info = (await client.users_info(user=user))["user"]
+    except SlackApiError as exc:
+        data = getattr(exc.response, "data", None)
+        if not isinstance(data, dict) or data.get("error") != "missing_scope":
+            raise
+        # An install without users:read: only QUIZBOT_ADMINS can be admins there.
+        log.warning(
+            "users.info needs the users:read scope; without it only QUIZBOT_ADMINS are "
+            "admins (set QUIZBOT_ADMINS_ONLY=true to stop asking)",
+            extra=where,
+        )
+        return False
+    return bool(info.get("is_admin") or info.get("is_owner") or info.get("is_primary_owner"))
+
+
+class HomeExchange(SlackExchange):
+    """A press in the Home tab: acknowledged at once, answered in the app's direct messages.
+
+    A Home tab has no channel to answer in, so what the flow says privately (a review question,
+    a dashboard link) goes to the person's conversation with the app.
+    """
+
+    def __init__(self, port: SlackPort, ack: AsyncAck, body: Body) -> None:
+        super().__init__(port, ack, body)
+        self.channel = self.user  # chat.postMessage to a user id opens the app's DM
+
+    async def reply(self, content: Content, *, private: bool) -> str | None:
+        """Ack, then post the answer in the app's direct messages."""
+        if not self.acked:
+            await self.ack()
+        if isinstance(content, ReviewAsk):
+            message = render.review_question(content)
+            await self.port.client.chat_postMessage(channel=self.user, **message.as_kwargs())
+            return None
+        return await self.port.post(self.user, content)
 
 
 # ---------------------------------------------------------------- answering in time
@@ -427,8 +456,8 @@ class Listeners:
         Bolt tries the listeners in the order they were added, so the click on a choice, the
         request that comes in crowds, is first.
         """
-        app.action(ANSWER_ACTION)(self.answer_click)
-        app.action(REVIEW_ACTION)(self.review_click)
+        app.action(buttons.PATTERN)(self.press)
+        app.action(LEGACY_ACTION)(self.press)
         for name in COMMANDS:
             app.command(name)(self._listener(name.removeprefix("/")))
         for event in EVENTS:
@@ -458,43 +487,51 @@ class Listeners:
         make: Callable[[Place, str], object | None],
         *,
         kind: str = "block_actions",
+        place: Place | None = None,
     ) -> BoltResponse | None:
         """Hand the chat core the event a payload makes, or refuse a payload that makes none;
         return once Slack's answer is ready, the work going on in the background.
         """
         where = _where(body)
         event = None
-        if len(where) == 4:
-            event = make(Place(PLATFORM, where["workspace"], where["channel"]), where["user"])
+        if place is None and len(where) == 4:
+            place = Place(PLATFORM, where["workspace"], where["channel"])
+        if place is not None and "user" in where:
+            event = make(place, where["user"])
         if event is None:
             work = self.chat.refuse(exchange, None, where.get("user", ""), say(refusal), kind=kind)
         else:
             work = handle(event, exchange, kind=kind)
         return await self.background.answer(exchange, work)
 
-    async def answer_click(self, ack: AsyncAck, body: Body, action: Body) -> BoltResponse | None:
-        """Hand a click on a choice to the chat core; the ack waits for the commit."""
-        round_id, _, key = str(action.get("value", "")).partition(":")
-        # isdigit() alone lets through digits int() refuses, such as superscripts.
-        ok = round_id.isascii() and round_id.isdigit() and bool(key)
-        return await self._hand(
-            SlackExchange(self.port, ack, body, budget=self.answer_deadline, ack_when_late=False),
-            body,
-            M.NOT_A_BUTTON,
-            self.chat.click,
-            lambda place, user: Click(place, user, int(round_id), key) if ok else None,
-        )
+    async def press(self, ack: AsyncAck, body: Body, action: Body) -> BoltResponse | None:
+        """Hand a press of one of the bot's buttons to the chat core.
 
-    async def review_click(self, ack: AsyncAck, body: Body, action: Body) -> BoltResponse | None:
-        """Hand a click on a private review question to the chat core."""
-        question_id, _, key = str(action.get("value", "")).rpartition(":")
-        ok = bool(question_id) and len(key) == 1 and key in "ABCDE"
+        A choice's ack waits for its commit; a press in the Home tab is answered in the app's
+        direct messages, having no channel.
+        """
+        value = _button_id(action)
+        button = buttons.read_button(value)
+        refusal = M.NOT_A_REVIEW_BUTTON if value.startswith("review:") else M.NOT_A_BUTTON
+        place = None
+        if (body.get("view") or {}).get("type") == "home":
+            exchange: SlackExchange = HomeExchange(self.port, ack, body)
+            where = _where(body)
+            if "workspace" in where and "user" in where:
+                place = Place(PLATFORM, where["workspace"], where["user"])
+        elif isinstance(button, buttons.Choice):
+            exchange = SlackExchange(
+                self.port, ack, body, budget=self.answer_deadline, ack_when_late=False
+            )
+        else:
+            exchange = SlackExchange(self.port, ack, body)
         return await self._hand(
-            SlackExchange(self.port, ack, body),
+            exchange,
             body,
-            M.NOT_A_REVIEW_BUTTON,
-            self.chat.review_click,
-            lambda place, user: ReviewClick(place, user, question_id, key) if ok else None,
+            refusal,
+            self.chat.press,
+            lambda place, user: Press(place, user, value) if button is not None else None,
+            place=place,
         )
 
     async def reaction_added(
@@ -556,6 +593,17 @@ class Listeners:
     async def on_error(self, error: Exception, body: Body) -> None:
         """Log what escaped a listener (the chat core catches what its flows raise)."""
         log.error("a Slack listener failed", exc_info=error, extra=_where(body))
+
+
+def _button_id(action: Body) -> str:
+    """Return the id a pressed button carries, reading the older buttons' ids too."""
+    action_id = str(action.get("action_id", ""))
+    if action_id in LEGACY_IDS:
+        return LEGACY_IDS[action_id]
+    if action_id.startswith(("quiz_answer_", "quiz_review_")):
+        kind = "quiz" if action_id.startswith("quiz_answer_") else "review"
+        return f"{kind}:{action.get('value', '')}"
+    return action_id
 
 
 def _where(body: Body) -> dict[str, str]:

@@ -6,6 +6,7 @@ one fails here, loudly, rather than in Slack.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,20 +16,22 @@ from slack_sdk.models.blocks import (
     Block,
     ButtonElement,
     ContextBlock,
+    DividerBlock,
     HeaderBlock,
     ImageBlock,
     MarkdownTextObject,
     PlainTextObject,
     SectionBlock,
 )
+from slack_sdk.models.views import View
 
 from bot import messages as M
 from bot.chat import Explanation, Panel, ReviewAsk, words
+from bot.chat.buttons import DASHBOARD, START_REVIEW, Button, Choice, ReviewChoice, button_id
+from bot.engine.model import Choice as Choice_
 from bot.engine.model import Question, QuestionCard, Reveal
 from bot.text import Icon, Style, Text, When, chunks, clip, render, safe_url, say
 
-ANSWER_ACTION_PREFIX = "quiz_answer_"
-REVIEW_ACTION_PREFIX = "quiz_review_"
 REVIEW_BLOCK = "quiz_review_choices"
 BUTTON_TEXT_MAX = 75
 SECTION_TEXT_MAX = 3000
@@ -117,16 +120,6 @@ def panel(p: Panel) -> str:
     return "\n".join(parts)
 
 
-def answer_value(round_id: int, key: str) -> str:
-    """Return a choice button's value: the round and the choice it answers."""
-    return f"{round_id}:{key}"
-
-
-def review_value(question_id: str, key: str) -> str:
-    """Return a review button's value: the question and the choice it answers."""
-    return f"{question_id}:{key}"
-
-
 def round_block_id(round_id: int, part: str) -> str:
     """Return the block id of one part of a round's card."""
     return f"quiz_round_{round_id}_{part}"
@@ -148,7 +141,7 @@ def question_card(card: QuestionCard, *, reactions: bool = True) -> Message:
     blocks.append(
         ActionsBlock(
             block_id=round_block_id(rid, "choices"),
-            elements=_buttons(q, ANSWER_ACTION_PREFIX, lambda c: answer_value(rid, c.key)),
+            elements=_buttons(q, lambda c: Choice(rid, c.key)),
         )
     )
     facts = " · ".join(mrkdwn(f.inline) for f in words.card_facts(card))
@@ -205,11 +198,44 @@ def review_question(ask: ReviewAsk) -> Message:
         *_sections(_question_text(q), "quiz_review_question"),
         ActionsBlock(
             block_id=REVIEW_BLOCK,
-            elements=_buttons(q, REVIEW_ACTION_PREFIX, lambda c: review_value(q.id, c.key)),
+            elements=_buttons(q, lambda c: ReviewChoice(q.id, c.key)),
         ),
         ContextBlock(elements=[MarkdownTextObject(text=mrkdwn(ask.footer))]),
     ]
     return _message(f"{mrkdwn(ask.title)}: {escape(q.text)}", blocks)
+
+
+def panel_blocks(p: Panel, block_id: str) -> list[Block]:
+    """Return a panel as blocks: its title, body and note, and its buttons."""
+    blocks: list[Block] = [HeaderBlock(text=clip(p.title.plain(), HEADER_TEXT_MAX))]
+    blocks += _sections(mrkdwn(p.body), block_id)
+    if p.note is not None:
+        blocks.append(_context(mrkdwn(p.note), f"{block_id}_note"))
+    buttons = []
+    if p.start_review:
+        buttons.append(_button(START_REVIEW, M.START_REVIEW, style="primary"))
+    if p.dashboard:
+        buttons.append(_button(DASHBOARD, M.DASHBOARD_LINK_TITLE))
+    if buttons:
+        blocks.append(ActionsBlock(block_id=f"{block_id}_buttons", elements=buttons))
+    return blocks
+
+
+def home_view(panels: tuple[Panel, ...]) -> JsonDict:
+    """Return the Home tab's view of these panels, validated, as ``views.publish`` takes it."""
+    blocks: list[Block] = []
+    for n, p in enumerate(panels):
+        if n:
+            blocks.append(DividerBlock())
+        blocks += panel_blocks(p, f"home_{n}")
+    view = View(type="home", blocks=blocks)
+    view.validate_json()
+    result: JsonDict = view.to_dict()
+    return result
+
+
+def _button(button: Button, text: str, *, style: str | None = None) -> ButtonElement:
+    return ButtonElement(text=text, action_id=button_id(button), style=style)
 
 
 # ---------------------------------------------------------------- helpers
@@ -223,12 +249,12 @@ def _question_text(q: Question) -> str:
     return body
 
 
-def _buttons(q: Question, prefix: str, value: Any) -> list[ButtonElement]:
+def _buttons(q: Question, button: Callable[[Choice_], Button]) -> list[ButtonElement]:
     return [
         ButtonElement(
             text=PlainTextObject(text=label(c.key, c.text), emoji=False),
-            action_id=f"{prefix}{c.key}",
-            value=value(c),
+            action_id=button_id(button(c)),
+            value=c.key,
         )
         for c in q.choices
     ]

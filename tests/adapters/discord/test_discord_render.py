@@ -46,20 +46,6 @@ def a_round(round_id: int = 7) -> Round:
     return Round(round_id, place, "q", OPENED, OPENED + timedelta(minutes=10))
 
 
-@pytest.mark.parametrize("round_id", [1, 42, 10**19])
-@pytest.mark.parametrize("key", ["A", "C", "E"])
-def test_custom_ids_round_trip_within_100_characters(round_id: int, key: str) -> None:
-    value = render.custom_id(round_id, key)
-    assert len(value) <= render.CUSTOM_ID_MAX
-    match = render.CUSTOM_ID_RE.fullmatch(value)
-    assert match is not None and (int(match["round_id"]), match["key"]) == (round_id, key)
-
-
-@pytest.mark.parametrize("value", ["quiz:1:F", "quiz::A", "quiz:1:A:x", "other:1:A", "quiz:1:a"])
-def test_foreign_custom_ids_are_not_parsed(value: str) -> None:
-    assert render.CUSTOM_ID_RE.fullmatch(value) is None
-
-
 @pytest.mark.parametrize(
     ("text", "label"),
     [

@@ -223,9 +223,9 @@ def block_actions(
         "actions": [
             {
                 "type": "button",
-                "action_id": f"quiz_answer_{key}",
+                "action_id": f"quiz:{round_id}:{key}",
                 "block_id": f"quiz_round_{round_id}_choices",
-                "value": f"{round_id}:{key}",
+                "value": key,
                 "text": {"type": "plain_text", "text": key},
                 "action_ts": "1700000002.000000",
             }

@@ -1,10 +1,11 @@
-"""The App Home view: valid Block Kit for every kind of player."""
+"""The App Home view: the chat core's own page and the week, valid Block Kit for every player."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.adapters.slack._home import HOME_DASHBOARD_ACTION, HOME_REVIEW_ACTION, home_view
+from bot.adapters.slack.render import home_view as render_home
+from bot.chat import words
 from bot.engine.model import Leaderboard, LeaderboardEntry, Period, PlayerSummary
 
 
@@ -31,6 +32,13 @@ def summary(**kw) -> PlayerSummary:
     return PlayerSummary(**base)
 
 
+DASHBOARD, START_REVIEW = "quiz:dashboard", "quiz:start-review"
+
+
+def home_view(s: PlayerSummary, *, dashboard: bool) -> dict:
+    return render_home((words.me(s, dashboard=dashboard), words.leaderboard(s.week)))
+
+
 def actions(view: dict) -> list[str]:
     found = []
     for block in view["blocks"]:
@@ -47,18 +55,17 @@ def text_of(view: dict) -> str:
 
 
 def test_player_with_due_reviews_gets_the_review_button():
-    view = home_view(summary(), admin=False, dashboard=True)
+    view = home_view(summary(), dashboard=False)
     assert view["type"] == "home"
-    assert actions(view) == [HOME_REVIEW_ACTION]
-    assert "3 in a row" in text_of(view) and "6 of 9 (67%)" in text_of(view)
-    assert "You are #14 with 3 pts." in text_of(view)
-    assert text_of(view).count("pts ·") == 10
+    assert actions(view) == [START_REVIEW]
+    assert "3 in a row" in text_of(view) and "6 of 9 right" in text_of(view)
+    assert "#14 with 3 pts." in text_of(view)
+    assert text_of(view).count("pts, 5/6 right") == 10
 
 
-def test_admin_gets_the_dashboard_button_only_when_enabled():
-    assert HOME_DASHBOARD_ACTION in actions(home_view(summary(), admin=True, dashboard=True))
-    assert HOME_DASHBOARD_ACTION not in actions(home_view(summary(), admin=True, dashboard=False))
-    assert HOME_DASHBOARD_ACTION not in actions(home_view(summary(), admin=False, dashboard=True))
+def test_the_dashboard_button_only_when_offered():
+    assert DASHBOARD in actions(home_view(summary(), dashboard=True))
+    assert DASHBOARD not in actions(home_view(summary(), dashboard=False))
 
 
 def test_new_player_and_empty_week():
@@ -75,10 +82,8 @@ def test_new_player_and_empty_week():
             next_review_due=datetime(2026, 3, 4, 9, 0, tzinfo=UTC),
             week=empty,
         ),
-        admin=False,
         dashboard=False,
     )
     assert actions(view) == []
-    assert "Reviews due:* none. The next is due 2026-03-04 09:00 UTC." in text_of(view)
-    assert "Nobody has answered this week yet." in text_of(view)
-    assert "0 of 0 (–)" in text_of(view)
+    assert "No review is due; the next falls due" in text_of(view)
+    assert "0 of 0 right" in text_of(view)

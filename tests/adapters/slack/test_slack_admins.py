@@ -21,13 +21,16 @@ from bot.config import Admins
 from bot.engine import QuizEngine
 from bot.engine.model import Place
 from bot.errors import ConfigError
+from bot.links import LinkMaker
 from tests.adapters.slack.conftest import ADMIN, CHANNEL, TEAM, Harness, make_settings
 from tests.adapters.slack.test_slack_channels import manifest_scopes
+from tests.adapters.slack.test_slack_home import home_opened, published
 from tests.chat.observe import Handled
 from tests.conftest import FakeClock
 from tests.standins.slack_api import SlackApiStandIn
 
 LISTED = "ULISTED"
+DASHBOARD_ID = "quiz:dashboard"
 PLACE = Place("slack", TEAM, CHANNEL)
 
 
@@ -158,17 +161,14 @@ async def test_the_home_tab_follows_admins_only(
 ) -> None:
     # The review: the Home tab asked users.info even with QUIZBOT_ADMINS_ONLY, and showed the
     # dashboard button to workspace admins the commands then refused.
-    from bot.adapters.slack._home import HOME_DASHBOARD_ACTION
-    from bot.links import LinkMaker
-    from tests.adapters.slack.test_slack_home import home_opened, published
 
     env = {"QUIZBOT_ADMINS": f"slack:{TEAM}:{LISTED}", "QUIZBOT_ADMINS_ONLY": "true"}
     async with serving(tmp_path, standin, engine, clock, charts, **env) as slack:
         slack.bot.chat.links = LinkMaker("h" * 40, "https://quiz.example.org")
         await slack.event(home_opened(ADMIN), event_id="Ev-home-a")
-        assert HOME_DASHBOARD_ACTION not in json.dumps(await published(slack, 1))
+        assert DASHBOARD_ID not in json.dumps(await published(slack, 1))
         await slack.event(home_opened(LISTED), event_id="Ev-home-b")
-        assert HOME_DASHBOARD_ACTION in json.dumps(await published(slack, 2))
+        assert DASHBOARD_ID in json.dumps(await published(slack, 2))
     assert standin.of("users.info") == []
 
 

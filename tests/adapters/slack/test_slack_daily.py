@@ -127,9 +127,9 @@ async def test_the_scheduler_posts_the_daily_question_and_reveals_the_last(
         await asyncio.wait_for(task, timeout=5)
 
 
-async def review_click(slack: Harness, value: str, *, user: str, respond_to: str) -> None:
-    """Click a button of the private review message, as Slack sends it."""
-    key = value.rsplit(":", 1)[1]
+async def review_click(slack: Harness, button: str, *, user: str, respond_to: str) -> None:
+    """Click a button of the private review message (its id), as Slack sends it."""
+    key = button.rsplit(":", 1)[1]
     payload = {
         "type": "block_actions",
         "team": {"id": TEAM, "domain": "standin"},
@@ -148,9 +148,9 @@ async def review_click(slack: Harness, value: str, *, user: str, respond_to: str
         "actions": [
             {
                 "type": "button",
-                "action_id": f"quiz_review_{key}",
+                "action_id": button,
                 "block_id": "quiz_review_choices",
-                "value": value,
+                "value": key,
                 "text": {"type": "plain_text", "text": key},
                 "action_ts": "1700000002.000000",
             }
@@ -177,9 +177,8 @@ async def test_review_re_asks_a_due_question_privately(slack: Harness) -> None:
     blocks = asked["blocks"]
     assert blocks[0]["text"]["text"] == "Review: a question due again"
     (actions,) = [b for b in blocks if b["type"] == "actions"]
-    assert [b["action_id"] for b in actions["elements"]] == [f"quiz_review_{k}" for k in "ABCD"]
-    values = [b["value"] for b in actions["elements"]]
-    assert values == [f"slack-test-interconnect:{k}" for k in "ABCD"]
+    values = [b["action_id"] for b in actions["elements"]]
+    assert values == [f"review:slack-test-interconnect:{k}" for k in "ABCD"]
 
     board = await slack.engine.leaderboard("slack", TEAM, Period.ALL, "U3")
     await review_click(slack, values[0], user="U3", respond_to="rv1")

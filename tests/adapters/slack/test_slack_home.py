@@ -8,11 +8,12 @@ import urllib.parse
 
 from slack_sdk.models.views import View
 
-from bot.adapters.slack._home import HOME_DASHBOARD_ACTION, HOME_REVIEW_ACTION
 from bot.links import LinkMaker, Purpose, Scope, verify
 from tests.adapters.slack.conftest import ADMIN, TEAM, Harness
 
 SECRET = "home-tab-secret-0123456789-abcdefghij"
+DASHBOARD = "quiz:dashboard"
+START_REVIEW = "quiz:start-review"
 
 
 def home_opened(user: str, tab: str = "home") -> dict:
@@ -70,8 +71,8 @@ async def test_opening_the_home_tab_publishes_valid_blocks(slack: Harness) -> No
     View(**view).validate_json()  # slack_sdk's own checks of Block Kit's limits
     shown = json.dumps(view)
     assert view["type"] == "home" and "Your quiz" in shown
-    assert "1 of 1 (100%)" in shown and "<@U7>" in shown  # in the week's top ten
-    assert HOME_DASHBOARD_ACTION not in shown  # not an admin, and the dashboard is off
+    assert "1 of 1 right" in shown and "<@U7>" in shown  # in the week's top ten
+    assert DASHBOARD not in shown  # not an admin, and the dashboard is off
 
 
 async def test_the_messages_tab_publishes_nothing(slack: Harness) -> None:
@@ -84,8 +85,8 @@ async def test_the_messages_tab_publishes_nothing(slack: Harness) -> None:
 async def test_admins_see_the_dashboard_button_and_get_a_link(slack: Harness) -> None:
     slack.bot.chat.links = LinkMaker(SECRET, "https://quiz.example.org")
     await slack.event(home_opened(ADMIN), event_id="Ev-home-4")
-    assert HOME_DASHBOARD_ACTION in json.dumps(await published(slack))
-    reply = await send_click(slack, home_click(HOME_DASHBOARD_ACTION, ADMIN))
+    assert DASHBOARD in json.dumps(await published(slack))
+    reply = await send_click(slack, home_click(DASHBOARD, ADMIN))
     assert reply.status == 200
     [dm] = await slack.standin.wait_calls("chat.postMessage", 1)
     assert dm.params["channel"] == ADMIN
@@ -103,12 +104,20 @@ async def test_the_review_button_starts_a_review_in_the_apps_messages(slack: Har
     slack.clock.advance(days=1, minutes=1)
     await slack.event(home_opened("U9"), event_id="Ev-home-5")
     view = await published(slack)
-    assert HOME_REVIEW_ACTION in json.dumps(view) and "Reviews due:* 1" in json.dumps(view)
+    assert START_REVIEW in json.dumps(view) and "Reviews due: 1." in json.dumps(view)
     before = len(slack.standin.of("chat.postMessage"))
-    reply = await send_click(slack, home_click(HOME_REVIEW_ACTION, "U9"))
+    reply = await send_click(slack, home_click(START_REVIEW, "U9"))
     assert reply.status == 200
     calls = await slack.standin.wait_calls("chat.postMessage", before + 1)
     dm = calls[before]
     assert dm.params["channel"] == "U9"
     blocks = json.dumps(dm.params.get("blocks"))
-    assert "quiz_review_" in blocks  # the review question, with its own buttons
+    assert '"review:' in blocks  # the review question, with its own buttons
+
+
+async def test_the_home_tabs_older_buttons_still_work(slack: Harness) -> None:
+    slack.bot.chat.links = LinkMaker(SECRET, "https://quiz.example.org")
+    reply = await send_click(slack, home_click("quiz_home_dashboard", ADMIN))
+    assert reply.status == 200
+    [dm] = await slack.standin.wait_calls("chat.postMessage", 1)
+    assert dm.params["channel"] == ADMIN and "/dashboard/open?token=" in json.dumps(dm.params)

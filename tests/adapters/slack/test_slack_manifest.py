@@ -175,7 +175,7 @@ def test_the_manifest_declares_the_registered_commands_events_and_actions(
     ahead = events - listeners.events
     if ahead == {"app_home_opened"}:
         assert features["app_home"]["home_tab_enabled"] is True
-        assert callable(_home.home_view)
+        assert callable(_home.HomeTab.opened)
         ahead = set()
     assert not ahead, f"the manifest subscribes to events no listener takes: {ahead}"
     assert settings["interactivity"]["is_enabled"] is bool(listeners.actions)

@@ -91,7 +91,7 @@ def test_the_card_has_a_button_per_choice_and_escapes_text() -> None:
         "A · InfiniBand",
         "B · 1 Gbps Ethernet",
     ]
-    assert [e["value"] for e in actions["elements"]] == ["7:A", "7:B"]
+    assert [e["action_id"] for e in actions["elements"]] == ["quiz:7:A", "quiz:7:B"]
     text = context["elements"][0]["text"]
     assert text.startswith("`networking`, `rdma` · easy, 1 point · closes <!date^")
     assert "|2026-03-02 09:10 UTC>" in text

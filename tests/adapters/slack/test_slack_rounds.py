@@ -6,13 +6,14 @@ import asyncio
 import json
 import logging
 import time
+import urllib.parse
 from datetime import timedelta
 
 import pytest
 
 from bot.engine.model import Place
 from bot.scheduler import close_due_rounds, run_timers
-from tests.adapters.slack.conftest import CHANNEL, TEAM, Harness, reaction
+from tests.adapters.slack.conftest import CHANNEL, TEAM, Harness, block_actions, reaction
 
 PLACE = Place("slack", TEAM, CHANNEL)
 
@@ -42,8 +43,7 @@ async def test_quiz_next_posts_a_card_with_one_button_per_choice(slack: Harness)
         "B · One NFS share on a single server",
         "C · The login node's home directory",
     ]
-    assert [b["action_id"] for b in buttons] == ["quiz_answer_A", "quiz_answer_B", "quiz_answer_C"]
-    assert [b["value"] for b in buttons] == [f"{round_id}:A", f"{round_id}:B", f"{round_id}:C"]
+    assert [b["action_id"] for b in buttons] == [f"quiz:{round_id}:{k}" for k in "ABC"]
     context = _blocks_of("context", blocks)[0]["elements"][0]["text"]
     assert "`storage`" in context
     assert "hard, 3 points" in context
@@ -104,6 +104,19 @@ async def test_clicks_from_several_users_count_once_each(slack: Harness) -> None
         pytest.param({"timestamp": int(time.time()) - 10 * 60}, id="stale-timestamp"),
     ],
 )
+async def test_a_card_posted_before_the_button_ids_still_counts(slack: Harness) -> None:
+    round_id, ts = await slack.open_card()
+    payload = block_actions(
+        round_id, "A", user="U1", message_ts=ts, response_url=slack.standin.response_url("old")
+    )
+    payload["actions"][0].update(action_id="quiz_answer_A", value=f"{round_id}:A")
+    body = urllib.parse.urlencode({"payload": json.dumps(payload)})
+    assert (await slack.post(body, "application/x-www-form-urlencoded")).status == 200
+    [told] = await slack.standin.wait_calls("chat.postEphemeral", 1)
+    assert "*Right!*" in told.params["text"]
+    assert await slack.engine.answered_count(round_id) == 1
+
+
 async def test_unsigned_requests_are_refused_and_change_nothing(
     slack: Harness, signing: dict
 ) -> None:

@@ -1,0 +1,51 @@
+"""The one button-id codec: every button the bot makes reads back as itself, within the limit."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.chat.buttons import (
+    DASHBOARD,
+    ID_MAX,
+    START_REVIEW,
+    Button,
+    Choice,
+    ReviewChoice,
+    button_id,
+    read_button,
+)
+
+
+@pytest.mark.parametrize(
+    ("button", "value"),
+    [
+        (Choice(1, "A"), "quiz:1:A"),
+        (Choice(10**19, "E"), f"quiz:{10**19}:E"),
+        (ReviewChoice("gpu-nvlink-4", "C"), "review:gpu-nvlink-4:C"),
+        (START_REVIEW, "quiz:start-review"),
+        (DASHBOARD, "quiz:dashboard"),
+    ],
+)
+def test_every_button_reads_back_as_itself(button: Button, value: str) -> None:
+    assert button_id(button) == value
+    assert read_button(value) == button
+    assert len(value) <= ID_MAX
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["quiz:1:F", "quiz::A", "quiz:1:A:x", "other:1:A", "quiz:1:a", "review:Bad:A", "quiz:close"],
+)
+def test_ids_the_bot_did_not_make_are_not_read(value: str) -> None:
+    assert read_button(value) is None
+
+
+def test_an_id_past_the_limit_is_refused_both_ways() -> None:
+    long_id = ReviewChoice("q" * ID_MAX, "A")
+    with pytest.raises(ValueError, match="bad button id"):
+        button_id(long_id)
+    assert read_button(f"review:{'q' * ID_MAX}:A") is None
+
+
+def test_the_verb_buttons_run_their_quiz_verbs() -> None:
+    assert (START_REVIEW.verb, DASHBOARD.verb) == ("review", "dashboard")
