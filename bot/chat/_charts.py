@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import re
 import time
 from collections.abc import Callable
 
@@ -18,6 +17,7 @@ from bot.bandwidth import (
     Estimate,
     Plan,
     answer,
+    chart_filename,
     estimate,
     headline,
     load_catalogue,
@@ -120,8 +120,7 @@ class Charts:
         finally:
             self.waiting -= 1
         title = headline(result)
-        slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60]
-        return Chart(png=png, filename=f"bandwidth-{slug}.png", title=title)
+        return Chart(png=png, filename=chart_filename(title), title=title)
 
     async def view(self, result: Estimate | Plan) -> EstimateView:
         """Return the whole answer to a request: table, summary and chart."""

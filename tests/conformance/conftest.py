@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from tests.conformance.drivers import driving
+from tests.conformance.drivers import CHAT_DRIVERS, driving
 from tests.conftest import FakeClock
 
-CHATS = ("slack", "discord")
+CHATS = tuple(CHAT_DRIVERS)
 
 
 @pytest.fixture(params=CHATS)

@@ -764,12 +764,19 @@ class TerminalDriver:
         return await self.play(tag, "q")
 
 
+# Every chat platform's driver: a platform added here runs every scenario written for ``chat``
+# (docs/platforms.md). The terminal runs those written for ``face``.
+CHAT_DRIVERS: dict[str, Callable[[Path, FakeClock], Any]] = {
+    "slack": SlackDriver,
+    "discord": DiscordDriver,
+}
+DRIVERS = {**CHAT_DRIVERS, "terminal": TerminalDriver}
+
+
 @contextlib.asynccontextmanager
 async def driving(kind: str, tmp_path: Path, clock: FakeClock) -> AsyncIterator[Any]:
     """Start a driver of one kind, and stop it (bounded) on the way out."""
-    driver = {"slack": SlackDriver, "discord": DiscordDriver, "terminal": TerminalDriver}[kind](
-        tmp_path, clock
-    )
+    driver = DRIVERS[kind](tmp_path, clock)
     await driver.start()
     try:
         yield driver

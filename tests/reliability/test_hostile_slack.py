@@ -173,7 +173,8 @@ async def test_button_values_that_name_no_round_here_are_refused_politely(
     payload = block_actions(
         round_id, "A", user="UHOSTILE", team=team, response_url=slack.standin.response_url("h")
     )
-    payload["actions"][0]["value"] = value.format(round=round_id)
+    # A button sent before the ids carried the round (``quiz_answer_A``) names it in its value.
+    payload["actions"][0].update(action_id="quiz_answer_A", value=value.format(round=round_id))
     body = click_form(payload)
     with caplog.at_level(logging.WARNING):
         reply = await slack.post(body, FORM)
