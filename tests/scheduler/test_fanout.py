@@ -244,3 +244,23 @@ async def test_a_discord_post_past_the_global_limit_waits_out_retry_after(
     assert api.rate_limited >= 1
     posted = api.find("POST", r"^/channels/\d+/messages$")
     assert len(posted) == len(wheres)
+
+
+async def test_a_lease_is_renewed_by_its_holder_only_and_lost_to_a_change(store: SqlStore) -> None:
+    where = place(1, 1)
+    await schedule(store, where)
+    await store.claim_due("slack", now=NINE, claimant="a", limit=5, lease=LEASE)
+    later = NINE + LEASE / 2
+    assert await store.renew_leases("slack", [where], claimant="a", until=later + LEASE) == 1
+    assert await store.renew_leases("slack", [where], claimant="b", until=later + LEASE) == 0
+    # Renewed, it is not due for anyone else when the first lease would have run out.
+    after = NINE + LEASE + timedelta(seconds=1)
+    assert await store.claim_due("slack", now=after, claimant="b", limit=5, lease=LEASE) == []
+    # The schedule replaced meanwhile: the holder's lease is gone, and what it gives back does
+    # not overwrite the new schedule's time.
+    await schedule(store, where, hour=10)
+    tomorrow = NINE + timedelta(days=1)
+    assert not await store.release_schedule(where, claimant="a", due_at=tomorrow)
+    assert await store.renew_leases("slack", [where], claimant="a", until=after + LEASE) == 0
+    [state] = await store.claim_due("slack", now=after, claimant="b", limit=5, lease=LEASE)
+    assert state.schedule.hour == 10
