@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
 from collections.abc import AsyncIterator
@@ -28,6 +29,38 @@ class FakeClock:
     def advance(self, **kwargs: float) -> datetime:
         self.now += timedelta(**kwargs)
         return self.now
+
+
+class ClockReads:
+    """A clock that counts its reads, so that a test waits for a loop's next passes, not a time.
+
+    The scheduler reads its clock at the start of every pass and at most ``READS_A_PASS`` times
+    in one: ``passes(n)`` waits for enough reads that ``n`` whole passes ran since it was called.
+    """
+
+    READS_A_PASS = 3  # the most reads one pass of the daily scheduler makes
+
+    def __init__(self, clock: FakeClock) -> None:
+        self.clock = clock
+        self.reads = 0
+        self._waiting: list[tuple[int, asyncio.Event]] = []
+
+    def __call__(self) -> datetime:
+        self.reads += 1
+        for target, event in self._waiting:
+            if self.reads >= target:
+                event.set()
+        return self.clock()
+
+    async def passes(self, count: int, *, within: float = 10.0) -> None:
+        """Return once at least ``count`` whole passes have run since the call."""
+        event = asyncio.Event()
+        entry = (self.reads + (count + 1) * self.READS_A_PASS, event)
+        self._waiting.append(entry)
+        try:
+            await asyncio.wait_for(event.wait(), within)
+        finally:
+            self._waiting.remove(entry)
 
 
 def make_question(

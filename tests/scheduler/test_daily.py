@@ -16,7 +16,7 @@ from bot.scheduler.daily import post_due
 from bot.scheduler.port import ClaimKind, Days, Schedule
 from bot.scheduler.timers import close_due_rounds
 from bot.storage import SqlStore
-from tests.conftest import FakeClock, SimpleBank, make_question
+from tests.conftest import ClockReads, FakeClock, SimpleBank, make_question
 from tests.scheduler.conftest import RecordingPublisher
 
 PLACE = Place("slack", "T1", "C1")
@@ -245,11 +245,12 @@ async def test_run_scheduler_loops_until_stopped(store: SqlStore):
     await store.put_schedule(Schedule(PLACE, 9, 0, "UTC", since=clock()))
     clock.now = MONDAY + timedelta(hours=9, seconds=10)
     stop = asyncio.Event()
+    reads = ClockReads(clock)
     task = asyncio.create_task(
-        run_scheduler(engine, publisher, store, clock=clock, interval=0.01, stop=stop)
+        run_scheduler(engine, publisher, store, clock=reads, interval=0.01, stop=stop)
     )
     await asyncio.wait_for(publisher.card_posted.wait(), timeout=10)
-    await asyncio.sleep(0.05)  # several more ticks at the same instant
+    await reads.passes(3)  # several more passes at the same instant
     stop.set()
     await asyncio.wait_for(task, timeout=5)
     assert len(publisher.cards) == 1

@@ -19,6 +19,7 @@ from bot.scheduler import ScheduleService, run_scheduler, schedule_request, sche
 from bot.storage import open_store
 from tests.adapters.slack.conftest import ADMIN, BANK, CHANNEL, TEAM, Harness, make_settings
 from tests.adapters.slack.test_slack_serve import serving
+from tests.conftest import ClockReads
 from tests.standins.slack_api import SlackApiStandIn
 
 PLACE = Place("slack", TEAM, CHANNEL)
@@ -92,22 +93,23 @@ async def test_the_scheduler_posts_the_daily_question_and_reveals_the_last(
 ) -> None:
     await reply_to(slack, "schedule 09:05 UTC", user=ADMIN)
     stop = asyncio.Event()
+    reads = ClockReads(slack.clock)
     task = asyncio.create_task(
         run_scheduler(
             slack.engine,
             slack.bot.publisher,
             schedule_store_of(slack.engine),
-            clock=slack.clock,
+            clock=reads,
             interval=0.02,
             stop=stop,
         )
     )
     try:
-        await asyncio.sleep(0.1)
+        await reads.passes(3)
         assert slack.standin.of("chat.postMessage") == []  # 09:00: not yet
         slack.clock.advance(minutes=5)
         (card,) = await slack.standin.wait_calls("chat.postMessage")
-        await asyncio.sleep(0.1)  # more passes at the same instant post nothing more
+        await reads.passes(3)  # more passes at the same instant post nothing more
         assert len(slack.standin.of("chat.postMessage")) == 1
         blocks = card.params["blocks"]
         assert blocks[0]["text"]["text"] == "Quiz question"
