@@ -122,6 +122,7 @@ def feedback(outcome: AnswerOutcome) -> Feedback:
         outcome.points,
         outcome.short,
         outcome.streak,
+        outcome.why_not,
     )
 
 
@@ -135,6 +136,7 @@ def _feedback(
     points: int,
     short: str,
     streak: int,
+    why_not: str | None,
 ) -> Feedback:
     mine = label(choice, strong=True)
     if status is AnswerStatus.CLOSED:
@@ -151,6 +153,8 @@ def _feedback(
         parts.append(
             say(M.FEEDBACK_WRONG, icon=Icon.WRONG, wrong=Strong(M.NOT_THIS_TIME), choice=mine)
         )
+        if why_not:
+            parts.append(say(M.WHY_NOT_CHOSEN, key=Strong(choice.key), reason=Verbatim(why_not)))
     parts.append(Text((Verbatim(short),)))
     if streak > 1:
         parts.append(say(M.STREAK, icon=Icon.STREAK, n=streak))
@@ -370,13 +374,18 @@ def review_feedback(outcome: ReviewOutcome) -> Feedback:
             choice=mine,
             answer=label(outcome.answer, strong=True),
         )
+    why: Text | None = None
+    if outcome.why_not:
+        why = say(
+            M.WHY_NOT_CHOSEN, key=Strong(outcome.choice.key), reason=Verbatim(outcome.why_not)
+        )
     after: Text | None = None
     if outcome.due_at is not None:
         when = Moment(outcome.due_at, When.RELATIVE)
         after = say(
             M.REVIEW_COMES_BACK if outcome.counted else M.REVIEW_ANSWERED_FOR_NOW, when=when
         )
-    return Feedback(lines(head, Verbatim(outcome.short), after), replaces=True)
+    return Feedback(lines(head, why, Verbatim(outcome.short), after), replaces=True)
 
 
 def apology(error_id: str) -> Text:

@@ -334,6 +334,7 @@ class QuizEngine:
             correct=correct,
             short=question.short,
             due_at=card.due_at,
+            why_not=None if correct else question.why_not.get(choice),
             counted=counted,
         )
 
@@ -784,6 +785,7 @@ class QuizEngine:
             correct=correct,
             short=question.short,
             due_at=card.due_at,
+            why_not=None if correct else question.why_not.get(choice),
             counted=counted,
         )
 
@@ -816,4 +818,5 @@ def _outcome(
         points=points_for(question, correct) if counted else 0,
         streak=streak,
         previous=question.choice(previous) if previous is not None else None,
+        why_not=None if correct else question.why_not.get(key),
     )

@@ -233,6 +233,7 @@ class AnswerOutcome:
     points: int = 0
     streak: int = 0
     previous: Choice | None = None
+    why_not: str | None = None  # why the chosen (wrong) choice is wrong, from the question
 
 
 @dataclass(frozen=True, slots=True)

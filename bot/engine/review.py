@@ -23,6 +23,7 @@ class ReviewOutcome:
     short: str
     due_at: datetime | None
     counted: bool = True
+    why_not: str | None = None  # why the chosen (wrong) choice is wrong, from the question
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,10 +72,12 @@ async def test_a_right_answer_is_told_privately_with_its_short_explanation(face:
     assert "Right!" in seen and "Striping spreads the reads" in seen
 
 
-async def test_a_wrong_answer_is_told_privately(face: Any) -> None:
+async def test_a_wrong_answer_is_told_privately_with_why_that_choice_is_wrong(face: Any) -> None:
     seen = await face.play("storage", "B")
     assert seen.private
     assert "Right!" not in seen and "Striping spreads the reads" in seen
+    # The chosen distractor's own why_not, not only the short explanation.
+    assert "Why not" in seen and "One server's network link caps every reader." in seen
 
 
 async def test_close_shows_the_results_and_explains_in_the_thread(chat: Any) -> None:

@@ -173,7 +173,20 @@ def verdict(outcome: AnswerOutcome, tally: Tally) -> RenderableType:
         line = _plain(head, WRONG)
     if outcome.streak > 1:
         line.append("  " + say(M.PLAY_STREAK, n=outcome.streak).plain(), style="bold yellow")
-    return Group(Rich(""), line, _indented(Rich(outcome.short)), score_text(tally))
+    return Group(
+        Rich(""),
+        line,
+        *_why_not(outcome.choice, outcome.why_not),
+        _indented(Rich(outcome.short)),
+        score_text(tally),
+    )
+
+
+def _why_not(choice: Choice, why_not: str | None) -> list[RenderableType]:
+    """Render why the chosen wrong choice is wrong, when the question says."""
+    if not why_not:
+        return []
+    return [_indented(_plain(say(M.WHY_NOT_CHOSEN, key=choice.key, reason=why_not)))]
 
 
 def _section(title: str) -> list[RenderableType]:
@@ -240,7 +253,12 @@ def review_outcome(outcome: ReviewOutcome, question: Question, now: datetime) ->
     else:
         head = say(M.PLAY_WRONG, choice=_choice(outcome.choice), answer=_choice(outcome.answer))
         line = _plain(head, WRONG)
-    parts: list[RenderableType] = [Rich(""), line, _indented(Rich(outcome.short))]
+    parts: list[RenderableType] = [
+        Rich(""),
+        line,
+        *_why_not(outcome.choice, outcome.why_not),
+        _indented(Rich(outcome.short)),
+    ]
     if outcome.due_at is not None:
         days = max(1, round((outcome.due_at - now) / timedelta(days=1)))
         back = M.PLAY_REVIEW_COMES_BACK_ONE if days == 1 else M.PLAY_REVIEW_COMES_BACK_MANY
