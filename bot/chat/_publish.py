@@ -1,8 +1,10 @@
 """Post, refresh and reveal cards through a platform's port: the scheduler's Publisher, once.
 
-A reveal is published once, right after its close is committed, and never again: each of its
-sends is made again after a transient failure. A card's "N answered" is refreshed at most once
-per interval per round, and never after its reveal.
+A reveal is published right after its close is committed, each send made again after a
+transient failure, and recorded as done once the thread reply is sent. One not recorded within
+its lease (the process died, or the platform was down) is claimed again by the timers of any
+replica (``QuizEngine.pending_reveals``) and published by the one that wins it. A card's
+"N answered" is refreshed at most once per interval per round, and never after its reveal.
 """
 
 from __future__ import annotations
@@ -100,6 +102,8 @@ class Publisher:
             chart = await self.charts.for_question(reveal.question.chart)
         thread = ReplyInThread(place, ref, Explanation(reveal, chart))
         await self._persist(lambda: self.port.send(thread))
+        if not await self.engine.reveal_done(rid):
+            log.warning("the reveal of round %s was posted after its lease ran out", rid)
 
     async def _persist(self, call: Callable[[], Awaitable[T]]) -> T:
         """Make a send, again after a transient failure, up to ``tries`` times in all."""

@@ -503,6 +503,8 @@ class QuizEngine:
         self._rounds.pop(round_id, None)
         if not await self.store.delete_unseen_round(round_id):
             await self.close(round_id)
+            # Its card never reached the channel: there are no results to show there.
+            await self.reveal_done(round_id)
 
     async def close(self, round_id: int) -> Reveal | None:
         """Close the round and return its reveal; None if it was already closed."""
@@ -512,6 +514,21 @@ class QuizEngine:
         closed = await self.get_round(round_id)
         self._rounds.pop(round_id, None)
         return await self.reveal(closed)
+
+    async def reveal_done(self, round_id: int) -> bool:
+        """Record that the round's results are posted; False if another process took them over."""
+        return await self.store.mark_revealed(round_id, self._now())
+
+    async def pending_reveals(self, platform: str) -> list[Reveal]:
+        """Claim the closed rounds whose results were not posted in time; return their reveals.
+
+        A process that closed a round and died, or whose sends failed, left its reveal behind;
+        each is claimed by one process only, which posts it and calls ``reveal_done``.
+        """
+        reveals = []
+        for round_id in await self.store.claim_reveals(platform, self._now()):
+            reveals.append(await self.reveal(await self.get_round(round_id)))
+        return reveals
 
     async def reveal(self, rnd: Round) -> Reveal:
         """Compute the results of a round: distribution, share correct, fastest correct."""
@@ -567,6 +584,7 @@ class QuizEngine:
         for rnd in await self.store.open_rounds(platform, workspace):
             if await self.store.close_round(rnd.id, now):
                 closed += 1
+                await self.store.mark_revealed(rnd.id, now)  # nowhere to post it
             self._rounds.pop(rnd.id, None)
         return closed
 

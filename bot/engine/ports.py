@@ -124,7 +124,15 @@ class Store(Protocol):
         ...
 
     async def close_round(self, round_id: int, at: datetime) -> bool:
-        """Mark the round closed; return True only for the one caller that closed it."""
+        """Close the round and hold its reveal; True only for the one caller that closed it."""
+        ...
+
+    async def claim_reveals(self, platform: str, now: datetime, limit: int = 20) -> list[int]:
+        """Claim closed rounds whose reveal was not posted within its lease; return those won."""
+        ...
+
+    async def mark_revealed(self, round_id: int, at: datetime) -> bool:
+        """Record a round's reveal as posted; False if another process has taken it over."""
         ...
 
     async def round_answers(self, round_id: int) -> list[AnswerRecord]:

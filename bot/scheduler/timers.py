@@ -13,8 +13,10 @@ log = logging.getLogger(__name__)
 
 
 async def close_due_rounds(engine: QuizEngine, publisher: Publisher) -> int:
-    """Close the due rounds of the publisher's platform; publish each reveal this process won."""
+    """Close the due rounds of the platform; publish each reveal this process won, and each
+    reveal another process (or an earlier try) left unposted past its lease."""
     reveals = await engine.close_due(publisher.platform)
+    reveals += await engine.pending_reveals(publisher.platform)
     for reveal in reveals:
         try:
             await publisher.publish_reveal(reveal)

@@ -61,6 +61,12 @@ rounds = sa.Table(
     sa.Column("message_ref", sa.String(64), nullable=True),
     sa.Column("scheduled", sa.Boolean, nullable=False, default=False),
     sa.Column("slot", sa.String(40), nullable=True),
+    # The reveal as an outbox: the process that closes a round holds its reveal until
+    # reveal_until (reveal_owner: that store's token); revealed_at is set once the results are
+    # posted. A closed round not revealed in time is claimed again by any replica.
+    sa.Column("revealed_at", UTCDateTime, nullable=True),
+    sa.Column("reveal_owner", sa.String(32), nullable=True),
+    sa.Column("reveal_until", UTCDateTime, nullable=True),
     sa.Index("ix_rounds_place", "platform", "workspace", "channel", "opened_at"),
     # One open round per channel: a second /quiz next (from any replica) fails the insert.
     sa.Index(
@@ -78,6 +84,13 @@ rounds = sa.Table(
         "closes_at",
         sqlite_where=sa.text("closed_at IS NULL"),
         postgresql_where=sa.text("closed_at IS NULL"),
+    ),
+    sa.Index(
+        "ix_rounds_unrevealed",
+        "platform",
+        "reveal_until",
+        sqlite_where=sa.text("closed_at IS NOT NULL AND revealed_at IS NULL"),
+        postgresql_where=sa.text("closed_at IS NOT NULL AND revealed_at IS NULL"),
     ),
 )
 
@@ -341,6 +354,20 @@ def _add_column(table: sa.Table, name: str) -> Callable[[Connection], None]:
     return run
 
 
+def _reveal_outbox(conn: Connection) -> None:
+    """Give rounds their reveal claim; every round closed before this counts as revealed."""
+    for name in ("revealed_at", "reveal_owner", "reveal_until"):
+        _add_column(rounds, name)(conn)
+    conn.execute(
+        rounds.update()
+        .where(rounds.c.closed_at.is_not(None), rounds.c.revealed_at.is_(None))
+        .values(revealed_at=rounds.c.closed_at)
+    )
+    for index in rounds.indexes:
+        if index.name == "ix_rounds_unrevealed":
+            index.create(conn, checkfirst=True)
+
+
 def _schedules_due(conn: Connection) -> None:
     """Give schedules their next due time, turn and lease; every schedule is due at once."""
     for name in ("due_at", "turn", "lease_owner", "lease_until"):
@@ -456,6 +483,11 @@ MIGRATIONS: list[Migration] = [
     (10, "schedules' next due time, turn and lease", _schedules_due),
     (11, "workspace settings", _create(workspace_settings)),
     (12, "display names of people, channels and workspaces", _create(display_names)),
+    (
+        13,
+        "reveals as an outbox: who holds a round's reveal, until when, and when it was posted",
+        _reveal_outbox,
+    ),
 ]
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+import secrets
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,10 @@ def sqlite_pragmas(synchronous: str = DEFAULT_SQLITE_SYNCHRONOUS) -> tuple[str, 
         "PRAGMA foreign_keys=ON",
     )
 
+
+# How long the process that closes a round (or claims its reveal) has to post the results
+# before any replica may claim the reveal and post them instead.
+REVEAL_LEASE = timedelta(minutes=1)
 
 # Round ids are integer keys: the largest a signed 64-bit column (PostgreSQL, SQLite) holds.
 ROUND_ID_MAX = 2**63 - 1
@@ -225,6 +230,8 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql):
     ) -> None:
         self.engine = engine
         self.dialect = engine.dialect.name
+        # This store's token on the reveals it holds (rounds.reveal_owner).
+        self.claimant = secrets.token_hex(8)
         self._compiled_cache: dict[int, Compiled] = {}
         self._raw_trace: Trace | None = None
         database = engine.url.database
@@ -450,11 +457,60 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql):
         return bool(result.rowcount == 1)
 
     async def close_round(self, round_id: int, at: datetime) -> bool:
-        """Mark the round closed; return True only for the one caller that closed it."""
+        """Mark the round closed; return True only for the one caller that closed it.
+
+        The closer holds the round's reveal for ``REVEAL_LEASE``: past it, unless
+        ``mark_revealed`` was called, any replica's ``claim_reveals`` takes it over.
+        """
         query = (
             rounds.update()
             .where(rounds.c.id == round_id, rounds.c.closed_at.is_(None))
-            .values(closed_at=at)
+            .values(closed_at=at, reveal_owner=self.claimant, reveal_until=at + REVEAL_LEASE)
+        )
+        async with self.write() as conn:
+            result = await conn.execute(query)
+        return bool(result.rowcount == 1)
+
+    async def claim_reveals(self, platform: str, now: datetime, limit: int = 20) -> list[int]:
+        """Claim closed, unrevealed rounds whose reveal lease ran out; return the ids won.
+
+        Each claim is a conditional update, so of replicas claiming together one wins a round.
+        """
+        unrevealed = sa.and_(
+            rounds.c.closed_at.is_not(None),
+            rounds.c.revealed_at.is_(None),
+            sa.or_(rounds.c.reveal_until.is_(None), rounds.c.reveal_until < now),
+        )
+        query = (
+            sa.select(rounds.c.id)
+            .where(rounds.c.platform == platform, unrevealed)
+            .order_by(rounds.c.reveal_until)
+            .limit(limit)
+        )
+        async with self.read() as conn:
+            ids = [row.id for row in await conn.execute(query)]
+        won = []
+        for round_id in ids:
+            claim = (
+                rounds.update()
+                .where(rounds.c.id == round_id, unrevealed)
+                .values(reveal_owner=self.claimant, reveal_until=now + REVEAL_LEASE)
+            )
+            async with self.write() as conn:
+                if (await conn.execute(claim)).rowcount == 1:
+                    won.append(round_id)
+        return won
+
+    async def mark_revealed(self, round_id: int, at: datetime) -> bool:
+        """Record the round's reveal as posted; False if another replica has taken it over."""
+        query = (
+            rounds.update()
+            .where(
+                rounds.c.id == round_id,
+                rounds.c.revealed_at.is_(None),
+                rounds.c.reveal_owner == self.claimant,
+            )
+            .values(revealed_at=at, reveal_until=None)
         )
         async with self.write() as conn:
             result = await conn.execute(query)
