@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from bot.engine.loader import load_bank
 
 from bot.chat import Publisher, ReplyInThread, UpdateCard
 from bot.engine import Place, QuizEngine, Reveal
-from bot.engine.loader import load_bank
 from bot.scheduler.timers import close_due_rounds
 from bot.storage import SqlStore, open_store
 from bot.storage._schema import rounds
