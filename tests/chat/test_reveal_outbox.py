@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from bot.engine.loader import load_bank
 
+from bot.bank.loader import load_bank
 from bot.chat import Publisher, ReplyInThread, UpdateCard
 from bot.engine import Place, QuizEngine, Reveal
 from bot.scheduler.timers import close_due_rounds
