@@ -731,35 +731,27 @@ def _warnings(model: Model, gpu: Gpu, layout: Layout, memory: Memory) -> tuple[s
 
 def plan_assumptions(model: Model, gpu: Gpu, layout: Layout, intra: Interconnect) -> str:
     """Return the line that states what the plan assumes."""
-    peak = f"the {gpu.name}'s {gpu.bf16_tflops:g} TFLOP/s dense BF16 peak"
+    peak = f"{gpu.bf16_tflops:g} TFLOP/s BF16 peak"
     if layout.compute is None:
-        compute = f"compute at {layout.efficiency:.0%} of {peak} (efficiency= given)"
+        compute = f"compute at {layout.efficiency:.0%} of the {peak} (efficiency= given)"
     else:
-        precision = "FP8 GEMMs" if layout.fp8 and gpu.fp8_tflops else "BF16 GEMMs"
+        precision = "FP8" if layout.fp8 and gpu.fp8_tflops else "BF16"
         compute = (
-            f"compute model by GEMM shape ({precision}, attention in BF16, element-wise work at"
-            f" {gpu.hbm_tbps:g} TB/s HBM): {layout.efficiency:.0%} of {peak} here"
+            f"{precision} GEMMs by shape, attention in BF16, element-wise work at"
+            f" {gpu.hbm_tbps:g} TB/s: {layout.efficiency:.0%} of the {peak}"
         )
     parts = [
         compute,
-        f"{intra.key} inside each node of {layout.gpus_per_node}, {layout.nics} NICs a node,"
-        " collectives priced as NCCL picks them",
-        (
-            "TP collectives under the GEMMs (tp-overlap)"
-            if layout.tp_overlap
-            else "TP collectives on the critical path (no tp-overlap)"
-        )
-        + "; PP sends on the critical path, CP exchanges behind attention, DP gradient"
-        " buckets behind the backward pass but the last 25 MB bucket (ZeRO-3: prefetched"
-        " behind all compute but the first layer's all-gather and the last one's"
-        " reduce-scatter), then the Adam step at HBM speed",
-        "SHARP in-network reduction on networks that have it (asked for)"
-        if layout.sharp
-        else "no SHARP in-network reduction (add sharp to ask for it)",
-        "1F1B pipeline bubble (p-1)/(m+p-1)"
+        f"{intra.key} in each node of {layout.gpus_per_node}, {layout.nics} NICs a node,"
+        " NCCL's picks",
+        "TP under the GEMMs (tp-overlap)" if layout.tp_overlap else "TP in series (no tp-overlap)",
+        "PP sends in series, CP behind attention, DP buckets behind the backward pass but the"
+        " last 25 MB (ZeRO-3: all but the first all-gather and the last reduce-scatter), the"
+        " Adam step at HBM speed",
+        "SHARP where the network has it (asked)" if layout.sharp else "no SHARP (add sharp)",
+        "1F1B bubble (p-1)/(m+p-1)"
         + (f" with {layout.interleave} virtual stages" if layout.interleave > 1 else ""),
-        "bf16 weights, gradients and activations, fp32 Adam state",
-        "MFU counts 6 x params x tokens plus attention, without recomputation, against the"
-        " BF16 peak",
+        "bf16 with fp32 Adam",
+        "MFU = 6 x params x tokens plus attention, no recompute, of the BF16 peak",
     ]
     return "Assumes: " + "; ".join(parts) + "."

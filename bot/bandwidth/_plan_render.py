@@ -67,15 +67,14 @@ def render_plan_table(plan: Plan, width: int = WIDTH) -> str:
     header = ["", "key", "interconnect", "step", "tokens/s", "TFLOP/s", "MFU", "idle", "slower"]
     right = [False, False, False, True, True, True, True, True, True]
     band = format_band(BANDS["step"])
-    units = ["", "", "", f"({band})", "", "(per GPU)", "(of BF16)", "(share)", "(times)"]
+    units = ["", "", "", f"({band})", "", "(/GPU)", "(BF16)", "", ""]
     rows = [units] + [_row(r) for r in plan.results]
     lines = wrap(plan_headline(plan), width)
     lines += table_lines(header, rows, right, width)
     if any(r.quiz_choice for r in plan.results):
         lines.append(QUIZ_NOTE)
     lines += wrap(
-        "idle = share of the step the GPUs wait (exposed communication and pipeline bubble);"
-        f" step times {band}: the RMS error on 24 held-out published training runs",
+        f"idle = share of the step GPUs wait; step times {band} (held-out spread)",
         width,
     )
     lines += wrap(memory_line(plan), width)
