@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from bot.bank import QuestionBank
+    from bot.bank.lint import Finding
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -33,7 +35,21 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         action="store_true",
         help="also check teaching quality (the rules below); exit 1 past a bank-wide limit",
     )
+    parser.add_argument(
+        "--database",
+        metavar="URL",
+        help=(
+            "with --lint: also warn on each question whose label its answers contradict "
+            f"(at {_min_answers()} answers or more), from the database at URL"
+        ),
+    )
     parser.set_defaults(handler=run_validate)
+
+
+def _min_answers() -> int:
+    from bot.engine.analytics import MIN_ANSWERS
+
+    return MIN_ANSWERS
 
 
 def lint_help() -> str:
@@ -102,26 +118,71 @@ def run_validate(args: argparse.Namespace) -> int:
     if not len(bank):
         print("quizbot validate: no question files found", file=sys.stderr)
         return 1
+    database = getattr(args, "database", None)
+    if database and not getattr(args, "lint", False):
+        print("quizbot validate: --database needs --lint", file=sys.stderr)
+        return 2
     if getattr(args, "lint", False):
-        return run_lint(bank, paths)
+        return run_lint(bank, paths, database)
     print(summary(bank, paths))
     return 0
 
 
-def run_lint(bank: QuestionBank, paths: Sequence[Path]) -> int:
+def run_lint(bank: QuestionBank, paths: Sequence[Path], database: str | None = None) -> int:
     """Print the lint's warnings, folder shares and bank-wide errors, the summary last."""
     from bot.bank.lint import lint
 
+    labels: list[Finding] = []
+    if database:
+        from bot.storage import DatabaseUnusable
+
+        try:
+            labels = asyncio.run(label_findings(bank, database))
+        except DatabaseUnusable as exc:
+            print(f"quizbot validate: {exc}", file=sys.stderr)
+            return 1
     topics = {q.id: _shown(_topic(Path(q.source), paths)) for q in bank}
     report = lint(bank.questions, topics)
-    for finding in report.findings:
+    for finding in sorted([*report.findings, *labels], key=lambda f: (f.file, f.line)):
         print(finding)
     for folder in report.folders:
         print(f"lint: folder {folder.scope}: {_count(folder.total, 'question')}; {folder.text()}")
     for breach in report.breaches:
         print(breach)
-    print(report.summary())
+    line = report.summary()
+    if database:
+        line += f"; {len(labels)} mislabelled by their answers"
+    print(line)
     return 0 if report.ok else 1
+
+
+async def label_findings(bank: QuestionBank, url: str) -> list[Finding]:
+    """Return a ``difficulty-label`` warning for each question its answers show mislabelled."""
+    from bot.bank.lint import Finding
+    from bot.engine import analytics
+    from bot.storage import open_store
+
+    store = await open_store(url, migrate=False)
+    try:
+        aggregates = await store.question_aggregates()
+    finally:
+        await store.close()
+    out = []
+    for r in analytics.reports(bank.questions, aggregates):
+        if r.measured is None or r.measured is r.label or r.share_correct is None:
+            continue
+        q = bank.by_id(r.question_id)
+        out.append(
+            Finding(
+                q.source,
+                q.line_of("difficulty", "id"),
+                "difficulty-label",
+                f"labelled {r.label.value}, but {r.share_correct:.0%} of {r.answers} answers "
+                f"were right, which is {r.measured.value}: label it {r.measured.value}",
+                q.id,
+            )
+        )
+    return out
 
 
 def summary(bank: QuestionBank, paths: Sequence[Path]) -> str:
