@@ -217,8 +217,9 @@ def test_stats_and_settings_read_as_sentences() -> None:
     assert render.mrkdwn(words.stats(UserStats("U2", 4, 3, 6, 2, 5))) == (
         "<@U2>: 4 answered, 3 right (75%), 6 points; daily streak 2 (best 5)."
     )
-    assert "open 15 minutes" in words.settings(ChannelSettings(True, 15)).plain()
-    assert "are allowed" in words.settings(ChannelSettings(True, 15)).plain()
+    shown = words.settings(ChannelSettings(True, 15), 0.85).plain()
+    assert "open 15 minutes" in shown and "are allowed" in shown
+    assert "has fallen to 85%." in shown
 
 
 @pytest.mark.parametrize(
