@@ -50,7 +50,7 @@ class Mistake:
     name: str
     why_not: str
     request: str = ""
-    factor: float = 0.0
+    factor: float = 1.0
     ring: bool = False
 
 
@@ -125,7 +125,7 @@ def template_from(data: Mapping[str, Any], source: str = "") -> Template:
             name=str(m["name"]),
             why_not=str(m["why_not"]),
             request=str(m.get("request", "")),
-            factor=0.0 if m.get("factor") == "ring" else float(m.get("factor", 0.0)),
+            factor=1.0 if m.get("factor") == "ring" else float(m.get("factor", 1.0)),
             ring=m.get("factor") == "ring",
         )
         for m in data["mistakes"]
@@ -189,14 +189,14 @@ def _problems(data: Mapping[str, Any]) -> list[str]:
             if not isinstance(v, list) or not v
         ]
     mistakes = data["mistakes"]
-    if not isinstance(mistakes, list) or len(mistakes) != 3:
-        out.append("mistakes: exactly three, one per distractor")
+    if not isinstance(mistakes, list) or len(mistakes) < 3:
+        out.append("mistakes: three or more, three drawn per instance")
     else:
         for i, m in enumerate(mistakes):
             if not isinstance(m, dict) or "name" not in m or "why_not" not in m:
                 out.append(f"mistakes.{i}: needs name and why_not")
-            elif ("request" in m) == ("factor" in m):
-                out.append(f"mistakes.{i}: give a request or a factor, not both")
+            elif "request" not in m and "factor" not in m:
+                out.append(f"mistakes.{i}: give a request, a factor or both")
     refs = data["references"]
     if not isinstance(refs, list) or not refs:
         out.append("references: at least one")
@@ -269,9 +269,11 @@ def draw(template: Template, seed: int, catalogue: Catalogue | None = None) -> I
     rng = random.Random(f"{template.id}#{seed}")
     for _ in range(MAX_DRAWS):
         values = {k: rng.choice(v) for k, v in template.params.items()}
-        found = _compute(template, values, catalogue)
+        values["_position"] = rng.randrange(4)
+        found = _compute(template, values, catalogue, rng)
         if found is not None:
             request, key, mistakes = found
+            del values["_position"]
             question = _question(template, seed, values, request, key, mistakes, catalogue)
             return Instance(template, seed, values, request, key, mistakes, question)
     raise TemplateError(f"{template.source}: no draw of {MAX_DRAWS} spreads its choices")
@@ -282,7 +284,7 @@ def _fill(text: str, values: Mapping[str, Any]) -> str:
 
 
 def _compute(
-    template: Template, values: dict[str, Any], catalogue: Catalogue
+    template: Template, values: dict[str, Any], catalogue: Catalogue, rng: random.Random
 ) -> tuple[str, float, dict[str, float]] | None:
     """Return the request, key and each mistake's seconds, or None when choices crowd."""
     values["ranks"] = int(values.get("nodes", 1)) * int(values.get("gpus", 1))
@@ -290,9 +292,16 @@ def _compute(
     values["fabric_name"] = catalogue.get(fabric).name
     request = _fill(template.request, values)
     key = seconds(request, fabric, catalogue)
-    mistakes = {
-        m.name: mistake_seconds(m, values, key, fabric, catalogue) for m in template.mistakes
-    }
+    every = {m.name: mistake_seconds(m, values, key, fabric, catalogue) for m in template.mistakes}
+    # The key's place among the sorted choices is drawn first, so every letter is keyed about
+    # as often: ``below`` mistakes that give less than the key, the rest more.
+    below = int(values["_position"])
+    under = sorted(n for n, v in every.items() if v < key)
+    over = sorted(n for n, v in every.items() if v > key)
+    if len(under) < below or len(over) < 3 - below:
+        return None
+    chosen = [*rng.sample(under, below), *rng.sample(over, 3 - below)]
+    mistakes = {n: every[n] for n in chosen}
     if not spread_ok([key, *mistakes.values()]):
         return None
     return request, key, mistakes
@@ -301,14 +310,14 @@ def _compute(
 def mistake_seconds(
     mistake: Mistake, values: Mapping[str, Any], key: float, fabric: str, catalogue: Catalogue
 ) -> float:
-    """Return the seconds a mistake gives: its request run by the estimator, or a factor."""
-    if mistake.request:
-        return seconds(_fill(mistake.request, values), fabric, catalogue)
+    """Return the seconds a mistake gives: its request run by the estimator (else the key),
+    times its factor."""
+    base = seconds(_fill(mistake.request, values), fabric, catalogue) if mistake.request else key
     if mistake.ring:
         # Forgetting the ring's 2(n-1)/n: the buffer counted once instead of about twice.
         n = int(values["ranks"])
-        return key * n / (2 * (n - 1))
-    return key * mistake.factor
+        return base * n / (2 * (n - 1))
+    return base * mistake.factor
 
 
 def _question(
