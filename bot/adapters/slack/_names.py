@@ -59,7 +59,7 @@ def read_names(body: dict[str, Any]) -> tuple[str, dict[Key, str], list[Key]]:
         note(NameKind.CHANNEL, channel.get("id"), channel.get("name"))
     if isinstance(team, dict):
         note(NameKind.WORKSPACE, team.get("id"), team.get("domain"))
-    if isinstance(event, dict):  # reactions, the Home tab
+    if isinstance(event, dict) and event.get("type") in ("reaction_added", "reaction_removed"):
         note(NameKind.USER, event.get("user"))
     return workspace, names, seen
 

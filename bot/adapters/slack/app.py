@@ -189,7 +189,9 @@ def assemble(
         admins_only=settings.listed_admins_only(),
         charts=charts,
         refresh_every=refresh_every,
-        name_lookup=names_lookup(client),
+        # With only the listed admins, users.info (users:read) stays unused: names come from
+        # the requests alone.
+        name_lookup=None if settings.listed_admins_only() else names_lookup(client),
     )
     logging.getLogger("slack_bolt.AsyncApp").addFilter(TOKEN_IN_CLIENT)
     app = AsyncApp(
