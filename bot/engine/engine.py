@@ -308,27 +308,45 @@ class QuizEngine:
         elapsed_ms: int | None = None,
     ) -> ReviewOutcome:
         """Grade a practice answer and review the card with it (scores never change)."""
+        return await self._answer_outside_round(
+            CardKey(platform, workspace, user, question_id),
+            key,
+            Source.PRACTICE,
+            elapsed_ms=elapsed_ms,
+        )
+
+    async def _answer_outside_round(
+        self,
+        card_key: CardKey,
+        key: str,
+        source: Source,
+        *,
+        elapsed_ms: int | None = None,
+        due_only: bool = False,
+    ) -> ReviewOutcome:
+        """Grade an answer given outside a round and review its card (scores never change)."""
         try:
-            question = self.bank.by_id(question_id)
+            question = self.bank.by_id(card_key.question_id)
         except KeyError:
             raise NotFound(say(M.NOT_IN_BANK)) from None
         choice = key.strip().upper()
         if choice not in question.keys:
             raise UserError(not_a_choice(key, question))
+        if due_only and await self.store.card(card_key) is None:
+            raise NotFound(say(M.NOT_IN_REVIEW))
         correct = choice == question.answer
         review = Review(
             at=self._now(),
             correct=correct,
             rating=learning.rating_for(correct, None, elapsed_ms),
-            source=Source.PRACTICE,
+            source=source,
             elapsed_ms=elapsed_ms,
         )
         card, counted = await self.store.study(
-            await self._study(CardKey(platform, workspace, user, question_id), review),
-            choice=choice,
+            await self._study(card_key, review), choice=choice, due_only=due_only
         )
         return ReviewOutcome(
-            question_id=question_id,
+            question_id=card_key.question_id,
             choice=question.choice(choice),
             answer=question.answer_choice,
             correct=correct,
@@ -775,36 +793,8 @@ class QuizEngine:
         Only a due card is reviewed: a second click on the same review reports the card as the
         first left it.
         """
-        try:
-            question = self.bank.by_id(question_id)
-        except KeyError:
-            raise NotFound(say(M.NOT_IN_BANK)) from None
-        choice = key.strip().upper()
-        if choice not in question.keys:
-            raise UserError(not_a_choice(key, question))
-        correct = choice == question.answer
-        now = self._now()
-        card_key = CardKey(platform, workspace, user, question_id)
-        if await self.store.card(card_key) is None:
-            raise NotFound(say(M.NOT_IN_REVIEW))
-        review = Review(
-            at=now,
-            correct=correct,
-            rating=learning.rating_for(correct, None, None),
-            source=Source.REVIEW,
-        )
-        card, counted = await self.store.study(
-            await self._study(card_key, review), choice=choice, due_only=True
-        )
-        return ReviewOutcome(
-            question_id=question_id,
-            choice=question.choice(choice),
-            answer=question.answer_choice,
-            correct=correct,
-            short=question.short,
-            due_at=card.due_at,
-            why_not=None if correct else question.why_not.get(choice),
-            counted=counted,
+        return await self._answer_outside_round(
+            CardKey(platform, workspace, user, question_id), key, Source.REVIEW, due_only=True
         )
 
 
