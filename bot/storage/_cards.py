@@ -178,6 +178,10 @@ def _card(row: Any) -> MemoryCard:
     return card
 
 
+class _CardMoved(Exception):
+    """The card changed between its read and its write (the transaction is rolled back)."""
+
+
 class CardsSql:
     """The cards part of the Store protocol, mixed into SqlStore."""
 
@@ -336,34 +340,36 @@ class CardsSql:
         Return the card as it stands afterwards, and whether this answer reviewed it: with
         ``due_only``, a card that is not due (a second click on the same review) is left alone.
         """
-        async with self.write() as conn:
-            row = (await conn.execute(card_select(lock=True), key_params(study.key))).first()
-            prior = card_from_row(study.key, row)
-            if due_only and (prior is None or prior.due_at > study.review.at):
-                return (prior or new_card(study.key, study.review.at)), False
-            new = study.apply(prior)
-            expected = 0 if prior is None else prior.version
-            result = await conn.execute(
-                card_upsert(self._insert), card_params(study, new, expected)
-            )
-            if result.rowcount != 1:
-                # Another transaction wrote the card between the read and the write (only
-                # possible where the read could not lock an absent row): report its state.
-                await conn.rollback()
-                return (await self.card(study.key)) or new, False
-            review = study.review
-            await conn.execute(
-                card_log(),
-                key_params(study.key)
-                | {
-                    "l_source": review.source.value,
-                    "l_choice": choice,
-                    "l_correct": review.correct,
-                    "l_rating": int(review.rating),
-                    "l_elapsed_ms": review.elapsed_ms,
-                    "l_answered_at": review.at,
-                },
-            )
+        try:
+            async with self.write() as conn:
+                row = await conn.execute(card_select(lock=True), key_params(study.key))
+                prior = card_from_row(study.key, row.first())
+                if due_only and (prior is None or prior.due_at > study.review.at):
+                    return (prior or new_card(study.key, study.review.at)), False
+                new = study.apply(prior)
+                expected = 0 if prior is None else prior.version
+                result = await conn.execute(
+                    card_upsert(self._insert), card_params(study, new, expected)
+                )
+                if result.rowcount != 1:
+                    # Another transaction wrote the card between the read and the write (only
+                    # possible where the read could not lock an absent row): roll back.
+                    raise _CardMoved
+                review = study.review
+                await conn.execute(
+                    card_log(),
+                    key_params(study.key)
+                    | {
+                        "l_source": review.source.value,
+                        "l_choice": choice,
+                        "l_correct": review.correct,
+                        "l_rating": int(review.rating),
+                        "l_elapsed_ms": review.elapsed_ms,
+                        "l_answered_at": review.at,
+                    },
+                )
+        except _CardMoved:
+            return (await self.card(study.key)) or new, False
         written = replace(new, version=expected + 1)
         self._card_cache.put(written)
         return written, True
