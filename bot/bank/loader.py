@@ -39,6 +39,7 @@ MAX_SHORT_CHARS = 300
 # beside the explanation; a Discord embed shows 4,096. Past this a reveal could not post.
 MAX_FULL_CHARS = 6000
 QUESTION_SUFFIXES = (".yaml", ".yml")
+TRACKS_FOLDER = "tracks"
 
 QUESTION_KEYS = (
     "id",
@@ -115,6 +116,8 @@ def _question_files(paths: Sequence[Path]) -> Iterator[tuple[Path, str | None]]:
                     for p in path.rglob("*")
                     if p.suffix.lower() in QUESTION_SUFFIXES
                     and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                    # Learning tracks live beside the topic folders (bot.bank.tracks).
+                    and p.relative_to(path).parts[0] != TRACKS_FOLDER
                     and p.is_file()
                 ),
                 key=lambda p: p.relative_to(path).parts,

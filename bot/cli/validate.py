@@ -6,13 +6,14 @@ import argparse
 import asyncio
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from bot.bank import QuestionBank
     from bot.bank.lint import Finding
+    from bot.engine.tracks import Track
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -24,7 +25,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "Check question files against the question format and print every problem as\n"
             "file:line: message. A PATH is a file or a folder (searched for *.yaml and *.yml).\n"
             "Without PATH, the configured question folders are checked (QUIZBOT_QUESTIONS,\n"
-            "else the bundled questions/). Exit status: 0 when every file is clean, 1 otherwise."
+            "else the bundled questions/). The learning tracks in each folder's tracks/ (or a\n"
+            "track file given by name) are checked against the bank: unknown question ids and\n"
+            "tags are problems. Exit status: 0 when every file is clean, 1 otherwise."
         ),
         epilog=lint_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -99,16 +102,25 @@ See docs/writing-questions.md."""
 def run_validate(args: argparse.Namespace) -> int:
     """Check the files, print each problem on stdout, and return 1 if there was any."""
     from bot.bank.loader import check_paths
+    from bot.bank.tracks import check_tracks, is_track_file, track_files
 
-    paths: list[Path] = list(args.paths)
+    given: list[Path] = list(args.paths)
+    # Track files named on their own are checked against the configured bank.
+    paths = [p for p in given if not is_track_file(p)]
     if not paths:
         from bot.config import load_settings
 
         paths = load_settings().question_paths()
     bank, problems = check_paths(paths)
+    tracks: dict[str, Track] = {}
+    if bank is not None:
+        tracks, track_problems = check_tracks(
+            track_files([*paths, *(p for p in given if is_track_file(p))]), bank
+        )
+        problems = problems + track_problems
     for problem in problems:
         print(problem)
-    if bank is None:
+    if bank is None or problems:
         files = len({p.file for p in problems})
         print(
             f"quizbot validate: {_count(len(problems), 'problem')} in {_count(files, 'file')}",
@@ -124,7 +136,7 @@ def run_validate(args: argparse.Namespace) -> int:
         return 2
     if getattr(args, "lint", False):
         return run_lint(bank, paths, database)
-    print(summary(bank, paths))
+    print(summary(bank, paths, tracks))
     return 0
 
 
@@ -185,15 +197,22 @@ async def label_findings(bank: QuestionBank, url: str) -> list[Finding]:
     return out
 
 
-def summary(bank: QuestionBank, paths: Sequence[Path]) -> str:
-    """Return the one-line summary of a clean bank: questions, topic folders, tags, difficulty."""
+def summary(
+    bank: QuestionBank, paths: Sequence[Path], tracks: Mapping[str, Track] | None = None
+) -> str:
+    """Return the one-line summary of a clean bank: questions, topic folders, tags, difficulty,
+    and the learning tracks when there are any."""
     topics = {_topic(Path(q.source), paths) for q in bank}
     levels = Counter(q.difficulty.value for q in bank)
-    return (
+    line = (
         f"ok: {_count(len(bank), 'question')}, {_count(len(topics), 'topic')} (folders), "
         f"{_count(len(bank.tags()), 'tag')}; "
         f"easy {levels['easy']}, medium {levels['medium']}, hard {levels['hard']}"
     )
+    if tracks:
+        units = sum(len(t.units) for t in tracks.values())
+        line += f"; {_count(len(tracks), 'track')} ({_count(units, 'unit')})"
+    return line
 
 
 def _topic(source: Path, paths: Sequence[Path]) -> Path:

@@ -145,3 +145,32 @@ def test_a_tab_gets_the_spaces_hint(tmp_path: Path):
     first = result.stdout.splitlines()[0]
     assert first.startswith(f"{bank / 'tab.yaml'}:4: invalid YAML")
     assert first.endswith("(YAML indents with spaces, never tabs: replace the tab with spaces)")
+
+
+def test_tracks_are_checked_with_the_bank_and_counted(tmp_path: Path) -> None:
+    bank = good_bank(tmp_path / "bank")
+    (bank / "tracks").mkdir()
+    good = "title: Trees and rings\nunits:\n  - questions: [ring-steps]\n  - tag: networking\n"
+    (bank / "tracks" / "rings.yaml").write_text(good)
+    result = quizbot(str(bank))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout == (
+        "ok: 3 questions, 2 topics (folders), 3 tags; easy 1, medium 1, hard 1; 1 track (2 units)\n"
+    )
+
+    bad = "title: Broken\nunits:\n  - questions: [ring-step]\n  - tag: storage\n"
+    (bank / "tracks" / "broken.yaml").write_text(bad)
+    result = quizbot(str(bank))
+    assert result.returncode == 1
+    where = bank / "tracks" / "broken.yaml"
+    assert result.stdout.splitlines() == [
+        f"{where}:3: units[1].questions[1]: no question with id 'ring-step' "
+        "(did you mean 'ring-steps'?)",
+        f"{where}:4: units[2].tag: no question has the tag 'storage'",
+    ]
+    assert "2 problems in 1 file" in result.stderr
+
+    # A track file named alone is checked against the configured bank.
+    result = quizbot(str(where), env={"QUIZBOT_QUESTIONS": str(bank)})
+    assert result.returncode == 1
+    assert result.stdout.startswith(f"{where}:3: units[1].questions[1]: no question")

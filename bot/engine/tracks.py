@@ -1,0 +1,236 @@
+"""Learning tracks: an ordered path of units run in a channel, one unit per scheduled day.
+
+A track is authored as a YAML file (``questions/tracks/NAME.yaml``, read by ``bot.bank.tracks``):
+a title and ordered units, each a list of questions (by id, or every question of a tag) with an
+optional short intro. ``/quiz track start NAME`` runs it in a channel on the channel's daily
+schedule: each scheduled post opens the next unit, and the post after the last unit's day says
+how the channel did.
+
+A unit is done for a person when each of its questions' cards was last answered right at or
+after the card was due (a question never answered before is due at once). The first time that is
+seen, the unit is recorded as done for that person, at the time of the answer that completed it,
+so a later miss (which sends the card back into review) does not undo it. docs/learning.md has
+the rule and its reasons.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from bot.engine.model import Place
+
+# The FSRS rating of a wrong answer (learning.Grade.AGAIN); a right one is rated higher.
+_AGAIN = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One day of a track: its questions, in order, and what the day's post says first."""
+
+    questions: tuple[str, ...]
+    intro: str = ""
+    title: str = ""
+    tag: str | None = None  # the tag the questions were drawn from, if the file named one
+
+
+@dataclass(frozen=True, slots=True)
+class Track:
+    """A named, ordered path of units; ``name`` is the file's name without ``.yaml``."""
+
+    name: str
+    title: str
+    units: tuple[Unit, ...]
+    summary: str = ""
+    source: str = ""
+
+    @property
+    def questions(self) -> tuple[str, ...]:
+        """Return every question of the track, in unit order."""
+        return tuple(q for unit in self.units for q in unit.questions)
+
+
+@dataclass(frozen=True, slots=True)
+class TrackRun:
+    """A track running in a channel: how many units its days have opened, and whether it ended."""
+
+    place: Place
+    track: str
+    started_at: datetime
+    started_by: str
+    id: int = 0  # the store's id (0: not stored yet)
+    opened: int = 0  # units opened so far (the current unit is ``opened - 1``)
+    last_slot: str | None = None  # the schedule slot that opened the latest unit
+    finished_at: datetime | None = None
+
+    @property
+    def finished(self) -> bool:
+        """Return whether the track has posted its summary."""
+        return self.finished_at is not None
+
+
+@dataclass(frozen=True, slots=True)
+class CardMark:
+    """What a card says about a track question: whether its latest answer counts for a unit."""
+
+    user: str
+    question_id: str
+    at: datetime  # the latest answer
+    counts: bool  # right, and given at or after the card was due
+
+
+@dataclass(frozen=True, slots=True)
+class UnitDone:
+    """A unit one person completed, and when."""
+
+    user: str
+    unit: int
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class TrackProgress:
+    """A channel's track as someone asks about it: the run, and who has done which unit."""
+
+    track: Track
+    run: TrackRun
+    done: Mapping[int, frozenset[str]]  # unit index -> the people who completed it
+    mine: frozenset[int]  # the units the asker completed
+    next_question: str | None  # the asker's first unanswered question of the opened units
+
+    @property
+    def current(self) -> int | None:
+        """Return the index of the unit the channel is on, or None before the first day."""
+        return self.run.opened - 1 if self.run.opened else None
+
+    @property
+    def people(self) -> int:
+        """Return how many people have completed at least one unit."""
+        return len(frozenset().union(*self.done.values())) if self.done else 0
+
+
+@dataclass(frozen=True, slots=True)
+class TrackSummary:
+    """The end of a track in a channel: how many people completed how much of it."""
+
+    track: Track
+    units: int
+    finishers: tuple[str, ...]  # people who completed every unit, in the order they finished
+    per_unit: tuple[int, ...]  # how many people completed each unit
+    people: int  # how many completed at least one unit
+
+
+def counts(rating: int | None, answered: datetime | None, due_before: datetime | None) -> bool:
+    """Return whether a card's latest answer completes its question for a unit.
+
+    ``rating`` is the answer's FSRS rating, ``answered`` when it was given and ``due_before``
+    when the card was due at that answer (None: the question's first answer, due at once).
+    """
+    if rating is None or answered is None or rating <= _AGAIN:
+        return False
+    return due_before is None or answered >= due_before
+
+
+def completed(
+    track: Track, opened: int, marks: Iterable[CardMark], known: Mapping[tuple[str, int], datetime]
+) -> list[UnitDone]:
+    """Return the units, among the first ``opened``, that people newly completed.
+
+    ``known`` holds the (person, unit) pairs already recorded; each new completion is dated by
+    the latest of its questions' answers.
+    """
+    latest: dict[tuple[str, str], CardMark] = {}
+    for mark in marks:
+        latest[(mark.user, mark.question_id)] = mark
+    people = sorted({user for user, _ in latest})
+    out = []
+    for index, unit in enumerate(track.units[:opened]):
+        for user in people:
+            if (user, index) in known:
+                continue
+            got = [latest.get((user, q)) for q in unit.questions]
+            if unit.questions and all(m is not None and m.counts for m in got):
+                out.append(UnitDone(user, index, max(m.at for m in got if m is not None)))
+    return out
+
+
+def next_question(
+    track: Track, opened: int, answered_right: Iterable[str], done: Iterable[int]
+) -> str | None:
+    """Return the first question of the opened, not yet completed units that still needs a
+    right answer from the person, or None when every opened unit is done."""
+    right = set(answered_right)
+    finished = set(done)
+    for index, unit in enumerate(track.units[:opened]):
+        if index in finished:
+            continue
+        for q in unit.questions:
+            if q not in right:
+                return q
+    return None
+
+
+def summarise(track: Track, done: Sequence[UnitDone]) -> TrackSummary:
+    """Return how a channel did over a whole track."""
+    per_unit = [0] * len(track.units)
+    by_person: dict[str, list[UnitDone]] = {}
+    for d in done:
+        if 0 <= d.unit < len(per_unit):
+            per_unit[d.unit] += 1
+            by_person.setdefault(d.user, []).append(d)
+    whole = len(track.units)
+    finishers = sorted(
+        (u for u, ds in by_person.items() if len({d.unit for d in ds}) == whole),
+        key=lambda u: (max(d.at for d in by_person[u]), u),
+    )
+    return TrackSummary(track, whole, tuple(finishers), tuple(per_unit), len(by_person))
+
+
+@runtime_checkable
+class TrackStore(Protocol):
+    """Tracks running in channels and the units people completed; each method one transaction."""
+
+    async def start_track(self, run: TrackRun) -> TrackRun | None:
+        """Start a track in a channel and return it stored; None when one is already running
+        there."""
+        ...
+
+    async def stop_track(self, place: Place, at: datetime) -> TrackRun | None:
+        """End the channel's running track early; return it, or None when none was running."""
+        ...
+
+    async def track_run(self, place: Place) -> TrackRun | None:
+        """Return the channel's latest track run (running or finished), or None."""
+        ...
+
+    async def open_unit(self, run: TrackRun, slot: str) -> bool:
+        """Record that the slot ``slot`` opened the run's next unit; False if the run has moved
+        on since it was read (another replica, or a retried slot)."""
+        ...
+
+    async def finish_track(self, run: TrackRun, at: datetime) -> bool:
+        """Mark the channel's track finished; False if it already was (its summary is posted
+        once)."""
+        ...
+
+    async def track_marks(
+        self, place: Place, since: datetime, question_ids: Sequence[str], also: str | None
+    ) -> list[CardMark]:
+        """Return the card marks of these questions for the people who answered in the channel
+        since ``since`` (and for ``also``)."""
+        ...
+
+    async def units_done(self, run_id: int) -> list[UnitDone]:
+        """Return the recorded unit completions of a run."""
+        ...
+
+    async def record_units(self, run_id: int, done: Sequence[UnitDone]) -> None:
+        """Record unit completions (each person and unit once, whatever repeats)."""
+        ...
+
+    async def user_tracks(self, platform: str, workspace: str, user: str) -> list[TrackRun]:
+        """Return the running tracks of a workspace where the person answered a round since it
+        started."""
+        ...
