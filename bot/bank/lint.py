@@ -10,7 +10,8 @@ The rules, and the reasons behind them:
   qualify the right answer until it is exactly true and leave the distractors bare, so "pick the
   longest" wins far more often than chance. A question is *text-choice* unless every choice is a
   quantity (a number with at most a short unit, such as "About 450 GB/s", "2:1", "80%" or
-  "every 12 hours"); among quantities length only tells the number of digits.
+  "every 12 hours"); among quantities length only tells the number of digits. True/False and
+  Yes/No questions are left out too: "False" is always one letter longer than "True".
 - ``letter-balance``: the keyed letters should spread evenly, bank-wide and in each folder.
 - ``give-away-word``: a content word of the stem that appears in the keyed choice and in no
   distractor lets a player match words instead of knowing the answer.
@@ -409,8 +410,25 @@ def _time_unit(text: str) -> float | None:
     return None
 
 
+# Two-choice questions whose choices are these words: "False" is longer than "True" whichever is
+# keyed, so their lengths carry no cue.
+BINARY_PAIRS = (frozenset({"true", "false"}), frozenset({"yes", "no"}))
+
+
+def is_binary(question: Question) -> bool:
+    """Return whether the choices are exactly True/False or Yes/No (in any case)."""
+    words = frozenset(c.text.strip().lower() for c in question.choices)
+    return len(question.choices) == 2 and words in BINARY_PAIRS
+
+
 def is_text_choice(question: Question) -> bool:
-    """Return whether any choice is text rather than a quantity (see ``quantity``)."""
+    """Return whether any choice is text rather than a quantity (see ``quantity``).
+
+    A True/False or Yes/No question is not text-choice: the length of its two fixed words says
+    nothing about which is keyed.
+    """
+    if is_binary(question):
+        return False
     return any(quantity(c.text) is None for c in question.choices)
 
 

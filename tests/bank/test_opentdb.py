@@ -14,6 +14,7 @@ import jsonschema
 import pytest
 import yaml
 
+from bot.bank import lint
 from bot.bank.loader import load_bank
 from bot.bank.opentdb import (
     Encoding,
@@ -283,11 +284,63 @@ def test_explanation_states_the_answer_and_the_source_honestly() -> None:
     (q,) = convert(response(entry())).questions
     answer = dict(q.choices)[q.answer]
     assert q.short == f"The answer is {q.answer}: {answer}."
-    assert "no explanation" in q.full
-    assert "Open Trivia DB" in q.full
-    assert "Attribution-ShareAlike 4.0" in q.full
+    # Nothing invented: the full text is the question and its answer; the source and licence
+    # are in the references.
+    assert q.full == f"{q.question} Answer: {answer}."
     data = yaml.safe_load(q.to_yaml())
-    assert data["references"][0]["url"] == "https://opentdb.com/"
+    assert [r["url"] for r in data["references"]] == [
+        "https://opentdb.com/",
+        "https://creativecommons.org/licenses/by-sa/4.0/",
+    ]
+
+
+def test_imported_questions_are_not_near_duplicates_of_each_other() -> None:
+    # Twenty different questions from one category: the importer's own wording must not make
+    # them alike (it used to add the same three sentences to every full explanation).
+    stems = [
+        ("What does CPU stand for?", "Central Processing Unit"),
+        ("In web design, what does CSS stand for?", "Cascading Style Sheet"),
+        ("Which company designed the ARM instruction set?", "Acorn Computers"),
+        ("How many bits are in a byte?", "8"),
+        ("Which programming language did Guido van Rossum create?", "Python"),
+        ("What port does HTTPS use by default?", "443"),
+        ("Who is known as the father of computing?", "Charles Babbage"),
+        ("Which protocol lets a NIC write into remote memory?", "RDMA"),
+        ("Linux was first released in 1991.", "True"),
+        ("The first iPhone shipped with a removable battery.", "False"),
+        ("HTML is a programming language.", "False"),
+        ("Ethernet was invented at Xerox PARC.", "True"),
+    ]
+    entries = [
+        entry(
+            question=stem,
+            kind="boolean",
+            correct=key,
+            wrong=("False" if key == "True" else "True",),
+        )
+        if key in ("True", "False")
+        else entry(question=stem, correct=key, wrong=("Alpha", "Bravo", "Charlie"))
+        for stem, key in stems
+    ]
+    questions = convert(response(*entries)).questions
+    assert len(questions) == len(stems)
+    texts = [q.full for q in questions]
+    limit = lint.Limits().full_similarity_percent
+    assert lint.similarities(texts, (3,), limit) == []
+
+
+def test_imported_true_false_questions_give_no_length_cue(tmp_path: Path) -> None:
+    entries = [
+        entry(
+            question="Is 1 GbE about 125 MB/s?", kind="boolean", correct="True", wrong=("False",)
+        ),
+        entry(question="Is 1 GbE 1 GB/s?", kind="boolean", correct="False", wrong=("True",)),
+    ]
+    for q in convert(response(*entries)).questions:
+        (tmp_path / q.filename).write_text(q.to_yaml(), encoding="utf-8")
+    report = lint.lint(load_bank([tmp_path]).questions)
+    assert [f for f in report.findings if f.rule in ("length-cue", "near-duplicate")] == []
+    assert report.text_choice == 0
 
 
 def test_written_files_pass_the_loader_and_the_schema(tmp_path: Path) -> None:
