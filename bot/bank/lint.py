@@ -771,8 +771,41 @@ def _contains(haystack: Sequence[str], needle: Sequence[str]) -> bool:
     return any(tuple(haystack[i : i + n]) == tuple(needle) for i in range(len(haystack) - n + 1))
 
 
+# Two forms of one word share all but a short ending: "recomputation" and "recomputed",
+# "networking" and "network". Words that short are compared whole.
+_STEM_MIN = 5
+_ENDING_MAX = 4
+
+
+def same_word(a: str, b: str) -> bool:
+    """Return whether two normalised words are forms of one word (equal, or one stem)."""
+    if a == b:
+        return True
+    if min(len(a), len(b)) < _STEM_MIN or not (a.isalpha() and b.isalpha()):
+        return False
+    common = next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+    return common >= _STEM_MIN and max(len(a), len(b)) - common <= _ENDING_MAX + 1
+
+
+def _names(haystack: Sequence[str], needle: Sequence[str]) -> bool:
+    """Return whether the words of ``needle`` appear as a run in ``haystack``, in any form."""
+    n = len(needle)
+    if not n:
+        return False
+    return any(
+        all(same_word(h, w) for h, w in zip(haystack[i : i + n], needle, strict=True))
+        for i in range(len(haystack) - n + 1)
+    )
+
+
 def tag_names_key(question: Question) -> list[Finding]:
-    """Warn on each tag whose words appear in the keyed choice and in no other choice."""
+    """Warn on each tag whose words appear in the keyed choice and in no other choice.
+
+    A word counts in any of its forms ("recomputation" in "activations are recomputed"): a
+    player who reads the tag matches the form as easily as the word.
+    """
     key = _phrase(question.answer_choice.text)
     others = [_phrase(c.text) for c in question.choices if c.key != question.answer]
     out = []
@@ -780,7 +813,7 @@ def tag_names_key(question: Question) -> list[Finding]:
         said = _phrase(tag)
         if not said or not any(ch.isalpha() for w in said for ch in w):
             continue
-        if _contains(key, said) and not any(_contains(o, said) for o in others):
+        if _names(key, said) and not any(_names(o, said) for o in others):
             out.append(
                 _finding(
                     question,

@@ -77,12 +77,13 @@ def card_title(card: QuestionCard) -> Text:
 
 
 def card_facts(card: QuestionCard) -> list[Fact]:
-    """Return the facts under a question: tags, difficulty, closing time, answer count."""
+    """Return the facts under an open question: difficulty, closing time, answer count.
+
+    The tags are not among them: a tag can name the answer (``infiniband`` on the question whose
+    answer is InfiniBand), so they are shown at the reveal (``revealed_tags``), never before.
+    """
     q = card.question
     facts = []
-    if q.tags:
-        tags = join([Text((Code(t),)) for t in q.tags], ", ")
-        facts.append(Fact(M.FACT_TAGS, tags, tags))
     points = q.difficulty.points
     difficulty = say(
         M.DIFFICULTY_VALUE_ONE if points == 1 else M.DIFFICULTY_VALUE_MANY,
@@ -97,6 +98,19 @@ def card_facts(card: QuestionCard) -> list[Fact]:
     answered = say(M.ANSWERED, n=card.answered)
     facts.append(Fact(M.FACT_ANSWERED, answered, answered))
     return facts
+
+
+def tag_list(question: Question) -> Text | None:
+    """Return the question's tags as a list of code spans, or None when it has none."""
+    if not question.tags:
+        return None
+    return join([Text((Code(t),)) for t in question.tags], ", ")
+
+
+def revealed_tags(question: Question) -> Text | None:
+    """Return the question's tags as shown once its answer is known, or None when it has none."""
+    tags = tag_list(question)
+    return None if tags is None else say(M.TAGS_REVEALED, tags=tags)
 
 
 def how_to_answer() -> Text:

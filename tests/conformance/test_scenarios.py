@@ -66,6 +66,27 @@ async def test_next_posts_a_card_with_a_button_per_choice(chat: Any) -> None:
     assert shown.private and "already open" in shown
 
 
+async def test_the_open_card_hides_its_tags_and_the_reveal_shows_them(face: Any) -> None:
+    # A tag can name the answer (``infiniband`` on the question keyed InfiniBand): players see
+    # the tags only once the answer is known. The test bank's interconnect question is tagged
+    # ``networking``, a word its stem and choices never use.
+    shown = await face.ask_for("networking")
+    assert "InfiniBand" in shown
+    assert "networking" not in shown.text and "Tags" not in shown.text
+    if face.platform == "terminal":
+        played = await face.play("networking", "A")
+        card, _, after = played.text.partition("Right!")
+        assert "networking" not in card
+        assert "Tags: 'networking'" in after
+        return
+    await face.command("quiz", "close", {}, user="admin")
+    card = await face.card("networking")
+    await face.click(card, "B", user="bob")
+    await face.command("quiz", "close", {}, user="admin")
+    revealed = await face.revealed(card)
+    assert "networking" in revealed
+
+
 async def test_a_right_answer_is_told_privately_with_its_short_explanation(face: Any) -> None:
     seen = await face.play("storage", "A")
     assert seen.private

@@ -19,6 +19,7 @@ from rich.rule import Rule
 from rich.text import Text as Rich
 
 from bot import messages as M
+from bot.chat import words
 from bot.engine.model import AnswerOutcome, AnswerStatus, Choice, Question, QuestionCard, Reveal
 from bot.engine.review import ReviewOutcome, ReviewQueue
 from bot.text import Code, Text, When, plural, say, utc_moment
@@ -129,9 +130,9 @@ def card(card: QuestionCard, number: int, total: int | None, tally: Tally) -> Re
     """Render a question: progress, score so far, the stem and its lettered choices."""
     q = card.question
     where = say(M.PLAY_QUESTION_OF if total else M.PLAY_QUESTION, number=number, total=total or 0)
-    meta = " · ".join(x for x in (", ".join(q.tags), q.difficulty.value) if x)
+    # The tags wait for the verdict: one can name the answer.
     head = Rich(where.plain(), style=HEAD)
-    head.append(f"  [{meta}]", style=QUIET)
+    head.append(f"  [{q.difficulty.value}]", style=QUIET)
     parts: list[RenderableType] = [Rich(""), Rule(style=QUIET), head]
     if tally.asked:
         parts.append(score_text(tally))
@@ -161,8 +162,8 @@ def invalid_text(question: Question, given: str) -> RenderableType:
     return _indented(_plain(hint, "yellow"))
 
 
-def verdict(outcome: AnswerOutcome, tally: Tally) -> RenderableType:
-    """Render the verdict first, then the short explanation and the score so far."""
+def verdict(outcome: AnswerOutcome, tally: Tally, question: Question) -> RenderableType:
+    """Render the verdict first, then the short explanation, the tags and the score so far."""
     if outcome.status is AnswerStatus.CLOSED:
         return _plain(say(M.PLAY_CLOSED))
     if outcome.correct:
@@ -178,8 +179,15 @@ def verdict(outcome: AnswerOutcome, tally: Tally) -> RenderableType:
         line,
         *_why_not(outcome.choice, outcome.why_not),
         _indented(Rich(outcome.short)),
+        *_tags(question),
         score_text(tally),
     )
+
+
+def _tags(question: Question) -> list[RenderableType]:
+    """Render the question's tags, shown once the answer is known."""
+    tags = words.revealed_tags(question)
+    return [] if tags is None else [_indented(_plain(tags, QUIET))]
 
 
 def _why_not(choice: Choice, why_not: str | None) -> list[RenderableType]:

@@ -113,7 +113,7 @@ async def play_session(
                 screen.print(render.invalid_text(question, given))
             outcome = await engine.answer(PLATFORM, PLACE.workspace, card.round_id, user, given)
             tally = tally.add(outcome)
-            screen.print(render.verdict(outcome, tally))
+            screen.print(render.verdict(outcome, tally, question))
             reveal = await engine.close(card.round_id)
             if reveal is None:
                 continue

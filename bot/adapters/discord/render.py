@@ -248,6 +248,9 @@ def reveal_embed(reveal: Reveal) -> discord.Embed:
             value=markdown(words.fastest_names(reveal), EMBED_FIELD_MAX),
             inline=False,
         )
+    tags = words.tag_list(reveal.question)
+    if tags is not None:
+        embed.add_field(name=M.FACT_TAGS, value=markdown(tags, EMBED_FIELD_MAX), inline=False)
     embed.set_footer(text=M.IN_THE_THREAD)
     return embed
 

@@ -163,7 +163,12 @@ def reveal_card(reveal: Reveal) -> Message:
         bar = words.bar(t.fraction, BAR_WIDTH)
         rows.append(f"`{bar}` {t.fraction:4.0%} ({t.count})  {mark} {name}")
     blocks += _sections("\n".join(rows), round_block_id(rid, "results"))
-    summary = [words.results(reveal), words.fastest(reveal), Text((M.IN_THE_THREAD,))]
+    summary = [
+        words.results(reveal),
+        words.fastest(reveal),
+        words.revealed_tags(q),
+        Text((M.IN_THE_THREAD,)),
+    ]
     line = " · ".join(mrkdwn(part) for part in summary if part is not None)
     blocks.append(_context(line, round_block_id(rid, "context")))
     return _message(mrkdwn(words.closed_notification(reveal)), blocks)

@@ -142,6 +142,7 @@ def test_the_reveal_embed_marks_the_answer_and_shows_results() -> None:
     fields = {f["name"]: f["value"] for f in embed["fields"]}
     assert fields["Results"] == "4 people answered; 3 right (75%)."
     assert fields["Fastest right"] == "<@11> (1.2 s), <@12> (3.0 s)"
+    assert fields["Tags"] == "`networking`"
     view = render.reveal_view(reveal)
     buttons = [b for b in view.children if isinstance(b, discord.ui.Button)]
     assert [(b.disabled, b.style.value, b.label) for b in buttons] == [

@@ -93,7 +93,9 @@ def test_the_card_has_a_button_per_choice_and_escapes_text() -> None:
     ]
     assert [e["action_id"] for e in actions["elements"]] == ["quiz:7:A", "quiz:7:B"]
     text = context["elements"][0]["text"]
-    assert text.startswith("`networking`, `rdma` · easy, 1 point · closes <!date^")
+    # The tags wait for the reveal: one could name the answer.
+    assert "networking" not in json.dumps(message.blocks)
+    assert text.startswith("easy, 1 point · closes <!date^")
     assert "|2026-03-02 09:10 UTC>" in text
     assert text.endswith(" · 3 answered")
     assert message.text == "Quiz: Which link has &lt;1 µs latency &amp; RDMA?"
@@ -132,6 +134,7 @@ def test_the_reveal_marks_the_answer_and_shows_results_not_who_chose_what() -> N
     ]
     context = message.blocks[3]["elements"][0]["text"]
     assert context.startswith("4 people answered; 3 right (75%). · Fastest right: <@U1> (2.0 s)")
+    assert " · Tags: `networking`, `rdma` · " in context
 
 
 def test_nobody_answered() -> None:
