@@ -10,10 +10,11 @@ replica (``QuizEngine.pending_reveals``) and published by the one that wins it. 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
 from bot.chat._charts import Charts
@@ -27,6 +28,9 @@ log = logging.getLogger(__name__)
 
 REVEAL_TRIES = 4
 REVEAL_BACKOFF = 0.5
+# How long a reveal waits for the reference of a card still being posted by this process
+# before it gives up and posts the results as a message of their own.
+CARD_WAIT = 30.0
 
 T = TypeVar("T")
 Sleep = Callable[[float], Awaitable[None]]
@@ -59,6 +63,7 @@ class Publisher:
         self._last_refresh: dict[int, float] = {}
         self._locks: dict[int, asyncio.Lock] = {}
         self._editing: set[asyncio.Task[None]] = set()
+        self._posting: dict[int, asyncio.Event] = {}
 
     @property
     def platform(self) -> str:
@@ -76,6 +81,38 @@ class Publisher:
         """Post a message in a channel."""
         await self.port.send(PostText(place, message))
 
+    @contextlib.asynccontextmanager
+    async def posting(self, round_id: int) -> AsyncIterator[None]:
+        """Mark a round's card as on its way until its reference is stored (or it failed).
+
+        A card posted as a command's response has its reference stored only after the platform
+        answers; a close in between would otherwise find no card to edit and post the results
+        as a second message. A reveal of this round waits for the end of this block instead.
+        """
+        done = asyncio.Event()
+        self._posting[round_id] = done
+        try:
+            yield
+        finally:
+            done.set()
+            if self._posting.get(round_id) is done:
+                del self._posting[round_id]
+
+    async def _card_ref(self, reveal: Reveal) -> str | None:
+        """Return the reference of the card to edit: once stored, or once this process posted it."""
+        if reveal.round.message_ref is not None:
+            return reveal.round.message_ref
+        rid = reveal.round.id
+        on_its_way = self._posting.get(rid)
+        if on_its_way is not None:
+            try:
+                async with asyncio.timeout(CARD_WAIT):
+                    await on_its_way.wait()
+            except TimeoutError:
+                log.warning("the card of round %s was still being posted at its reveal", rid)
+        # Stored since the close was read (here, or by the replica that posted the card)?
+        return (await self.engine.get_round(rid)).message_ref
+
     async def publish_reveal(self, reveal: Reveal) -> None:
         """Edit the card into its results (or post them anew) and explain in its thread."""
         rid = reveal.round.id
@@ -84,7 +121,7 @@ class Publisher:
         # later one finds the round closed, so nothing brings the buttons back.
         async with self._lock(rid):
             self._forget(rid)
-            ref = reveal.round.message_ref
+            ref = await self._card_ref(reveal)
             if ref is not None:
                 edit = UpdateCard(place, ref, reveal)
                 try:

@@ -136,17 +136,19 @@ async def next_question(ctx: Context, call: Call) -> None:
     """Open a round here and post its card; free the channel again if the card never posts."""
     engine = ctx.chat.engine
     card = await engine.start_round(ctx.place, tag=call.args.text("tag"))
-    try:
-        ref = await ctx.turn.reply(card, private=False)
-        if ref is None:
-            raise RuntimeError(f"the card of round {card.round_id} has no message reference")
-    except NotAMember:
-        await engine.withdraw(card.round_id)
-        raise UserError(say(M.CANNOT_POST, how=ctx.chat.port.add_me)) from None
-    except BaseException:
-        await engine.withdraw(card.round_id)
-        raise
-    await engine.attach_message(card.round_id, ref)
+    # A close that arrives before the reference is stored waits for it (Publisher.posting).
+    async with ctx.chat.publisher.posting(card.round_id):
+        try:
+            ref = await ctx.turn.reply(card, private=False)
+            if ref is None:
+                raise RuntimeError(f"the card of round {card.round_id} has no message reference")
+        except NotAMember:
+            await engine.withdraw(card.round_id)
+            raise UserError(say(M.CANNOT_POST, how=ctx.chat.port.add_me)) from None
+        except BaseException:
+            await engine.withdraw(card.round_id)
+            raise
+        await engine.attach_message(card.round_id, ref)
 
 
 async def close_round(ctx: Context, call: Call) -> None:

@@ -196,3 +196,34 @@ async def test_a_chart_that_cannot_be_drawn_is_logged_and_left_out(
     (thread,) = port.of(ReplyInThread)
     assert thread.explanation.chart is None
     assert "cannot be drawn" in caplog.text
+
+
+async def test_a_close_while_the_card_is_on_its_way_edits_that_card(engine: QuizEngine) -> None:
+    # A command's card is stored only once the platform answers; a close in between waits.
+    port = RecordingPort()
+    publisher = Publisher(engine, port)
+    card = await engine.start_round(PLACE, tag="storage")
+    async with publisher.posting(card.round_id):
+        ref = await publisher.post_card(card)
+        reveal = await engine.close(card.round_id)
+        assert reveal.round.message_ref is None
+        revealing = asyncio.create_task(publisher.publish_reveal(reveal))
+        await engine.attach_message(card.round_id, ref)
+    await asyncio.wait_for(revealing, 10)
+    assert len(port.of(PostCard)) == 1
+    [edit] = port.of(UpdateCard)
+    [thread] = port.of(ReplyInThread)
+    assert edit.ref == ref and thread.ref == ref and isinstance(edit.card, Reveal)
+
+
+async def test_a_reference_stored_after_the_close_was_read_is_used(engine: QuizEngine) -> None:
+    # Stored by another replica (or after the wait): the reveal reads it again.
+    port = RecordingPort()
+    publisher = Publisher(engine, port)
+    card = await engine.start_round(PLACE, tag="storage")
+    ref = await publisher.post_card(card)
+    reveal = await engine.close(card.round_id)
+    await engine.attach_message(card.round_id, ref)
+    await publisher.publish_reveal(reveal)
+    assert len(port.of(PostCard)) == 1
+    assert [a.ref for a in port.of(UpdateCard)] == [ref]
