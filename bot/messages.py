@@ -25,12 +25,13 @@ VERB_REPORT = "The flagged and the hardest questions, privately (admins)"
 VERB_DASHBOARD = "A private link to the web dashboard (admins: the workspace; me: your page)"
 VERB_ME = "Your points, streak and due reviews, privately"
 VERB_HELP = "How to use the quiz"
-OPTION_TAG = "Only questions with this tag"
+OPTION_TAG = "Only questions with this tag, or computed for one computed from /bandwidth"
 OPTION_PERIOD = "Which answers count (default: this week)"
 OPTION_USER = "Whose stats (default: yours)"
 OPTION_CHANGES = "May people change their answer until the round closes?"
 OPTION_MINUTES = "How long a round from /quiz next stays open, in minutes"
 OPTION_DIFFICULTY = "How the next question is picked: adaptive, mixed, easy or hard"
+OPTION_COMPUTED = "The share (0-100%) of rounds without a tag that ask a computed question"
 OPTION_RETENTION = "For the whole workspace: the recall chance (70-97%) at which reviews fall due"
 OPTION_DASHBOARD_ME = "me: a link to your own page (admins without it: the whole workspace)"
 OPTION_INTRA = "The link inside a node (default nvlink4), such as pcie5"
@@ -101,6 +102,8 @@ CLOSE_DAILY_ADMINS_ONLY = (
     "time is up, so everyone keeps the chance to answer."
 )
 ROUND_LENGTH = "Round length must be between 1 minute and 7 days."
+COMPUTED_PERCENT = "The share of computed questions must be a percent from 0 to 100."
+NO_TEMPLATES = "This bot has no computed-question templates, so it cannot compute a question."
 NOT_IN_REVIEW = "That question is not in your review list."
 RETENTION_RANGE = (
     "{given} is not a desired retention: give a share from {low} to {high}, such as 0.9."
@@ -243,6 +246,10 @@ DIFFICULTY_HARD = "among the hard ones only"
 DIFFICULTY_ADAPTIVE = (
     "adaptively: the unasked question whose success rate in this workspace is nearest 70%"
 )
+SETTINGS_COMPUTED = (
+    "{percent}% of the rounds posted without a tag ask a question computed from /bandwidth."
+)
+SETTINGS_COMPUTED_NONE = "Computed questions come only when asked for: {command}."
 CHANGES_ALLOWED = "allowed"
 CHANGES_NOT_ALLOWED = "not allowed (the first answer counts)"
 SAVED = "Saved. {settings}"

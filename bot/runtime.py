@@ -33,9 +33,10 @@ async def open_runtime(
 ) -> AsyncIterator[Runtime]:
     """Load the bank, open (and migrate) the store, build the engine; close the store on exit."""
     from bot.bank.loader import load_bank
+    from bot.bank.templates import load_templates
     from bot.storage import open_store
 
-    bank = load_bank(settings.question_paths())
+    bank = load_bank(settings.question_paths(), load_templates())
     store = await open_store(
         settings.database_url,
         migrate=settings.auto_migrate,

@@ -100,6 +100,12 @@ class SimpleBank:
                 return q
         raise KeyError(question_id)
 
+    # No computed-question templates.
+    templates: tuple[str, ...] = ()
+
+    def instance(self, template_id: str, seed: int) -> Question:
+        raise KeyError(f"{template_id}#{seed}")
+
 
 @pytest.fixture
 def clock() -> FakeClock:

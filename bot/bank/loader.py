@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -76,19 +76,27 @@ _HTTPS_URL = re.compile(r"https://[^\s/<>|\"`]+[^\s<>|\"`]*")
 
 _NESTED_KEYS = ("choices", "explanation", "explanation.why_not", "chart")
 
+if TYPE_CHECKING:
+    from bot.bank.templates import Template
+
 _Pairs = dict[str, tuple[ScalarNode, Node]]
 _T = TypeVar("_T")
 
 
-def load_bank(paths: Sequence[Path]) -> QuestionBank:
-    """Load every question under these files and folders, or raise BankError with all problems."""
-    bank, problems = check_paths(paths)
+def load_bank(paths: Sequence[Path], templates: Iterable[Template] = ()) -> QuestionBank:
+    """Load every question under these files and folders, or raise BankError with all problems.
+
+    ``templates`` are the computed questions the bank also answers for (by ``template#seed``).
+    """
+    bank, problems = check_paths(paths, templates)
     if bank is None:
         raise BankError(problems)
     return bank
 
 
-def check_paths(paths: Sequence[Path]) -> tuple[QuestionBank | None, list[Problem]]:
+def check_paths(
+    paths: Sequence[Path], templates: Iterable[Template] = ()
+) -> tuple[QuestionBank | None, list[Problem]]:
     """Check every question file under these paths; return the bank (None if any problem)."""
     problems: list[Problem] = []
     questions: list[Question] = []
@@ -102,7 +110,7 @@ def check_paths(paths: Sequence[Path]) -> tuple[QuestionBank | None, list[Proble
         problems.extend(sorted(checker.problems, key=lambda p: p.line))
     if problems:
         return None, problems
-    return QuestionBank(questions), []
+    return QuestionBank(questions, templates), []
 
 
 def _question_files(paths: Sequence[Path]) -> Iterator[tuple[Path, str | None]]:

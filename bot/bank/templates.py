@@ -36,6 +36,9 @@ SCHEMA = Path(__file__).resolve().parents[2] / "questions" / "template.schema.js
 SPREAD = 1.5
 # Draws tried for one seed before the template is judged unable to spread its choices.
 MAX_DRAWS = 200
+# Seeds run from 0 to this: an id with a larger seed names no question (nine digits at most, so
+# an id fits a button and a stored round).
+MAX_SEED = 999_999_999
 _FIELD = re.compile(r"\{([a-z_]+)\}")
 
 
@@ -392,7 +395,10 @@ def _size_text(request: str) -> str:
 def parse_instance_id(question_id: str) -> tuple[str, int] | None:
     """Return (template id, seed) for a computed question's id, or None for a bank question."""
     head, sep, tail = question_id.partition("#")
-    if not sep or not tail.isdigit():
+    # One spelling per instance: no sign, no leading zero, ASCII digits only.
+    if not sep or not (tail.isascii() and tail.isdigit()) or str(int(tail)) != tail:
+        return None
+    if int(tail) > MAX_SEED:
         return None
     return head, int(tail)
 

@@ -5,7 +5,8 @@ and hands a press back as a ``Press`` event; the core reads it here and routes i
 is one entry here and the flow it runs.
 
 - a card's choice: ``quiz:{round_id}:{key}``
-- a review question's choice: ``review:{question_id}:{key}`` (question ids: ``[a-z0-9-]``)
+- a review question's choice: ``review:{question_id}:{key}`` (question ids: ``[a-z0-9-]``, and
+  a computed question's ``template#seed``)
 - a button that runs a ``/quiz`` verb: ``quiz:start-review``, ``quiz:dashboard``
 """
 
@@ -20,7 +21,7 @@ ID_MAX = 100
 VERBS = {"start-review": "review", "dashboard": "dashboard"}
 PATTERN = re.compile(
     r"quiz:(?P<round_id>[0-9]{1,20}):(?P<key>[A-E])"
-    r"|review:(?P<question_id>[a-z0-9][a-z0-9-]*):(?P<review_key>[A-E])"
+    r"|review:(?P<question_id>[a-z0-9][a-z0-9-]*(?:#[1-9][0-9]{0,8}|#0)?):(?P<review_key>[A-E])"
     r"|quiz:(?P<verb>" + "|".join(map(re.escape, VERBS)) + ")"
 )
 

@@ -20,7 +20,7 @@ from bot.chat._turn import Turn
 from bot.chat.grammar import BANDWIDTH, GRAMMARS, QUIZ, BadInput, Call, Form, help_text
 from bot.chat.port import NotAMember, Port
 from bot.config import Admins
-from bot.engine import QuizEngine
+from bot.engine import COMPUTED, QuizEngine
 from bot.engine.model import DifficultyMode, Period, Place, Round
 from bot.errors import UserError
 from bot.links import LinkMaker, Scope
@@ -135,7 +135,11 @@ class Flow:
 async def next_question(ctx: Context, call: Call) -> None:
     """Open a round here and post its card; free the channel again if the card never posts."""
     engine = ctx.chat.engine
-    card = await engine.start_round(ctx.place, tag=call.args.text("tag"))
+    tag = call.args.text("tag")
+    if tag is not None and tag.casefold() == COMPUTED:
+        card = await engine.start_round(ctx.place, computed=True)
+    else:
+        card = await engine.start_round(ctx.place, tag=tag)
     # A close that arrives before the reference is stored waits for it (Publisher.posting).
     async with ctx.chat.publisher.posting(card.round_id):
         try:
@@ -190,10 +194,12 @@ async def settings(ctx: Context, call: Call) -> None:
     engine = ctx.chat.engine
     changes, minutes = call.args.flag("changes"), call.args.number("minutes")
     retention = call.args.number("retention")
+    computed = call.args.number("computed")
     mode = call.args.get("difficulty")
     difficulty = DifficultyMode(mode) if isinstance(mode, str) else None
     platform, workspace = ctx.place.platform, ctx.place.workspace
-    if changes is None and minutes is None and difficulty is None and retention is None:
+    given = (changes, minutes, difficulty, retention, computed)
+    if all(value is None for value in given):
         memory = await engine.memory_for(platform, workspace)
         shown = words.settings(await engine.channel_settings(ctx.place), memory.retention)
         await ctx.say(shown)
@@ -202,7 +208,11 @@ async def settings(ctx: Context, call: Call) -> None:
     if retention is not None:
         await engine.set_retention(platform, workspace, retention / 100)
     saved = await engine.change_channel_settings(
-        ctx.place, allow_change=changes, round_minutes=minutes, difficulty=difficulty
+        ctx.place,
+        allow_change=changes,
+        round_minutes=minutes,
+        difficulty=difficulty,
+        computed_percent=computed,
     )
     memory = await engine.memory_for(platform, workspace)
     await ctx.say(say(M.SAVED, settings=words.settings(saved, memory.retention)))

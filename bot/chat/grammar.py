@@ -525,6 +525,16 @@ QUIZ = Grammar(
                     choices=tuple(d.value for d in DifficultyMode),
                 ),
                 Option(
+                    "computed",
+                    M.OPTION_COMPUTED,
+                    _whole("computed", 0, 100),
+                    "[computed PERCENT]",
+                    marked=Marked.PAIR,
+                    kind=Kind.INTEGER,
+                    low=0,
+                    high=100,
+                ),
+                Option(
                     "retention",
                     M.OPTION_RETENTION,
                     _whole("retention", RETENTION_PERCENT_MIN, RETENTION_PERCENT_MAX),

@@ -293,7 +293,12 @@ def settings(s: ChannelSettings, retention: float) -> Text:
         changes=changes,
         difficulty=DIFFICULTIES[s.difficulty],
     )
-    return lines(channel, say(M.SETTINGS_RETENTION, percent=round(retention * 100)))
+    computed = (
+        say(M.SETTINGS_COMPUTED, percent=s.computed_percent)
+        if s.computed_percent
+        else say(M.SETTINGS_COMPUTED_NONE, command=Code("/quiz next computed"))
+    )
+    return lines(channel, computed, say(M.SETTINGS_RETENTION, percent=round(retention * 100)))
 
 
 def report(items: Sequence[QuestionReport]) -> Panel:

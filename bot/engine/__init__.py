@@ -1,6 +1,6 @@
 """The platform-free quiz engine: questions, rounds, answers, grading, scores."""
 
-from bot.engine.engine import QuizEngine, pick_question, streaks
+from bot.engine.engine import COMPUTED, QuizEngine, pick_question, streaks
 from bot.engine.model import (
     AnswerOutcome,
     AnswerStatus,
@@ -17,6 +17,7 @@ from bot.engine.model import (
 from bot.engine.ports import Clock, RoundAlreadyOpen, Store, utc_now
 
 __all__ = [
+    "COMPUTED",
     "AnswerOutcome",
     "AnswerStatus",
     "ChannelSettings",

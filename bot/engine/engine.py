@@ -65,7 +65,16 @@ class Bank(Protocol):
         ...
 
     def by_id(self, question_id: str) -> Question:
-        """Return the question with this id (KeyError if unknown)."""
+        """Return the question with this id, a computed one drawn again (KeyError if unknown)."""
+        ...
+
+    @property
+    def templates(self) -> tuple[str, ...]:
+        """Return the ids of the computed-question templates (none for a bank without)."""
+        ...
+
+    def instance(self, template_id: str, seed: int) -> Question:
+        """Return a template's question for a seed, id ``template#seed`` (KeyError if none)."""
         ...
 
 
@@ -125,6 +134,20 @@ def rank_rows(rows: Sequence[ScoreRow]) -> list[LeaderboardEntry]:
     ]
 
 
+#: Seeds a computed question is drawn with: a million questions a template.
+COMPUTED_SEEDS = 1_000_000
+#: Seeds tried before a template is given up for this round (a draw can fail to spread).
+COMPUTED_TRIES = 5
+#: The word after ``/quiz next`` that asks a computed question rather than a tag.
+COMPUTED = "computed"
+
+
+def template_of(question_id: str) -> str | None:
+    """Return the template a computed question's id names (``template#seed``), else None."""
+    head, sep, tail = question_id.partition("#")
+    return head if sep and tail.isdigit() else None
+
+
 #: How long a workspace's answer rates serve practice before they are read again.
 RATES_MAX_AGE = timedelta(minutes=1)
 
@@ -171,16 +194,36 @@ class QuizEngine:
         scheduled: bool = False,
         slot: str | None = None,
         note: str | None = None,
+        computed: bool = False,
     ) -> QuestionCard:
-        """Pick the next question for the channel, open a round and return its card."""
-        candidates = self.bank.filter(tag)
-        if not candidates:
+        """Pick the next question for the channel, open a round and return its card.
+
+        ``computed`` asks a question drawn from a template; with no tag, the channel's
+        ``computed_percent`` of rounds ask one too (docs/questions.md, "Computed questions").
+        """
+        if computed and not self.bank.templates:
+            raise UserError(say(M.NO_TEMPLATES))
+        candidates = self.bank.filter(None if computed else tag)
+        if not candidates and not computed:
             raise UserError(say(M.NO_SUCH_TAG, tag=echo(tag)) if tag else say(M.EMPTY_BANK))
         existing = await self.store.open_round(place)
         if existing is not None:
             raise UserError(say(M.ALREADY_OPEN))
         settings = await self.channel_settings(place)
-        question = await self._pick(place, candidates, settings.difficulty, tag)
+        mixed = (
+            tag is None
+            and self.bank.templates
+            and settings.computed_percent > 0
+            and self.rng.random() * 100 < settings.computed_percent
+        )
+        picked = None
+        if computed or mixed:
+            # Mixed in, a computed question keeps to the channel's difficulty mode; asked for,
+            # any template will do.
+            picked = await self._pick_computed(place, None if computed else settings.difficulty)
+            if picked is None and computed:
+                raise UserError(say(M.NO_TEMPLATES))
+        question = picked or await self._pick(place, candidates, settings.difficulty, tag)
         if duration is None:
             duration = timedelta(minutes=settings.round_minutes or self.default_minutes)
         now = self._now()
@@ -216,12 +259,56 @@ class QuizEngine:
             return analytics.pick_adaptive(allowed, asked, rates, self.rng)
         return pick_question(allowed, asked, self.rng)
 
+    async def _pick_computed(self, place: Place, mode: DifficultyMode | None) -> Question | None:
+        """Draw a computed question from the template this channel was asked least.
+
+        Each template gives one instance from a fresh seed; ``mode`` (a channel's difficulty
+        mode) leaves out the templates it does not allow. None when none is left.
+        """
+        asked = await self.store.question_counts(place)
+        per_template = Counter[str]()
+        for question_id, count in asked.items():
+            template = template_of(question_id)
+            if template is not None:
+                per_template[template] += count
+        drawn = [q for q in map(self._draw, self.bank.templates) if q is not None]
+        if mode is not None and mode is not DifficultyMode.ADAPTIVE:
+            drawn = list(analytics.filter_mode(drawn, mode))
+        if not drawn:
+            return None
+        times = {q.id: per_template[template_of(q.id) or ""] for q in drawn}
+        fewest = min(times.values())
+        return self.rng.choice([q for q in drawn if times[q.id] == fewest])
+
+    def _draw(self, template: str) -> Question | None:
+        """Return an instance of a template from a fresh seed; None if no seed tried spreads."""
+        for _ in range(COMPUTED_TRIES):
+            try:
+                return self.bank.instance(template, self.rng.randrange(COMPUTED_SEEDS))
+            except KeyError:
+                continue
+        return None
+
     async def question_report(
         self, platform: str | None = None, workspace: str | None = None
     ) -> list[analytics.QuestionReport]:
-        """Return every bank question's answer analytics in a scope (None: everywhere)."""
+        """Return every bank question's answer analytics in a scope (None: everywhere).
+
+        Computed questions that were answered follow the bank's, one report per instance,
+        each rebuilt from its id.
+        """
         aggregates = await self.store.question_aggregates(platform, workspace)
-        return analytics.reports(self.bank.filter(None), aggregates)
+        questions = self.bank.filter(None)
+        known = {q.id for q in questions}
+        computed = []
+        for agg in sorted(aggregates, key=lambda a: a.question_id):
+            if agg.question_id in known or template_of(agg.question_id) is None:
+                continue
+            try:
+                computed.append(self.bank.by_id(agg.question_id))
+            except KeyError:
+                continue  # a template since removed: nothing to rewrite
+        return analytics.reports((*questions, *computed), aggregates)
 
     # ---------------------------------------------------------- practice (never touches scores)
 
@@ -626,6 +713,8 @@ class QuizEngine:
         """Store the channel's settings as given (``round_minutes`` None: the bot's default)."""
         if settings.round_minutes is not None and not 1 <= settings.round_minutes <= 7 * 24 * 60:
             raise UserError(say(M.ROUND_LENGTH))
+        if not 0 <= settings.computed_percent <= 100:
+            raise UserError(say(M.COMPUTED_PERCENT))
         await self.store.set_channel_settings(place, settings)
 
     async def change_channel_settings(
@@ -635,6 +724,7 @@ class QuizEngine:
         allow_change: bool | None = None,
         round_minutes: int | None = None,
         difficulty: DifficultyMode | None = None,
+        computed_percent: int | None = None,
     ) -> ChannelSettings:
         """Change only the options given and return the settings now in force.
 
@@ -647,6 +737,9 @@ class QuizEngine:
             allow_change=stored.allow_change if allow_change is None else allow_change,
             round_minutes=stored.round_minutes if round_minutes is None else round_minutes,
             difficulty=stored.difficulty if difficulty is None else difficulty,
+            computed_percent=(
+                stored.computed_percent if computed_percent is None else computed_percent
+            ),
         )
         if changed != stored:
             await self.set_channel_settings(place, changed)

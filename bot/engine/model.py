@@ -181,6 +181,7 @@ class ChannelSettings:
     allow_change: bool = False
     round_minutes: int | None = None  # None: the bot's default (QUIZBOT_ROUND_MINUTES)
     difficulty: DifficultyMode = DifficultyMode.MIXED
+    computed_percent: int = 0  # the share of rounds that ask a computed question (0-100)
 
 
 @dataclass(frozen=True, slots=True)

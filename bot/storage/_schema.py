@@ -123,6 +123,8 @@ channel_settings = sa.Table(
     sa.Column("allow_change", sa.Boolean, nullable=False),
     sa.Column("round_minutes", sa.Integer, nullable=True),
     sa.Column("difficulty", sa.String(16), nullable=True),  # None: mixed
+    # The share of untagged rounds that ask a computed question, 0-100 (None: 0).
+    sa.Column("computed_percent", sa.Integer, nullable=True),
 )
 
 # A channel's daily question. Slot keys are the schedule's local dates.
@@ -488,6 +490,7 @@ MIGRATIONS: list[Migration] = [
         "reveals as an outbox: who holds a round's reveal, until when, and when it was posted",
         _reveal_outbox,
     ),
+    (14, "channel share of computed questions", _add_column(channel_settings, "computed_percent")),
 ]
 
 

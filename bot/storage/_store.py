@@ -661,6 +661,7 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql):
             allow_change=bool(row.allow_change),
             round_minutes=row.round_minutes,
             difficulty=DifficultyMode(row.difficulty or DifficultyMode.MIXED),
+            computed_percent=row.computed_percent or 0,
         )
 
     async def set_channel_settings(self, place: Place, settings: ChannelSettings) -> None:
@@ -669,6 +670,7 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql):
             allow_change=settings.allow_change,
             round_minutes=settings.round_minutes,
             difficulty=settings.difficulty.value,
+            computed_percent=settings.computed_percent,
         )
         await self._upsert_for_place(channel_settings, place, values)
 

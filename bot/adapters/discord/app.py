@@ -28,7 +28,7 @@ from bot.chat.events import Press
 from bot.chat.grammar import Grammar, Verb
 from bot.chat.runner import Loops, keep_trying, one_line_logs, run
 from bot.config import Admins, Settings
-from bot.engine import QuizEngine
+from bot.engine import COMPUTED, QuizEngine
 from bot.engine.model import Place
 from bot.engine.names import NameKind
 from bot.errors import ConfigError
@@ -119,7 +119,9 @@ class QuizClient(discord.Client):
         self.answer_deadline = answer_deadline
         self.guild_id = guild_id
         self.tree: app_commands.CommandTree[QuizClient] = app_commands.CommandTree(self)
-        tags = tuple(sorted({t for q in engine.bank.filter(None) for t in q.tags}))
+        # ``computed`` first: /quiz next computed asks a question computed from a template.
+        computed = (COMPUTED,) if engine.bank.templates else ()
+        tags = (*computed, *sorted({t for q in engine.bank.filter(None) for t in q.tags}))
         for command in command_tree(self._command, tags):
             self.tree.add_command(command)
         self.tree.error(self._option_error)
