@@ -458,7 +458,7 @@ TAG = Option(
     "tag",
     M.OPTION_TAG,
     _tag,
-    "[tag]",
+    "[tag|computed]",
     "networking",
     suggest_tags=True,
     twice=M.ONE_TAG,

@@ -136,12 +136,12 @@ def test_bad_text_is_refused_with_what_was_wrong(text: str, says: str) -> None:
 def test_the_text_usage_lists_every_verb_as_typed() -> None:
     shown = usage(QUIZ, Form.TEXT).markdown()
     for typed in (
-        "`/quiz` or `/quiz next [tag]`",
+        "`/quiz` or `/quiz next [tag|computed]`",
         "`/quiz close`",
         "`/quiz leaderboard [week|month|all]`",
         "`/quiz stats [@user]`",
         "`/quiz settings [changes on|off] [minutes N] [difficulty adaptive|mixed|easy|hard]"
-        " [retention PERCENT]`",
+        " [computed PERCENT] [retention PERCENT]`",
         "`/quiz schedule HH:MM [Area/City] [daily|weekdays] [tag] [digest=DAY] [close=2h]`",
         "`/quiz schedule off`",
         "`/quiz review`",

@@ -31,6 +31,7 @@ from bot.adapters.discord.app import Gateway, QuizClient, configure_endpoints
 from bot.adapters.discord.render import LETTER_EMOJI
 from bot.adapters.slack.app import HttpMode, assemble, web_client
 from bot.bank.loader import load_bank
+from bot.bank.templates import load_templates
 from bot.chat import Charts
 from bot.chat.grammar import GRAMMARS, Kind, Marked
 from bot.chat.runner import Loops, run
@@ -44,6 +45,8 @@ from tests.standins.discord_api import EPHEMERAL, Call, DiscordStandIn, UserRef
 from tests.standins.slack_api import SlackApiStandIn
 
 BANK = Path(__file__).resolve().parents[1] / "adapters" / "slack" / "bank"
+# The bundled computed-question templates, as the bot runs with them.
+TEMPLATES = load_templates()
 USERS = ("ada", "bob", "cy", "dee", "eve", "fay", "admin")
 GRAMMAR = {g.name: g for g in GRAMMARS}
 CHARTS = Charts.load()
@@ -68,6 +71,7 @@ class Card:
 
     round_id: int
     ref: str
+    shown: str = field(default="", compare=False)  # the card's text as posted
 
 
 @dataclass
@@ -201,7 +205,7 @@ class SlackDriver:
         store = await open_store(f"sqlite+aiosqlite:///{self.tmp_path / 'quiz.db'}")
         self.store = GatedStore(store)
         self.engine = QuizEngine(
-            self.store, load_bank([BANK]), clock=self.clock, rng=random.Random(0)
+            self.store, load_bank([BANK], TEMPLATES), clock=self.clock, rng=random.Random(0)
         )
         settings = make_settings(self.tmp_path, self.standin)
         client = web_client(settings, self.session)
@@ -319,7 +323,7 @@ class SlackDriver:
         round_id = int(actions["block_id"].split("_")[2])
         ref = (await self.engine.get_round(round_id)).message_ref
         assert ref is not None
-        return Card(round_id, ref)
+        return Card(round_id, ref, "\n".join(texts(post.params["blocks"])))
 
     def fail_next_card_post(self) -> None:
         """Make the next card post fail the way Slack refuses a channel the bot is not in."""
@@ -343,7 +347,7 @@ class SlackDriver:
         await eventually(attached)
         ref = (await self.engine.get_round(round_id)).message_ref
         assert ref is not None
-        return Card(round_id, ref)
+        return Card(round_id, ref, "\n".join(texts(post.params["blocks"])))
 
     async def play(self, tag: str, typed: str) -> Seen:
         """Post a question of a tag and answer it with a click."""
@@ -472,7 +476,7 @@ class DiscordDriver:
         store = await open_store(f"sqlite+aiosqlite:///{self.tmp_path / 'quiz.db'}")
         self.store = GatedStore(store)
         self.engine = QuizEngine(
-            self.store, load_bank([BANK]), clock=self.clock, rng=random.Random(0)
+            self.store, load_bank([BANK], TEMPLATES), clock=self.clock, rng=random.Random(0)
         )
         self.client = QuizClient(
             self.engine,
@@ -612,7 +616,7 @@ class DiscordDriver:
         assert seen is not None and not seen.private, seen
         message = self.api.response_message(payload)
         custom_id = message["components"][0]["components"][0]["custom_id"]
-        card = Card(int(custom_id.split(":")[1]), message["id"])
+        card = Card(int(custom_id.split(":")[1]), message["id"], "\n".join(texts(message)))
 
         async def attached() -> bool:
             return (await self.engine.get_round(card.round_id)).message_ref == card.ref
@@ -742,7 +746,7 @@ class TerminalDriver:
         """Open the store and the engine."""
         self._sql = await open_store(f"sqlite+aiosqlite:///{self.tmp_path / 'quiz.db'}")
         self.engine = QuizEngine(
-            self._sql, load_bank([BANK]), clock=self.clock, rng=random.Random(0)
+            self._sql, load_bank([BANK], TEMPLATES), clock=self.clock, rng=random.Random(0)
         )
 
     async def stop(self) -> None:

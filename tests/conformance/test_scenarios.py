@@ -16,6 +16,7 @@ from bot.engine import ChannelSettings, Period
 from bot.engine.model import DifficultyMode
 from bot.links import LinkMaker, Purpose, Scope, verify
 from bot.scheduler import schedule_store_of
+from tests.conformance.drivers import TEMPLATES
 
 PNG = b"\x89PNG\r\n\x1a\n"
 TOKEN = re.compile(r"/dashboard/open\?token=([A-Za-z0-9_\-.]+)")
@@ -127,6 +128,80 @@ async def test_the_timer_closes_a_round_when_its_time_is_up(chat: Any) -> None:
     shown = await chat.revealed(card)
     assert "Nobody answered this one." in shown
     assert (await chat.engine.get_round(card.round_id)).is_closed
+
+
+# ---------------------------------------------------------------- computed questions
+
+
+def number_in(choice_text: str) -> str:
+    """Return a choice's figure and unit as the explanation writes them (``1.4 s``)."""
+    return choice_text.removeprefix("About ")
+
+
+async def test_next_computed_asks_answers_and_reveals_the_working(chat: Any) -> None:
+    card = await chat.card("computed")
+    rnd = await chat.engine.get_round(card.round_id)
+    template, _, seed = rnd.question_id.partition("#")
+    assert template in {t.id for t in TEMPLATES} and seed.isdigit()
+    question = chat.engine.question_of(rnd)
+    # The drawn numbers reached the channel: the stem's first words and every choice.
+    assert question.text.split(",")[0][:40] in card.shown
+    for choice in question.choices:
+        assert choice.text in card.shown
+    right = await chat.click(card, question.answer, user="ada")
+    assert right.private and "Right!" in right
+    assert "by the /bandwidth estimator" in right and question.answer_choice.text in right
+    wrong = next(k for k in question.keys if k != question.answer)
+    told = await chat.click(card, wrong, user="bob")
+    assert told.private and "Right!" not in told
+    # The why-not names the mistake's own figure.
+    assert number_in(question.choice(wrong).text) in told
+    await chat.command("quiz", "close", {}, user="cy")
+    shown = await chat.revealed(card)
+    assert "2 people answered; 1 right (50%)." in shown
+    # The thread shows the working: the estimator's request and the computed figures.
+    assert "The estimator, asked `/bandwidth " in question.full
+    assert "The estimator, asked" in shown and "/bandwidth " in shown
+    assert number_in(question.answer_choice.text) in shown
+    for choice in question.choices:
+        if choice.key != question.answer:
+            assert number_in(choice.text) in shown
+    # The chart of the computed case is attached to the reveal.
+    assert any(png.startswith(PNG) for png in chat.charts())
+
+
+async def test_a_missed_computed_question_is_reviewed_by_its_instance_id(chat: Any) -> None:
+    card = await chat.card("computed")
+    question = chat.engine.question_of(await chat.engine.get_round(card.round_id))
+    wrong = next(k for k in question.keys if k != question.answer)
+    await chat.click(card, wrong, user="dee")
+    chat.clock.advance(days=1)
+    review = await chat.review(user="dee")
+    assert review.seen.private and "Review: a question due again" in review.seen
+    # The buttons carry the instance id on the wire, and the answer is graded against it.
+    assert all(v.startswith(f"review:{question.id}:") for v in review.values)
+    index = next(i for i, v in enumerate(review.values) if v.endswith(f":{question.answer}"))
+    right = await chat.review_click(review, index, user="dee")
+    assert right.private and "Right!" in right
+
+
+async def test_an_admin_mixes_computed_questions_into_the_rotation(chat: Any) -> None:
+    shown = await chat.command("quiz", "settings", {}, user="bob")
+    assert "/quiz next computed" in shown
+    refused = await chat.command("quiz", "settings", {"computed": 40}, user="bob")
+    assert refused.private and "can change this channel's quiz settings" in refused
+    bad = await chat.command("quiz", "settings", {"computed": 101}, user="admin")
+    assert bad.private and "`computed` must be between 0 and 100." in bad
+    assert await chat.engine.store.channel_settings(chat.place) == ChannelSettings()
+    seen = await chat.command("quiz", "settings", {"computed": 100}, user="admin")
+    assert seen.private and "Saved." in seen
+    assert "100% of the rounds posted without a tag ask a question computed" in seen
+    stored = await chat.engine.store.channel_settings(chat.place)
+    assert stored == ChannelSettings(computed_percent=100)
+    posted = await chat.command("quiz", "next", {}, user="ada")
+    assert not posted.private
+    rnd = await open_round(chat)
+    assert rnd is not None and "#" in rnd.question_id
 
 
 # ---------------------------------------------------------------- answers

@@ -90,7 +90,7 @@ async def test_socket_mode_connects_through_the_api_url_and_acks_envelopes(
 
         help_envelope = await standin.send_envelope("slash_commands", slash_command("help"))
         help_ack = await standin.wait_ack(help_envelope)
-        assert "/quiz next [tag]" in help_ack["payload"]["text"]
+        assert "/quiz next [tag|computed]" in help_ack["payload"]["text"]
 
 
 async def test_http_mode_answers_the_health_check(tmp_path: Path, standin: SlackApiStandIn) -> None:

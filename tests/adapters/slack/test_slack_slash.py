@@ -42,7 +42,7 @@ async def test_help_and_bad_input_answer_at_once_and_change_nothing(
     reply = await slack.command(text)
     assert reply.status == 200
     assert says in reply.text
-    assert "/quiz next [tag]" in reply.text
+    assert "/quiz next [tag|computed]" in reply.text
     assert slack.standin.of("chat.postMessage") == []
     assert await slack.engine.store.open_round(PLACE) is None
     assert await slack.engine.channel_settings(PLACE) == ChannelSettings(round_minutes=10)
