@@ -22,6 +22,9 @@ from bot.chat.buttons import (
         (Choice(1, "A"), "quiz:1:A"),
         (Choice(10**19, "E"), f"quiz:{10**19}:E"),
         (ReviewChoice("gpu-nvlink-4", "C"), "review:gpu-nvlink-4:C"),
+        # A computed question's instance id.
+        (ReviewChoice("dp-gradient-allreduce#123", "B"), "review:dp-gradient-allreduce#123:B"),
+        (ReviewChoice("moe-alltoall#0", "A"), "review:moe-alltoall#0:A"),
         (START_REVIEW, "quiz:start-review"),
         (DASHBOARD, "quiz:dashboard"),
     ],
@@ -34,7 +37,20 @@ def test_every_button_reads_back_as_itself(button: Button, value: str) -> None:
 
 @pytest.mark.parametrize(
     "value",
-    ["quiz:1:F", "quiz::A", "quiz:1:A:x", "other:1:A", "quiz:1:a", "review:Bad:A", "quiz:close"],
+    [
+        "quiz:1:F",
+        "quiz::A",
+        "quiz:1:A:x",
+        "other:1:A",
+        "quiz:1:a",
+        "review:Bad:A",
+        "quiz:close",
+        "review:t#:A",
+        "review:t#01:A",
+        "review:t#1234567890:A",
+        "review:t#1#2:A",
+        "review:#1:A",
+    ],
 )
 def test_ids_the_bot_did_not_make_are_not_read(value: str) -> None:
     assert read_button(value) is None

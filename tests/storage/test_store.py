@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import sqlalchemy as sa
 
 from bot.engine import AnswerStatus, ChannelSettings, Place, RoundAlreadyOpen
 from bot.engine.model import AnswerRecord
@@ -173,3 +175,33 @@ async def test_scheduled_results(store: SqlStore):
 def test_bad_database_urls_are_config_errors(url: str):
     with pytest.raises(ConfigError, match="QUIZBOT_DATABASE_URL"):
         make_engine(url)
+
+
+async def test_a_channel_settings_row_from_before_the_computed_share_reads_as_none(
+    database_url: str,
+):
+    # A database at version 13: channel_settings without computed_percent, a row in it.
+    store = await open_store(database_url)
+    await store.close()
+    engine = make_engine(database_url)
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(sa.text("ALTER TABLE channel_settings DROP COLUMN computed_percent"))
+            await conn.execute(sa.text("DELETE FROM schema_version WHERE version = 14"))
+            await conn.execute(
+                sa.text(
+                    "INSERT INTO channel_settings (platform, workspace, channel, allow_change,"
+                    " round_minutes, difficulty) VALUES ('slack', 'T1', 'C1', true, 5, 'hard')"
+                )
+            )
+    finally:
+        await engine.dispose()
+    upgraded = await open_store(database_url)
+    try:
+        assert await upgraded.schema_version() == latest_version()
+        before = await upgraded.channel_settings(PLACE)
+        assert before.computed_percent == 0 and before.round_minutes == 5
+        await upgraded.set_channel_settings(PLACE, replace(before, computed_percent=35))
+        assert await upgraded.channel_settings(PLACE) == replace(before, computed_percent=35)
+    finally:
+        await upgraded.close()
