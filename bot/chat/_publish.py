@@ -15,10 +15,18 @@ import logging
 import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import timedelta
 from typing import TypeVar
 
 from bot.chat._charts import Charts
-from bot.chat.content import Explanation, PostCard, PostText, ReplyInThread, UpdateCard
+from bot.chat.content import (
+    Explanation,
+    FindCard,
+    PostCard,
+    PostText,
+    ReplyInThread,
+    UpdateCard,
+)
 from bot.chat.port import Gone, Port
 from bot.engine import QuizEngine
 from bot.engine.model import Place, QuestionCard, Reveal
@@ -26,6 +34,7 @@ from bot.text import Text
 
 log = logging.getLogger(__name__)
 
+FIND_MARGIN = timedelta(minutes=1)
 REVEAL_TRIES = 4
 REVEAL_BACKOFF = 0.5
 # How long a reveal waits for the reference of a card still being posted by this process
@@ -76,6 +85,12 @@ class Publisher:
         if ref is None:
             raise RuntimeError(f"the card of round {card.round_id} was posted without a reference")
         return ref
+
+    async def find_card(self, card: QuestionCard) -> str | None:
+        """Return the reference of the round's card if an earlier try posted it, else None."""
+        # The round is opened just before its card is sent; a minute covers clocks apart.
+        since = card.round.opened_at - FIND_MARGIN
+        return await self.port.send(FindCard(card.round.place, card.round_id, since))
 
     async def post_text(self, place: Place, message: Text) -> None:
         """Post a message in a channel."""

@@ -9,6 +9,7 @@ terminal text.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from bot.engine.model import Place, Question, QuestionCard, Reveal
 from bot.text import Text
@@ -80,6 +81,19 @@ class PostCard:
 
 
 @dataclass(frozen=True, slots=True)
+class FindCard:
+    """Look for a round's question card posted in the channel since ``since``.
+
+    An earlier try may have reached the channel and died before it heard the answer: the port
+    returns that card's reference, or None when it finds none (or its platform cannot look).
+    """
+
+    place: Place
+    round_id: int
+    since: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class UpdateCard:
     """Edit a posted card: its answer count, or its results once closed."""
 
@@ -115,4 +129,4 @@ class MessageUser:
     about: str | None = None
 
 
-Action = PostCard | UpdateCard | ReplyInThread | PostText | MessageUser
+Action = PostCard | FindCard | UpdateCard | ReplyInThread | PostText | MessageUser

@@ -16,8 +16,10 @@ missed slot is posted late, with a note on the card, if it was missed by less th
 period; older ones, and any missed by more, are skipped and logged once.
 
 A lease runs out when its replica stops renewing it (it died): the schedule is then due for any
-replica, which takes over the slot claim left unsettled, once, and finishes the post (or, when
-the card had already gone out, only records it).
+replica, which takes over the slot claim left unsettled, once, and finishes the post: a card
+whose reference was stored is only recorded; one that may have reached the channel unheard is
+looked for on the platform first (Slack: the card's message metadata in the channel's history;
+Discord: the bot's messages there, and a nonce it deduplicates), and posted only if not found.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from bot import messages as M
 from bot.engine import QuizEngine
 from bot.engine.model import Place, Question, QuestionCard
 from bot.engine.ports import Clock, utc_now
-from bot.errors import ConfigError, UserError
+from bot.errors import ConfigError, NotFound, UserError
 from bot.scheduler._digest import WEEK, build_digest, digest_text
 from bot.scheduler._parse import (
     ZONE_EXAMPLES,
@@ -232,7 +234,9 @@ class _Tick:
         digest, skipped = await self.pick(schedule, ClaimKind.DIGEST, digests)
         report += skipped
         if post is not None:
-            if await self.already_posted(schedule, post):
+            resumed = await self.resume(schedule, post)
+            if resumed is not None:
+                report += resumed
                 post = None
             else:
                 await self.close_previous(schedule)
@@ -248,20 +252,48 @@ class _Tick:
         digest = next_digest_slot(schedule, self.now)
         return min(due, digest.at) if digest is not None else due
 
-    async def already_posted(self, schedule: Schedule, slot: Slot) -> bool:
-        """Settle a taken-over slot whose round its dead claimant had already opened.
+    async def resume(self, schedule: Schedule, slot: Slot) -> TickReport | None:
+        """Finish a taken-over slot whose round its dead claimant had already opened.
 
-        With the card's reference stored, the card went out: the slot is recorded as posted.
-        Without one, nobody was told of the card: the round is taken back and posted again.
+        None when it had opened none: the slot is posted from the start. With the card's
+        reference stored, the card went out and the slot is only recorded. Without one, the
+        card may still have reached the channel, the claimant dying before it heard back: the
+        platform is asked for the round's card (``find_card``), and only if it has none is the
+        same round's card posted (with the same idempotency key, which Discord deduplicates).
         """
         rnd = await self.engine.open_round(schedule.place)
         if rnd is None or not rnd.scheduled or rnd.slot != slot.key:
-            return False
-        if rnd.message_ref is None:
+            return None
+        if rnd.message_ref is not None:
+            await self._settle(schedule, ClaimKind.POST, slot, "posted", rnd.id)
+            return TickReport()
+        try:
+            question = self.engine.question_of(rnd)
+        except NotFound:
+            # The bank changed under it: nobody can answer that card; post a new one.
             await self.engine.withdraw(rnd.id)
-            return False
-        await self._settle(schedule, ClaimKind.POST, slot, "posted", rnd.id)
-        return True
+            return None
+        late = self.clock() - slot.at > LATE_NOTE_AFTER
+        card = QuestionCard(
+            rnd,
+            question,
+            answered=await self.engine.answered_count(rnd.id),
+            note=late_note(schedule, slot) if late else None,
+        )
+        try:
+            ref = await self.publisher.find_card(card)
+        except Exception:
+            log.exception("could not look for round %s's card in %s", rnd.id, _where(schedule))
+            ref = None
+        if ref is not None:
+            log.info("round %s's card was out already in %s; recorded", rnd.id, _where(schedule))
+            await self.engine.attach_message(rnd.id, ref)
+        elif not await self._send(card):
+            await self.engine.withdraw(rnd.id)
+            await self._settle(schedule, ClaimKind.POST, slot, "failed", rnd.id)
+            return TickReport(failed=1)
+        await self._settle(schedule, ClaimKind.POST, slot, "late" if late else "posted", rnd.id)
+        return TickReport(posted=int(ref is None), late=int(late and ref is None))
 
     async def close_previous(self, schedule: Schedule) -> None:
         rnd = await self.engine.open_round(schedule.place)

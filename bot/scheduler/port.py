@@ -23,6 +23,15 @@ class Publisher(Protocol):
         """Post the question card and return the message reference to store."""
         ...
 
+    async def find_card(self, card: QuestionCard) -> str | None:
+        """Return the reference of the round's card if an earlier try already posted it.
+
+        None when it is not in the channel or the platform cannot be asked; ``post_card`` of
+        the same round is then made (on a platform that deduplicates, it returns the card an
+        earlier try made).
+        """
+        ...
+
     async def publish_reveal(self, reveal: Reveal) -> None:
         """Show the answer on the card and the full explanation in its thread."""
         ...

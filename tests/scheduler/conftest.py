@@ -25,6 +25,12 @@ class RecordingPublisher:
         self.card_posted.set()
         return f"msg-{card.round_id}"
 
+    async def find_card(self, card: QuestionCard) -> str | None:
+        # The channel as the platform keeps it: a card recorded here was posted.
+        found = [c for c in self.cards if c.round_id == card.round_id]
+        self.events.append(("find", card.round_id))
+        return f"msg-{card.round_id}" if found else None
+
     async def publish_reveal(self, reveal: Reveal) -> None:
         self.events.append(("reveal", reveal))
 

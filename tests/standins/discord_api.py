@@ -147,6 +147,14 @@ class DiscordStandIn:
         self.channels: dict[int, dict[str, Any]] = {}
         self.commands: dict[str, list[dict[str, Any]]] = {}
         self.forbid_threads = False
+        # Create message with ``enforce_nonce``: one message per author and nonce within this
+        # window ("the past few minutes": Discord does not give the figure), a repeat answered
+        # with the first (https://discord.com/developers/docs/resources/message#create-message).
+        self.nonce_window = 300.0
+        self._nonces: dict[str, tuple[float, int]] = {}
+        # Requests carried out whose answers never leave, by (method, path pattern).
+        self._lost: list[tuple[str, re.Pattern[str], list[int]]] = []
+        self._never: asyncio.Event | None = None
         self.dispatched_at: dict[int, float] = {}
         self._interactions: dict[str, dict[str, Any]] = {}
         self._limits: list[RateLimit] = []
@@ -167,6 +175,7 @@ class DiscordStandIn:
     async def start(self) -> DiscordStandIn:
         """Start serving on 127.0.0.1 on a free port."""
         self._changed = asyncio.Condition()
+        self._never = asyncio.Event()
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_get("/gateway", self._gateway)
         app.router.add_route("*", API_PREFIX + "/{tail:.*}", self._rest)
@@ -181,6 +190,8 @@ class DiscordStandIn:
 
     async def stop(self) -> None:
         """Close every gateway connection and stop the server."""
+        if self._never is not None:
+            self._never.set()
         await self.drop_connections(code=1001)
         if self._runner is not None:
             await self._runner.cleanup()
@@ -349,6 +360,21 @@ class DiscordStandIn:
         """Answer the next ``times`` matching requests with an error (403 Missing Permissions)."""
         self._refusals.append((method.upper(), re.compile(path_regex), status, code, [times]))
 
+    def lose_answer(self, method: str, path_regex: str, times: int = 1) -> None:
+        """Carry out the next ``times`` matching requests but never send their answers.
+
+        What a process sees when Discord has made the message and the process dies (or the
+        connection drops) before the answer reaches it.
+        """
+        self._lost.append((method, re.compile(path_regex), [times]))
+
+    def _loses(self, method: str, path: str) -> bool:
+        for lost_method, pattern, left in self._lost:
+            if lost_method == method and pattern.search(path) and left[0] > 0:
+                left[0] -= 1
+                return True
+        return False
+
     def _refused(self, method: str, path: str) -> web.Response | None:
         for want, pattern, status, code, left in self._refusals:
             if left[0] > 0 and want == method and pattern.search(path):
@@ -503,6 +529,9 @@ class DiscordStandIn:
                 authorization=request.headers.get("Authorization"),
             )
         )
+        if response.status < 300 and self._loses(method, path):
+            assert self._never is not None
+            await self._never.wait()
         return response
 
     @staticmethod
@@ -578,7 +607,9 @@ class DiscordStandIn:
                 return _json(self._dm_channel(int(body["recipient_id"])))
             case "POST", ["channels", cid, "messages"]:
                 channel = self._channel(int(cid))
-                return _json(self._new_message(channel, body or {}, files))
+                return _json(self._create(channel, body or {}, files))
+            case "GET", ["channels", cid, "messages"]:
+                return _json(self._history(int(cid), request.query))
             case "GET", ["channels", cid, "messages", mid]:
                 return _json(self._message(int(cid), int(mid)))
             case "PATCH", ["channels", cid, "messages", mid]:
@@ -621,6 +652,48 @@ class DiscordStandIn:
             )
         self.commands[guild_id or "global"] = synced
         return synced
+
+    def _create(
+        self, channel: dict[str, Any], body: dict[str, Any], files: list[UploadedFile]
+    ) -> dict[str, Any]:
+        """Create a message, or with ``enforce_nonce`` return the one its nonce made lately."""
+        nonce = body.get("nonce")
+        if nonce is None or not body.get("enforce_nonce"):
+            return self._new_message(channel, body, files)
+        key = f"{self.bot_id}:{nonce}"
+        now = time.monotonic()
+        seen = self._nonces.get(key)
+        if seen is not None and now - seen[0] < self.nonce_window and seen[1] in self.messages:
+            return self.messages[seen[1]]
+        msg = self._new_message(channel, body, files)
+        msg["nonce"] = str(nonce)
+        self._nonces[key] = (now, int(msg["id"]))
+        return msg
+
+    def _history(self, channel_id: int, query: Any) -> list[dict[str, Any]]:
+        """Answer Get Channel Messages: newest first, ``limit`` of them, before or after an id.
+
+        A fetched message carries no nonce, as on Discord.
+        """
+        self._channel(channel_id)
+        limit = max(1, min(100, int(query.get("limit", 50))))
+        after = int(query.get("after", 0))
+        before = int(query.get("before", 0)) or None
+        found = sorted(
+            (
+                mid
+                for mid, m in self.messages.items()
+                if m["channel_id"] == str(channel_id)
+                and mid > after
+                and (before is None or mid < before)
+            ),
+            reverse=True,
+        )
+        if after and before is None:
+            found = found[-limit:]  # the ones right after ``after``, still newest first
+        return [
+            {k: v for k, v in self.messages[mid].items() if k != "nonce"} for mid in found[:limit]
+        ]
 
     def _channel(self, channel_id: int) -> dict[str, Any]:
         try:

@@ -34,6 +34,7 @@ BOT_SCOPE: dict[str, str | None] = {
     "chat.update": "chat:write",
     "chat.postEphemeral": "chat:write",
     "conversations.join": "channels:join",
+    "conversations.history": "channels:history",
     "users.info": "users:read",
     "files.getUploadURLExternal": "files:write",
     "files.completeUploadExternal": "files:write",
@@ -44,6 +45,8 @@ BOT_SCOPE: dict[str, str | None] = {
     # Authenticated by the app's client id and secret.
     "oauth.v2.access": None,
 }
+# What a method needs instead in a private channel (ids starting with G, as Slack's older ones).
+PRIVATE_SCOPE: dict[str, str] = {"conversations.history": "groups:history"}
 # Posting in a public channel the bot is not a member of takes this scope as well.
 POST_PUBLIC = "chat:write.public"
 # The scope each Events API event needs, from https://docs.slack.dev/reference/events/<event>.
@@ -147,6 +150,13 @@ class SlackApiStandIn:
         self._limits: dict[str, _RateLimit] = {}
         self._failures: dict[str, list[str]] = {}
         self._held: dict[str, asyncio.Event] = {}
+        # Calls carried out whose answers never leave (the caller dies waiting), per method.
+        self._lost: dict[str, int] = {}
+        self._never = asyncio.Event()
+        # Each channel's messages (not thread replies), oldest first, as history returns them.
+        self.history: dict[str, list[JsonDict]] = {}
+        # Slack caps a history page at this many messages (None: its usual 999).
+        self.history_cap: int | None = None
         self.arrived: dict[str, int] = {}
         self._ts = itertools.count(1)
         self._files = itertools.count(1)
@@ -176,6 +186,7 @@ class SlackApiStandIn:
 
     async def stop(self) -> None:
         """Close open sockets and stop serving."""
+        self._never.set()
         for sock in list(self._sockets):
             await sock.ws.close()
         if self._runner is not None:
@@ -209,6 +220,15 @@ class SlackApiStandIn:
     async def wait_arrived(self, method: str, count: int = 1, within: float = 5.0) -> None:
         """Wait until ``count`` calls of a method have arrived (answered or held)."""
         await self.wait_for(lambda: self.arrived.get(method, 0) >= count, within)
+
+    def lose_answer(self, method: str, times: int = 1) -> None:
+        """Carry out the next ``times`` calls of ``method`` but never send their answers.
+
+        What a process sees when Slack has done what it asked and the process dies (or the
+        connection drops) before the answer reaches it: the message is in the channel, and
+        the caller has no ts for it.
+        """
+        self._lost[method] = times
 
     def fail(self, method: str, error: str, times: int = 1) -> None:
         """Answer the next ``times`` calls of ``method`` with ``{"ok": false, "error": error}``."""
@@ -322,6 +342,9 @@ class SlackApiStandIn:
         self.calls.append(ApiCall(method, params, token, ok=bool(answer.get("ok"))))
         self.counts[method] = self.counts.get(method, 0) + 1
         await self._notify()
+        if self._lost.get(method, 0) > 0:
+            self._lost[method] -= 1
+            await self._never.wait()
         return web.json_response(answer)
 
     def _over_limits(self, method: str, params: JsonDict) -> int | None:
@@ -347,8 +370,14 @@ class SlackApiStandIn:
 
     def _refusal(self, method: str, params: JsonDict) -> JsonDict | None:
         """Return Slack's error for a call the token's scopes or the channel do not allow."""
-        needed = [BOT_SCOPE.get(method)]
         channel = str(params.get("channel", ""))
+        needed = [PRIVATE_SCOPE.get(method) if channel.startswith("G") else None]
+        needed = [needed[0] or BOT_SCOPE.get(method)]
+        if method == "conversations.history" and not self.is_member(channel):
+            return {
+                "ok": False,
+                "error": "not_in_channel" if channel in self.outside else "channel_not_found",
+            }
         if method in ("chat.postMessage", "chat.update", "chat.postEphemeral"):
             if channel in self.private:
                 return {"ok": False, "error": "channel_not_found"}
@@ -384,7 +413,11 @@ class SlackApiStandIn:
         if method == "chat.postMessage":
             ts = f"1700000000.{next(self._ts):06d}"
             message = {"type": "message", "ts": ts, "text": params.get("text", "")}
+            if not params.get("thread_ts"):
+                self._keep(str(params.get("channel", "")), message, params)
             return {"ok": True, "channel": params.get("channel"), "ts": ts, "message": message}
+        if method == "conversations.history":
+            return self._history(params)
         if method == "chat.update":
             return {"ok": True, "channel": params.get("channel"), "ts": params.get("ts")}
         if method == "chat.postEphemeral":
@@ -432,6 +465,49 @@ class SlackApiStandIn:
         if method == "apps.connections.open":
             return {"ok": True, "url": f"ws://{request.host}/link/?ticket={uuid.uuid4()}"}
         return {"ok": False, "error": "unknown_method"}
+
+    def _keep(self, channel: str, message: JsonDict, params: JsonDict) -> None:
+        """Keep a posted message in its channel's history, with its metadata if it has one."""
+        kept = dict(message, user=self.bot_user_id, bot_id="B0BOT", app_id="A0APP")
+        metadata = params.get("metadata")
+        if isinstance(metadata, str):
+            metadata = json.loads(metadata)
+        if isinstance(metadata, dict):
+            kept["metadata"] = metadata
+        # The stand-in's ts are a counter: ``oldest`` is compared with when it was made.
+        kept["_made"] = time.time()
+        self.history.setdefault(channel, []).append(kept)
+
+    def _history(self, params: JsonDict) -> JsonDict:
+        """Answer conversations.history: newest first, after ``oldest``, a page at a time.
+
+        Message metadata is returned only with ``include_all_metadata``
+        (https://docs.slack.dev/reference/methods/conversations.history).
+        """
+        channel = str(params.get("channel", ""))
+        oldest = float(params.get("oldest") or 0)
+        inclusive = str(params.get("inclusive", "")).lower() in ("1", "true")
+        with_meta = str(params.get("include_all_metadata", "")).lower() in ("1", "true")
+        limit = min(int(params.get("limit") or 100), self.history_cap or 999)
+        start = int(params.get("cursor") or 0)
+        found = [
+            m
+            for m in reversed(self.history.get(channel, []))
+            if m["_made"] > oldest or (inclusive and m["_made"] == oldest)
+        ]
+        page = []
+        for m in found[start : start + limit]:
+            shown = {k: v for k, v in m.items() if not k.startswith("_")}
+            if not with_meta:
+                shown.pop("metadata", None)
+            page.append(shown)
+        more = start + limit < len(found)
+        return {
+            "ok": True,
+            "messages": page,
+            "has_more": more,
+            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+        }
 
     async def _upload(self, request: web.Request) -> web.Response:
         data = await request.read()

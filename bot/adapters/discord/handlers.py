@@ -8,6 +8,7 @@ import contextlib
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterator
+from datetime import datetime
 from typing import Any, Literal
 
 import aiohttp
@@ -20,6 +21,7 @@ from bot.chat import (
     Action,
     Chat,
     Content,
+    FindCard,
     Gone,
     MessageUser,
     NotAMember,
@@ -39,6 +41,18 @@ Interaction = discord.Interaction[Any]
 OnCommand = Callable[[Interaction, Grammar, Verb, dict[str, Any]], Awaitable[None]]
 # Discord's "Missing Access" and "Missing Permissions".
 NO_ACCESS = (50001, 50013)
+# Messages read when looking for a card an earlier try may have posted (``FindCard``).
+HISTORY_LIMIT = 50
+
+
+def card_nonce(round_id: int) -> str:
+    """Return the nonce a round's question card is created with (at most 25 characters).
+
+    discord.py sends it with ``enforce_nonce``: Discord then creates one message per nonce and
+    author within a few minutes and answers a repeat with the message it made the first time
+    (https://discord.com/developers/docs/resources/message#create-message).
+    """
+    return f"quiz-card-{round_id}"
 
 
 @contextlib.contextmanager
@@ -87,8 +101,15 @@ class DiscordPort:
         with _counted():
             match action:
                 case PostCard(card=card):
-                    sent = await channel.send(**render.message(card))
+                    if isinstance(card, QuestionCard):
+                        sent = await channel.send(
+                            **render.message(card), nonce=card_nonce(card.round_id)
+                        )
+                    else:
+                        sent = await channel.send(**render.message(card))
                     return str(sent.id)
+                case FindCard(round_id=round_id, since=since):
+                    return await self._find_card(channel, round_id, since)
                 case UpdateCard(ref=ref, card=card):
                     edit = render.message(card)
                     if isinstance(card, QuestionCard):
@@ -102,6 +123,31 @@ class DiscordPort:
                     )
                 case MessageUser(place=place, user=user, text=text, about=about):
                     await self._direct(place, user, text, about)
+        return None
+
+    async def _find_card(
+        self, channel: discord.PartialMessageable, round_id: int, since: datetime
+    ) -> str | None:
+        """Return the id of the round's card among the bot's messages in the channel since then.
+
+        The card's buttons carry its round (``bot.chat.buttons``). Reading needs Read Message
+        History, which the invite asks for; without it, None (the nonce still keeps a card
+        posted again within minutes from doubling).
+        """
+        prefix = f"quiz:{round_id}:"
+        me = self.client.user
+        try:
+            async for message in channel.history(limit=HISTORY_LIMIT, after=since):
+                if me is not None and message.author.id != me.id:
+                    continue
+                for row in message.components:
+                    for item in getattr(row, "children", ()):
+                        if str(getattr(item, "custom_id", "") or "").startswith(prefix):
+                            return str(message.id)
+        except discord.Forbidden as exc:
+            log.warning(
+                "cannot read channel %s to look for round %s's card: %s", channel.id, round_id, exc
+            )
         return None
 
     async def _explain(self, channel: discord.PartialMessageable, ref: int, item: Any) -> None:

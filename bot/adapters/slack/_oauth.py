@@ -54,6 +54,8 @@ BOT_SCOPES = (
     "commands",
     "chat:write",
     "channels:join",
+    "channels:history",
+    "groups:history",
     "reactions:read",
     "users:read",
     "files:write",

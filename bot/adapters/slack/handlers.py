@@ -20,6 +20,7 @@ import contextlib
 import logging
 import re
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from datetime import datetime
 from typing import Any
 
 import aiohttp
@@ -41,6 +42,7 @@ from bot.chat import (
     Content,
     EstimateView,
     Feedback,
+    FindCard,
     Gone,
     MessageUser,
     NotAMember,
@@ -71,6 +73,14 @@ LEGACY_ACTION = re.compile(r"quiz_(answer|review)_[A-E]|quiz_home_(review|dashbo
 LEGACY_IDS = {"quiz_home_review": "quiz:start-review", "quiz_home_dashboard": "quiz:dashboard"}
 NOT_A_MEMBER = ("not_in_channel", "channel_not_found")
 GONE = ("message_not_found", "cant_update_message")
+# A question card carries its round in its message metadata
+# (https://docs.slack.dev/messaging/message-metadata), so that a process taking over a daily
+# post can find a card an earlier try posted but never heard about (``FindCard``).
+CARD_EVENT = "quizbot_card"
+# conversations.history pages read when looking for one: Slack caps a page at 15 messages for
+# apps outside its Marketplace, and the card went out minutes before the look.
+HISTORY_PAGE = 15
+HISTORY_PAGES = 4
 # A click is acknowledged once its answer is committed. Slack wants the ack within 3 s, and
 # the request's way in comes on top: a commit slower than this leaves the click unacknowledged
 # (Slack tells the user it failed; the feedback still follows). A reaction event is answered
@@ -130,6 +140,8 @@ class SlackPort:
                 match action:
                     case PostCard(card=card):
                         return await self.post(channel, card, workspace=action.place.workspace)
+                    case FindCard(round_id=round_id, since=since):
+                        return await self.find_card(channel, round_id, since)
                     case UpdateCard(ref=ref, card=card):
                         arrive = isinstance(card, Reveal) or await self.channels.reactions_arrive(
                             action.place.workspace, channel
@@ -168,15 +180,68 @@ class SlackPort:
             arrive = isinstance(content, Reveal) or await self.channels.reactions_arrive(
                 workspace, channel
             )
+            # A question card carries its round, for ``find_card``.
+            metadata: dict[str, Any] | None = (
+                {"event_type": CARD_EVENT, "event_payload": {"round": content.round_id}}
+                if isinstance(content, QuestionCard)
+                else None
+            )
             try:
                 response = await self.client.chat_postMessage(
-                    channel=channel, **_card(content, reactions=arrive).as_kwargs()
+                    channel=channel,
+                    metadata=metadata,
+                    **_card(content, reactions=arrive).as_kwargs(),
                 )
             except SlackApiError:
                 self.channels.forget(workspace, channel)
                 raise
             return str(response["ts"])
         await self.client.chat_postMessage(channel=channel, text=_text(content))
+        return None
+
+    async def find_card(self, channel: str, round_id: int, since: datetime) -> str | None:
+        """Return the ts of the round's question card posted in the channel since ``since``.
+
+        Read from the channel's history with the messages' metadata (scopes
+        ``channels:history``, ``groups:history``); None if it is not there, or if the history
+        cannot be read (an install from before those scopes: the card is then posted again).
+        """
+        cursor: str | None = None
+        for _ in range(HISTORY_PAGES):
+            try:
+                page = await self.client.conversations_history(
+                    channel=channel,
+                    oldest=f"{since.timestamp():.6f}",
+                    include_all_metadata=True,
+                    limit=HISTORY_PAGE,
+                    cursor=cursor,
+                )
+            except SlackApiError as exc:
+                data = getattr(exc.response, "data", None)
+                code = str(data.get("error")) if isinstance(data, dict) else ""
+                if int(getattr(exc.response, "status_code", 0) or 0) >= 500:
+                    raise
+                log.warning(
+                    "cannot read the history of channel %s (%s) to look for round %s's card; "
+                    "it is posted again%s",
+                    channel,
+                    code,
+                    round_id,
+                    "; add channels:history and groups:history and reinstall"
+                    if code == "missing_scope"
+                    else "",
+                )
+                return None
+            for message in page.get("messages") or []:
+                meta = message.get("metadata") or {}
+                payload = meta.get("event_payload") or {}
+                if meta.get("event_type") == CARD_EVENT and str(payload.get("round")) == str(
+                    round_id
+                ):
+                    return str(message["ts"])
+            cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
+            if not page.get("has_more") or cursor is None:
+                return None
         return None
 
     async def _upload(self, channel: str, chart: Any, thread: str | None = None) -> None:

@@ -27,7 +27,7 @@ from bot.adapters.slack._oauth import BOT_SCOPES, REDIRECT_PATH
 from bot.adapters.slack.app import EVENTS_PATH
 from bot.chat.grammar import BANDWIDTH, QUIZ
 from tests.adapters.slack.conftest import ADMIN, Harness, reaction
-from tests.standins.slack_api import BOT_SCOPE, EVENT_SCOPE
+from tests.standins.slack_api import BOT_SCOPE, EVENT_SCOPE, PRIVATE_SCOPE
 
 ROOT = Path(__file__).resolve().parents[3]
 MANIFEST = ROOT / "deploy" / "slack-manifest.yaml"
@@ -144,6 +144,8 @@ def needed_scopes(app: AsyncApp) -> dict[str, str]:
         )
         if BOT_SCOPE[method]:
             needed.setdefault(str(BOT_SCOPE[method]), f"{method} at {sorted(where)[0]}")
+        if method in PRIVATE_SCOPE:
+            needed.setdefault(PRIVATE_SCOPE[method], f"{method} in a private channel")
     return needed
 
 
