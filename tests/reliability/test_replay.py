@@ -143,9 +143,10 @@ async def pair(tmp_path: Path, clock: FakeClock) -> AsyncIterator[Pair]:
             # A flow still running (a close's thread reply) would otherwise be cancelled when
             # the loop ends: in the middle of a store call, that leaves its connection unclosed.
             assert await bot.chat.drain.wait(10), "a handler was still running after 10 s"
-            await bot.publisher.aclose()
         for runner in runners:
             await runner.cleanup()
+        for bot in bots:
+            await bot.settle()
         for store in stores:
             await store.close()
         await standin.stop()

@@ -68,8 +68,8 @@ async def served(tmp_path: Path) -> AsyncIterator[tuple[Sender, SlackApiStandIn,
                 clock,
             )
         finally:
-            await bot.publisher.aclose()
             await runner.cleanup()
+            await bot.settle()
             await store.close()
             await standin.stop()
 

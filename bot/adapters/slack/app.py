@@ -120,6 +120,17 @@ class SlackBot:
         """Return the publisher that posts cards and reveals."""
         return self.chat.publisher
 
+    async def settle(self) -> None:
+        """Let what served requests left in the background finish, once no more arrive.
+
+        The card refreshes, the replay guard's claims and the display names being learnt each
+        write to the store: stopped half-way, they would leave a connection to the collector.
+        """
+        await self.publisher.aclose()
+        if self.guard is not None:
+            await self.guard.settle()
+        await self.chat.names.settle()
+
 
 def check_credentials(settings: Settings) -> bool:
     """Raise ConfigError naming a missing variable; return True for Socket Mode."""

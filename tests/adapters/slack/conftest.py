@@ -316,5 +316,5 @@ async def slack(
             # A flow still running when the test ends would be cancelled with the loop: in the
             # middle of a store call, that leaves its connection to the garbage collector.
             assert await bot.chat.drain.wait(10), "a handler was still running after 10 s"
-            await bot.publisher.aclose()
             await runner.cleanup()
+            await bot.settle()

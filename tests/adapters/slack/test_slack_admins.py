@@ -59,8 +59,8 @@ async def serving(
                 handled=Handled(bot.chat),
             )
         finally:
-            await bot.publisher.aclose()
             await runner.cleanup()
+            await bot.settle()
 
 
 async def change(slack: Harness, user: str, minutes: int) -> str:
