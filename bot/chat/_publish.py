@@ -1,9 +1,10 @@
 """Post, refresh and reveal cards through a platform's port: the scheduler's Publisher, once.
 
 A reveal is published right after its close is committed, each send made again after a
-transient failure, and recorded as done once the thread reply is sent. One not recorded within
-its lease (the process died, or the platform was down) is claimed again by the timers of any
-replica (``QuizEngine.pending_reveals``) and published by the one that wins it. A card's
+transient failure, and recorded as done once the thread reply is sent; its lease is renewed
+while it is posted, and a process that finds it lost posts no thread reply. One not recorded
+within its lease (the process died, or the platform was down) is claimed again by the timers of
+any replica (``QuizEngine.pending_reveals``) and published by the one that wins it. A card's
 "N answered" is refreshed at most once per interval per round, and never after its reveal.
 """
 
@@ -37,6 +38,8 @@ log = logging.getLogger(__name__)
 FIND_MARGIN = timedelta(minutes=1)
 REVEAL_TRIES = 4
 REVEAL_BACKOFF = 0.5
+# A reveal being posted renews its lease (a minute, ``rounds.reveal_until``) this often.
+REVEAL_HOLD_EVERY = 20.0
 # How long a reveal waits for the reference of a card still being posted by this process
 # before it gives up and posts the results as a message of their own.
 CARD_WAIT = 30.0
@@ -58,6 +61,7 @@ class Publisher:
         tries: int = REVEAL_TRIES,
         backoff: float = REVEAL_BACKOFF,
         sleep: Sleep = asyncio.sleep,
+        hold_every: float = REVEAL_HOLD_EVERY,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.engine = engine
@@ -67,6 +71,7 @@ class Publisher:
         self.tries = tries
         self.backoff = backoff
         self.sleep = sleep
+        self.hold_every = hold_every
         self.clock = clock
         self._pending: dict[int, asyncio.Task[None]] = {}
         self._last_refresh: dict[int, float] = {}
@@ -129,7 +134,31 @@ class Publisher:
         return (await self.engine.get_round(rid)).message_ref
 
     async def publish_reveal(self, reveal: Reveal) -> None:
-        """Edit the card into its results (or post them anew) and explain in its thread."""
+        """Edit the card into its results (or post them anew) and explain in its thread.
+
+        The reveal's lease is renewed every ``hold_every`` seconds while this runs, so a send
+        waiting out a rate limit does not let another replica claim and post it as well.
+        """
+        holding = asyncio.create_task(
+            self._hold(reveal.round.id), name=f"quiz-reveal-lease-{reveal.round.id}"
+        )
+        try:
+            await self._publish_reveal(reveal)
+        finally:
+            holding.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await holding
+
+    async def _hold(self, round_id: int) -> None:
+        while True:
+            await asyncio.sleep(self.hold_every)
+            try:
+                if not await self.engine.hold_reveal(round_id):
+                    return
+            except Exception:
+                log.exception("could not renew the lease on the reveal of round %s", round_id)
+
+    async def _publish_reveal(self, reveal: Reveal) -> None:
         rid = reveal.round.id
         place = reveal.round.place
         # The close is committed before this; a refresh holding the lock finishes first, and any
@@ -152,6 +181,12 @@ class Publisher:
         chart = None
         if reveal.question.chart is not None and self.charts is not None:
             chart = await self.charts.for_question(reveal.question.chart)
+        # The edit can be made twice harmlessly; the thread reply cannot. Still holding the
+        # reveal here means no other replica has claimed it, and, renewed, none can while the
+        # reply goes out.
+        if not await self.engine.hold_reveal(rid):
+            log.warning("the reveal of round %s was taken over by another process", rid)
+            return
         thread = ReplyInThread(place, ref, Explanation(reveal, chart))
         await self._persist(lambda: self.port.send(thread))
         if not await self.engine.reveal_done(rid):

@@ -620,6 +620,14 @@ class QuizEngine:
         self._rounds.pop(round_id, None)
         return await self.reveal(closed)
 
+    async def hold_reveal(self, round_id: int) -> bool:
+        """Renew this process's lease on a reveal it is posting; False if another took it over.
+
+        A reveal whose sends outlast the lease (a long wait out a platform's rate limit)
+        renews it, so no other replica claims it meanwhile; one that lost it posts no more.
+        """
+        return await self.store.hold_reveal(round_id, self._now())
+
     async def reveal_done(self, round_id: int) -> bool:
         """Record that the round's results are posted; False if another process took them over."""
         return await self.store.mark_revealed(round_id, self._now())

@@ -131,6 +131,10 @@ class Store(Protocol):
         """Claim closed rounds whose reveal was not posted within its lease; return those won."""
         ...
 
+    async def hold_reveal(self, round_id: int, now: datetime) -> bool:
+        """Renew the lease on a reveal this process holds; False if another took it over."""
+        ...
+
     async def mark_revealed(self, round_id: int, at: datetime) -> bool:
         """Record a round's reveal as posted; False if another process has taken it over."""
         ...

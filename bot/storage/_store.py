@@ -501,6 +501,22 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql):
                     won.append(round_id)
         return won
 
+    async def hold_reveal(self, round_id: int, now: datetime) -> bool:
+        """Extend this store's lease on a reveal it holds; False once another has taken it over
+        (or it is done)."""
+        query = (
+            rounds.update()
+            .where(
+                rounds.c.id == round_id,
+                rounds.c.revealed_at.is_(None),
+                rounds.c.reveal_owner == self.claimant,
+            )
+            .values(reveal_until=now + REVEAL_LEASE)
+        )
+        async with self.write() as conn:
+            result = await conn.execute(query)
+        return bool(result.rowcount == 1)
+
     async def mark_revealed(self, round_id: int, at: datetime) -> bool:
         """Record the round's reveal as posted; False if another replica has taken it over."""
         query = (

@@ -144,3 +144,91 @@ async def test_a_round_closed_before_the_outbox_is_not_revealed_again(replicas, 
     clock.advance(seconds=PAST_THE_LEASE)
     assert await close_due_rounds(replica.engine, replica.publisher) == 0
     assert replica.reveals() == []
+
+
+class HeldPort(RecordingPort):
+    """A port whose card edits wait, as a send waiting out a long rate limit does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = asyncio.Event()
+        self.arrived = asyncio.Event()
+
+    async def send(self, action: object) -> str | None:
+        if isinstance(action, UpdateCard) and isinstance(action.card, Reveal):
+            self.arrived.set()
+            await self.release.wait()
+        return await super().send(action)
+
+
+class CountedHolds:
+    """Count a replica's lease renewals of its reveals, so a test can wait for the next one."""
+
+    def __init__(self, engine: QuizEngine) -> None:
+        self.hold = engine.hold_reveal
+        self.won = 0
+        self.changed = asyncio.Condition()
+        engine.hold_reveal = self  # type: ignore[method-assign]
+
+    async def __call__(self, round_id: int) -> bool:
+        held = await self.hold(round_id)
+        async with self.changed:
+            self.won += held
+            self.changed.notify_all()
+        return held
+
+    async def wait_past(self, count: int) -> None:
+        async with asyncio.timeout(10), self.changed:
+            await self.changed.wait_for(lambda: self.won > count)
+
+
+async def slow_reveal(replica: Replica, hold_every: float) -> tuple[Publisher, HeldPort, int]:
+    """Close a round of ``replica`` and start its reveal through a port whose edit waits."""
+    port = HeldPort()
+    publisher = Publisher(replica.engine, port, tries=1, hold_every=hold_every)
+    card = await replica.engine.start_round(PLACE, tag="storage")
+    await replica.engine.attach_message(card.round_id, "ref-card")
+    reveal = await replica.engine.close(card.round_id)
+    assert reveal is not None
+    return publisher, port, card.round_id
+
+
+async def test_a_reveal_still_posting_renews_its_lease_and_no_other_replica_posts_it(replicas):
+    clock, (slow, other, _) = replicas
+    publisher, port, round_id = await slow_reveal(slow, hold_every=0.01)
+    holds = CountedHolds(slow.engine)
+    reveal = await slow.engine.reveal(await slow.engine.get_round(round_id))
+    posting = asyncio.create_task(publisher.publish_reveal(reveal))
+    try:
+        await asyncio.wait_for(port.arrived.wait(), 10)
+        clock.advance(seconds=30)
+        await holds.wait_past(holds.won)  # renewed at +30 s: held until +90 s
+        clock.advance(seconds=PAST_THE_LEASE - 30)
+        assert await close_due_rounds(other.engine, other.publisher) == 0
+        port.release.set()
+        await asyncio.wait_for(posting, 10)
+    finally:
+        port.release.set()
+    assert [type(a) for a in port.sent] == [UpdateCard, ReplyInThread]
+    assert other.reveals() == []
+    assert await revealed_at(slow.store, round_id) == clock.now
+
+
+async def test_a_reveal_whose_lease_was_taken_over_sends_no_second_thread_reply(replicas):
+    # A process stalled past its lease (no renewal reached the database): another replica has
+    # claimed and posted the reveal; the first, resuming, does not reply in the thread again.
+    clock, (slow, other, _) = replicas
+    publisher, port, round_id = await slow_reveal(slow, hold_every=3600)
+    reveal = await slow.engine.reveal(await slow.engine.get_round(round_id))
+    posting = asyncio.create_task(publisher.publish_reveal(reveal))
+    try:
+        await asyncio.wait_for(port.arrived.wait(), 10)
+        clock.advance(seconds=PAST_THE_LEASE)
+        assert await close_due_rounds(other.engine, other.publisher) == 1
+        port.release.set()
+        await asyncio.wait_for(posting, 10)
+    finally:
+        port.release.set()
+    assert [type(a) for a in other.reveals()] == [UpdateCard, ReplyInThread]
+    assert port.of(ReplyInThread) == []
+    assert await revealed_at(slow.store, round_id) is not None
