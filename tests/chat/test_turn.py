@@ -29,21 +29,34 @@ class Exchange:
         return False
 
 
+async def budget_passed(budget: float) -> None:
+    """Return once a turn started now with ``budget`` has deferred.
+
+    The turns of a loop share one timer that takes their entries in order of time: once this
+    later one has deferred, every earlier turn that was going to defer has done so too.
+    """
+    marker = Waiting(budget)
+    turn = Turn(marker)
+    await turn.start(private=True)
+    await asyncio.wait_for(marker.deferred.wait(), 5)
+    await turn.close()
+
+
 async def test_an_answer_within_the_budget_is_the_first_response() -> None:
     exchange = Exchange(budget=0.05)
     turn = Turn(exchange)
     await turn.start(private=True)
     await turn.reply(Text(("ok",)), private=True)
     await turn.close()
-    await asyncio.sleep(0.1)  # the budget has run out since: nothing more is sent
+    await budget_passed(0.06)  # the budget has run out since: nothing more was sent
     assert exchange.sent == ["reply"] and not turn.deferred
 
 
 async def test_a_late_answer_follows_a_deferral() -> None:
-    exchange = Exchange(budget=0.01)
+    exchange = Waiting(budget=0.01)
     turn = Turn(exchange)
     await turn.start(private=True)
-    await asyncio.sleep(0.05)
+    await asyncio.wait_for(exchange.deferred.wait(), 5)
     assert exchange.sent == ["defer"] and turn.deferred
     await turn.reply(Text(("ok",)), private=True)
     await turn.close()
@@ -63,7 +76,7 @@ async def test_closing_without_an_answer_stops_the_clock() -> None:
     turn = Turn(exchange)
     await turn.start(private=True)
     await turn.close()
-    await asyncio.sleep(0.05)
+    await budget_passed(0.03)
     assert exchange.sent == []
 
 
