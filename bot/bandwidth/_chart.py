@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import io
 import math
-import textwrap
+import re
 import zlib
+from collections.abc import Sequence
 from typing import Any
 
 from bot.bandwidth._estimate import Estimate
 from bot.bandwidth._format import format_seconds, format_slowdown, sig3
 from bot.bandwidth._plan import Plan, PlanResult
-from bot.bandwidth._plan_render import plan_headline
+from bot.bandwidth._plan_render import plan_headline, shown_rows
 from bot.bandwidth._render import headline
 
 # Okabe-Ito colours (readable with the common colour-vision deficiencies), one per family.
@@ -49,10 +50,19 @@ def family_colour(family: str) -> str:
     return _SPARE_COLOURS[zlib.crc32(family.encode()) % len(_SPARE_COLOURS)]
 
 
-def render_chart(estimate: Estimate | Plan) -> bytes:
-    """Return a PNG of the estimate (one bar per interconnect) or of a plan (stacked bars)."""
+def render_chart(estimate: Estimate | Plan, *, quiz: bool = False) -> bytes:
+    """Return a PNG of the estimate (one bar per interconnect) or of a plan (stacked bars).
+
+    ``quiz`` outlines the answer choices of the interconnect quiz question on an estimate (chat's
+    /bandwidth, where the quiz is played); a plan never marks them.
+    """
     if not isinstance(estimate, Estimate):
-        return render_plan_chart(estimate)
+        return png_of(plan_figure(estimate))
+    return png_of(estimate_figure(estimate, quiz=quiz))
+
+
+def estimate_figure(estimate: Estimate, *, quiz: bool = False) -> Any:
+    """Return the matplotlib Figure of an estimate's chart, laid out and titled."""
     # matplotlib is heavy; only callers that draw pay for importing it.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -60,6 +70,7 @@ def render_chart(estimate: Estimate | Plan) -> bytes:
     from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
     results = estimate.results
+    marked = [quiz and r.quiz_choice for r in results]
     step = estimate.request.step
     count = len(results)
     fig = Figure(figsize=(10, 1.9 + 0.42 * count), dpi=100)
@@ -73,13 +84,13 @@ def render_chart(estimate: Estimate | Plan) -> bytes:
         times,
         height=0.68,
         color=[family_colour(r.family) for r in results],
-        edgecolor=["black" if r.quiz_choice else "none" for r in results],
-        linewidth=[2.2 if r.quiz_choice else 0 for r in results],
+        edgecolor=["black" if m else "none" for m in marked],
+        linewidth=[2.2 if m else 0 for m in marked],
     )
     ax.set_xscale("log")
     ax.set_yticks(ys, [f"{r.name}  [{r.key}]" for r in results], fontsize=9)
-    for label, r in zip(ax.get_yticklabels(), results, strict=True):
-        if r.quiz_choice:
+    for label, m in zip(ax.get_yticklabels(), marked, strict=True):
+        if m:
             label.set_fontweight("bold")
     ax.invert_yaxis()
 
@@ -92,7 +103,7 @@ def render_chart(estimate: Estimate | Plan) -> bytes:
     right = math.log10(high) + max(1.0, data * 0.55)
     ax.set_xlim(10**left, 10**right)
     ax.set_ylim(count - 0.5, -1.4 if step is not None else -0.6)
-    for bar, r in zip(bars, results, strict=True):
+    for bar, r, m in zip(bars, results, marked, strict=True):
         note = f"{format_seconds(r.seconds)}   {format_slowdown(r.slowdown)}"
         if r.efficiency is not None:
             note += f"   scaling {sig3(r.efficiency * 100)}%"
@@ -102,10 +113,13 @@ def render_chart(estimate: Estimate | Plan) -> bytes:
             note,
             va="center",
             fontsize=8.5,
-            fontweight="bold" if r.quiz_choice else "normal",
+            fontweight="bold" if m else "normal",
+            # An opaque box above the compute-step line: the line stops at a label it would cross.
+            bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.5},
+            zorder=STEP_LINE_Z + 1,
         )
     if step is not None:
-        ax.axvline(step, color="black", linestyle="--", linewidth=1.2)
+        ax.axvline(step, color="black", linestyle="--", linewidth=1.2, zorder=STEP_LINE_Z)
         ax.text(
             step,
             -0.95,
@@ -129,22 +143,55 @@ def render_chart(estimate: Estimate | Plan) -> bytes:
 
     families = list(dict.fromkeys(r.family for r in results))
     handles = [Patch(facecolor=family_colour(f), label=f) for f in families]
-    if any(r.quiz_choice for r in results):
+    if any(marked):
         handles.append(
             Patch(facecolor="white", edgecolor="black", linewidth=2.2, label="quiz answer choice")
         )
     ax.legend(handles=handles, loc="upper right", fontsize=8, frameon=True, framealpha=0.9)
-    return finish(fig, ax, headline(estimate), bottom=0.65)
+    lay_out(fig, ax, headline(estimate), bottom=0.65)
+    return fig
 
 
-def finish(fig: Any, ax: Any, title_text: str, *, bottom: float) -> bytes:
-    """Title the figure, set its margins from the text sizes and return it as PNG bytes.
+# The compute-step line is drawn over the bars; the labels after the bars are drawn over it.
+STEP_LINE_Z = 3
+TITLE_CHARS = 105
+
+
+def title_lines(text: str, width: int = TITLE_CHARS) -> list[str]:
+    """Break a chart title into lines at its clauses (after ``;``, ``,`` or ``:``), not inside one.
+
+    "seq 8,192" or "16 nodes x 8" split over two lines reads as two numbers; a clause longer than
+    a line is broken at spaces as a last resort.
+    """
+    clauses = re.findall(r".+?(?:[;,:] |$)", text)
+    lines: list[str] = []
+    current = ""
+    for clause in clauses:
+        if len(current) + len(clause.rstrip()) <= width:
+            current += clause
+            continue
+        if current:
+            lines.append(current.rstrip())
+        current = ""
+        while len(clause.rstrip()) > width:
+            cut = clause.rfind(" ", 0, width + 1)
+            cut = cut if cut > 0 else width
+            lines.append(clause[:cut].rstrip())
+            clause = clause[cut:].lstrip()
+        current = clause
+    if current.strip():
+        lines.append(current.rstrip())
+    return lines
+
+
+def lay_out(fig: Any, ax: Any, title_text: str, *, bottom: float) -> None:
+    """Title the figure and set its margins from the text sizes.
 
     tight_layout would measure every label and cost a third of the drawing time; ``bottom`` is
     the room below the axes, in inches.
     """
     # "$" would start matplotlib's mathtext: a title holds what a user typed (a model name).
-    title = textwrap.wrap(title_text.replace("$", r"\$"), 105)
+    title = title_lines(title_text.replace("$", r"\$"))
     fig.suptitle("\n".join(title), x=0.012, y=0.995, ha="left", va="top", fontsize=11)
     longest = max(len(label.get_text()) for label in ax.get_yticklabels())
     width, height = fig.get_size_inches()
@@ -154,6 +201,10 @@ def finish(fig: Any, ax: Any, title_text: str, *, bottom: float) -> bytes:
         top=1 - (0.15 + 0.22 * len(title)) / height,
         bottom=bottom / height,
     )
+
+
+def png_of(fig: Any) -> bytes:
+    """Return the figure as PNG bytes."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png")
     return buffer.getvalue()
@@ -182,57 +233,110 @@ def segments(result: PlanResult) -> tuple[float, ...]:
     )
 
 
-def render_plan_chart(plan: Plan) -> bytes:
-    """Return a PNG: each interconnect's step as 100% stacked bars, labelled with its time."""
+# A part of the step narrower than this share of the axis cannot be seen: it is left out of the
+# legend, which lists only the parts drawn.
+VISIBLE_SHARE = 0.003
+# The axis runs to the longest step, or to this many times the fastest if that is shorter: a bar
+# past it (Wi-Fi at a thousand times slower) is cut short and says so, instead of shrinking the
+# others to slivers.
+CUT_RATIO = 12.0
+# Time units for the plan chart's axis: the largest whose value the axis reaches twice.
+_UNITS = ((3600.0, "hours"), (60.0, "minutes"), (1.0, "seconds"))
+
+
+def axis_unit(longest: float) -> tuple[float, str]:
+    """Return (seconds per unit, unit name) for a time axis running to ``longest`` seconds."""
+    for scale, name in _UNITS:
+        if longest >= 2 * scale:
+            return scale, name
+    return 1.0, "seconds"
+
+
+def drawn_parts(results: Sequence[PlanResult], end: float) -> list[list[float]]:
+    """Return each result's parts in seconds (SEGMENTS order), cut off where the axis ends."""
+    out = []
+    for r in results:
+        start, row = 0.0, []
+        for part in segments(r):
+            width = max(0.0, min(part, end - start))
+            row.append(width)
+            start += width
+        out.append(row)
+    return out
+
+
+def plan_figure(plan: Plan) -> Any:
+    """Return the plan chart's Figure: each interconnect's step as stacked bars, in time.
+
+    Every bar is drawn to one time scale, so a slower step is a longer bar; its parts are
+    compute and each kind of waiting. Inside one node no network is used and one bar stands
+    for every interconnect.
+    """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
 
-    results = plan.results
-    count = len(results)
-    fig = Figure(figsize=(10, 2.2 + 0.42 * count), dpi=100)
+    rows = shown_rows(plan)
+    results = [r for _, _, r in rows]
+    count = len(rows)
+    fig = Figure(figsize=(10, 2.0 + 0.42 * count), dpi=100)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     ys = list(range(count))
+    steps = [r.step_seconds for r in results]
+    end_s = min(max(steps), CUT_RATIO * min(steps))
+    scale, unit = axis_unit(end_s)
+    end = end_s / scale
+    parts = drawn_parts(results, end_s)
     left = [0.0] * count
+    drawn = []
     for index, (label, colour) in enumerate(SEGMENTS):
-        widths = [100 * segments(r)[index] / r.step_seconds for r in results]
+        widths = [row[index] / scale for row in parts]
         ax.barh(ys, widths, left=left, height=0.68, color=colour, label=label, linewidth=0)
         left = [a + b for a, b in zip(left, widths, strict=True)]
-    # The quiz's four choices get a black outline around the whole bar.
-    for y, r in zip(ys, results, strict=True):
-        if r.quiz_choice:
-            ax.barh([y], [100], height=0.68, fill=False, edgecolor="black", linewidth=2.2)
-    ax.set_yticks(ys, [f"{r.name}  [{r.key}]" for r in results], fontsize=9)
-    for tick, r in zip(ax.get_yticklabels(), results, strict=True):
-        if r.quiz_choice:
-            tick.set_fontweight("bold")
+        if max(widths) >= VISIBLE_SHARE * end:
+            drawn.append((label, colour))
+    ax.set_yticks(ys, [f"{name}  [{key}]" if key != "-" else name for key, name, _ in rows])
+    ax.tick_params(axis="y", labelsize=9)
     ax.invert_yaxis()
-    ax.set_xlim(0, 150)
+    # The room right of the longest bar holds its label; the axis line stops at the data.
+    ax.set_xlim(0, end * 1.5)
     ax.set_ylim(count - 0.5, -0.6)
-    for y, r in zip(ys, results, strict=True):
+    cut = False
+    for y, r, length in zip(ys, results, left, strict=True):
         note = (
             f"{format_seconds(r.step_seconds)}   {format_slowdown(r.slowdown)}"
             f"   idle {sig3(r.idle_share * 100)}%"
         )
-        ax.text(
-            102,
-            y,
-            note,
-            va="center",
-            fontsize=8.5,
-            fontweight="bold" if r.quiz_choice else "normal",
-        )
-    ax.set_xticks([0, 25, 50, 75, 100], ["0", "25%", "50%", "75%", "100%"])
+        if r.step_seconds > end_s * 1.0001:
+            cut = True
+            ax.text(
+                length,
+                y,
+                "//",
+                color="white",
+                fontsize=13,
+                fontweight="bold",
+                ha="right",
+                va="center",
+            )
+        ax.text(length + end * 0.015, y, note, va="center", fontsize=8.5)
+    locator = MaxNLocator(nbins=7, steps=[1, 2, 2.5, 5, 10])
+    ticks = [t for t in locator.tick_values(0, end) if 0 <= t <= end * 1.0001]
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ax.spines["bottom"].set_bounds(0, end)
     ax.tick_params(axis="x", labelsize=8.5)
-    ax.set_xlabel("share of one training step; labels: step time, times slower, GPUs idle")
+    ax.set_xlabel(
+        f"{unit} per training step"
+        + (f" (bars past {CUT_RATIO:g}x the fastest cut short)" if cut else "")
+        + "; labels: step time, times slower, GPUs idle"
+    )
+    ax.grid(axis="x", which="major", color="#dddddd", linewidth=0.8)
+    ax.set_axisbelow(True)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
-    handles = [Patch(facecolor=colour, label=label) for label, colour in SEGMENTS]
-    if any(r.quiz_choice for r in results):
-        handles.append(
-            Patch(facecolor="white", edgecolor="black", linewidth=2.2, label="quiz answer choice")
-        )
+    handles = [Patch(facecolor=colour, label=label) for label, colour in drawn]
     fig.legend(
         handles=handles,
         loc="lower center",
@@ -243,4 +347,5 @@ def render_plan_chart(plan: Plan) -> bytes:
         handlelength=1.2,
         columnspacing=1.0,
     )
-    return finish(fig, ax, plan_headline(plan), bottom=1.15)
+    lay_out(fig, ax, plan_headline(plan), bottom=1.0)
+    return fig

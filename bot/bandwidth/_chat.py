@@ -20,7 +20,7 @@ class Reply:
     """What /bandwidth answers: the table, a title and a file name for its chart.
 
     ``result`` is the Estimate or Plan behind it; draw its chart with
-    ``render_chart(reply.result)`` (PNG bytes, slow: run it off the event loop).
+    ``render_chart(reply.result, quiz=True)`` (PNG bytes, slow: run it off the event loop).
     """
 
     kind: str  # "estimate" or "plan"
@@ -67,7 +67,9 @@ def answer(text: str, catalogue: Catalogue | None = None, *, width: int = WIDTH)
             raise BandwidthError(exc.message, usage=exc.usage or USAGE) from None
         kind = "estimate"
     title = headline(result)
-    return Reply(kind, result, title, render_table(result, width), chart_filename(title))
+    # Chat is where the quiz is played: an estimate marks the interconnect question's choices.
+    table = render_table(result, width, quiz=True)
+    return Reply(kind, result, title, table, chart_filename(title))
 
 
 def chart_filename(title: str) -> str:

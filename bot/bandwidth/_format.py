@@ -42,13 +42,12 @@ def sig3(value: float) -> str:
 
 
 def table_lines(
-    header: list[str], rows: list[list[str]], right: list[bool], width: int
+    header: list[str], rows: list[list[str]], right: list[bool], width: int, *, name: int = 2
 ) -> list[str]:
-    """Return the header and the rows aligned; column 2 (the name) gets the room that is left."""
+    """Return the header and the rows aligned; column ``name`` gets the room that is left."""
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
-    widths[0] = 1
-    others = sum(w for i, w in enumerate(widths) if i != 2) + 2 * (len(widths) - 1)
-    widths[2] = max(len(header[2]), min(widths[2], width - others))
+    others = sum(w for i, w in enumerate(widths) if i != name) + 2 * (len(widths) - 1)
+    widths[name] = max(len(header[name]), min(widths[name], width - others))
     return [_line(header, widths, right), *(_line(row, widths, right) for row in rows)]
 
 

@@ -367,7 +367,10 @@ def plan(request: PlanRequest, catalogue: Catalogue, hardware: Hardware | None =
         )
     flops = model_flops(model, layout)
     priced = [_price(model, gpu, layout, ic, intra, flops) for ic in links]
-    priced.sort(key=lambda r: (r.step_seconds, r.key))
+    # Equal steps (the network hidden behind compute) list the faster link first, as a reader
+    # would rank them, not the keys in alphabetical order.
+    rate = {ic.key: ic.payload_bytes_per_s for ic in links}
+    priced.sort(key=lambda r: (r.step_seconds, -rate[r.key], r.key))
     best = priced[0].step_seconds
     results = tuple(_with_slowdown(r, best) for r in priced)
     memory = _memory(
@@ -714,7 +717,10 @@ def _warnings(model: Model, gpu: Gpu, layout: Layout, memory: Memory) -> tuple[s
             f"tp={layout.tp} spans nodes: its all-reduces cross the network on every layer."
         )
     if layout.nodes == 1:
-        found.append("All GPUs are in one node: no network is used, so every row ties.")
+        found.append(
+            "All GPUs are in one node: no network is used, so every interconnect gives this"
+            " same step (shown once)."
+        )
     if model.layers % layout.pp and not layout.uneven:
         most = math.ceil(model.layers / layout.pp)
         found.append(

@@ -6,8 +6,6 @@ from typing import Any
 
 from bot.bandwidth._bands import BANDS, format_band, sig2
 from bot.bandwidth._format import (
-    QUIZ_MARK,
-    QUIZ_NOTE,
     WIDTH,
     format_seconds,
     format_slowdown,
@@ -62,17 +60,35 @@ def _gb(value: float) -> str:
     return f"{sig3(value / 1e9)} GB"
 
 
+NOT_FIT_NOTE = (
+    "TFLOP/s and MFU left out: the layout does not fit in memory (see below); the step times"
+    " are what it would take if it did"
+)
+
+
+def shown_rows(plan: Plan) -> list[tuple[str, str, PlanResult]]:
+    """Return (key, name, result) for each row a table or chart shows, fastest first.
+
+    Inside one node no network is used and every interconnect gives the same step: one row
+    stands for them all instead of a column of identical ones.
+    """
+    if plan.layout.nodes == 1:
+        return [("-", f"no network (1 node, {plan.gpu.nvlink})", plan.fastest)]
+    return [(r.key, r.name, r) for r in plan.results]
+
+
 def render_plan_table(plan: Plan, width: int = WIDTH) -> str:
     """Return the aligned text table, fastest first, with memory, warnings and assumptions."""
-    header = ["", "key", "interconnect", "step", "tokens/s", "TFLOP/s", "MFU", "idle", "slower"]
-    right = [False, False, False, True, True, True, True, True, True]
+    header = ["key", "interconnect", "step", "tokens/s", "TFLOP/s", "MFU", "idle", "slower"]
+    right = [False, False, True, True, True, True, True, True]
     band = format_band(BANDS["step"])
-    units = ["", "", "", f"({band})", "", "(/GPU)", "(BF16)", "", ""]
-    rows = [units] + [_row(r) for r in plan.results]
+    units = ["", "", f"({band})", "", "(/GPU)", "(BF16)", "", ""]
+    fits = plan.memory.fits
+    rows = [units] + [_row(key, name, r, fits) for key, name, r in shown_rows(plan)]
     lines = wrap(plan_headline(plan), width)
-    lines += table_lines(header, rows, right, width)
-    if any(r.quiz_choice for r in plan.results):
-        lines.append(QUIZ_NOTE)
+    lines += table_lines(header, rows, right, width, name=1)
+    if not fits:
+        lines += wrap(NOT_FIT_NOTE, width)
     lines += wrap(
         f"idle = share of the step GPUs wait; step times {band} (held-out spread)",
         width,
@@ -84,15 +100,14 @@ def render_plan_table(plan: Plan, width: int = WIDTH) -> str:
     return "\n".join(line[:width].rstrip() for line in lines)
 
 
-def _row(r: PlanResult) -> list[str]:
+def _row(key: str, name: str, r: PlanResult, fits: bool) -> list[str]:
     return [
-        QUIZ_MARK if r.quiz_choice else "",
-        r.key,
-        r.name,
+        key,
+        name,
         format_seconds(r.step_seconds),
         format_count(r.tokens_per_second),
-        sig3(r.tflops_per_gpu),
-        f"{sig2(r.mfu * 100)}%",
+        sig3(r.tflops_per_gpu) if fits else "-",
+        f"{sig2(r.mfu * 100)}%" if fits else "-",
         f"{sig3(r.idle_share * 100)}%",
         format_slowdown(r.slowdown),
     ]

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from bot.bandwidth._plan import Plan
 
 COLUMNS_NOTE = "algbw = size/time, busbw = algbw x bus factor (nccl-tests), both GB/s"
+# A point-to-point transfer has a bus factor of 1 (nccl-tests' sendrecv): its algbw and busbw are
+# one number, shown once.
+TRANSFER_NOTE = "rate = size/time in GB/s (for a transfer, nccl-tests' algbw and busbw are both it)"
 
 
 def headline(estimate: Estimate | Plan) -> str:
@@ -46,21 +49,31 @@ def headline(estimate: Estimate | Plan) -> str:
     return f"{line}, {req.nodes} nodes{gpus}{nics_text}{step}"
 
 
-def render_table(estimate: Estimate | Plan, width: int = WIDTH, *, keys: bool = True) -> str:
+def render_table(
+    estimate: Estimate | Plan, width: int = WIDTH, *, keys: bool = True, quiz: bool = False
+) -> str:
     """Return the aligned text table, fastest first, with the assumptions line under it.
 
     Without ``keys`` the catalogue-key column is left out (a quiz explanation has no use for
-    it), which leaves the names room in 80 columns.
+    it), which leaves the names room in 80 columns. With ``quiz`` (chat's /bandwidth, where the
+    quiz is played) an estimate marks the answer choices of the interconnect quiz question; a
+    plan never does.
     """
     if not isinstance(estimate, Estimate):
         return render_plan_table(estimate, width)
     req = estimate.request
     collective = req.op != "transfer"
     with_step = req.step is not None
-    header = ["", "key", "interconnect", "time", "algbw", "busbw", "slower"]
-    spread = format_band(band(req.op, req.bytes))
-    units = ["", "", "", f"({spread})", "(GB/s)", "(GB/s)", "(times)"]
-    right = [False, False, False, True, True, True, True]
+    marked = quiz and any(r.quiz_choice for r in estimate.results)
+    if collective:
+        header = ["", "key", "interconnect", "time", "algbw", "busbw", "slower"]
+        units = ["", "", "", "", "(GB/s)", "(GB/s)", "(times)"]
+        right = [False, False, False, True, True, True, True]
+    else:
+        header = ["", "key", "interconnect", "time", "rate", "slower"]
+        units = ["", "", "", "", "(GB/s)", "(times)"]
+        right = [False, False, False, True, True, True]
+    units[3] = f"({format_band(band(req.op, req.bytes))})"
     if collective:
         header.append("algorithm")
         units.append("/protocol")
@@ -69,15 +82,20 @@ def render_table(estimate: Estimate | Plan, width: int = WIDTH, *, keys: bool = 
         header += ["comm/step", "scaling"]
         units += ["(ratio)", "(%)"]
         right += [True, True]
-    rows = [units] + [_row(r, collective, with_step) for r in estimate.results]
+    rows = [units] + [_row(r, collective, with_step, marked) for r in estimate.results]
+    if not marked:
+        header, right = header[1:], right[1:]
+        rows = [row[1:] for row in rows]
     if not keys:
-        header, right = header[:1] + header[2:], right[:1] + right[2:]
-        rows = [row[:1] + row[2:] for row in rows]
+        at = 1 if marked else 0
+        header, right = header[:at] + header[at + 1 :], right[:at] + right[at + 1 :]
+        rows = [row[:at] + row[at + 1 :] for row in rows]
     lines = wrap(headline(estimate), width)
-    lines += table_lines(header, rows, right, width)
-    if any(r.quiz_choice for r in estimate.results):
+    name = header.index("interconnect")
+    lines += table_lines(header, rows, right, width, name=name)
+    if marked:
         lines.append(QUIZ_NOTE)
-    lines.append(COLUMNS_NOTE)
+    lines.append(COLUMNS_NOTE if collective else TRANSFER_NOTE)
     lines += wrap(estimate.assumptions, width)
     return "\n".join(line[:width].rstrip() for line in lines)
 
@@ -112,14 +130,14 @@ def to_json(estimate: Estimate) -> dict[str, Any]:
     }
 
 
-def _row(r: Result, collective: bool, with_step: bool) -> list[str]:
+def _row(r: Result, collective: bool, with_step: bool, marked: bool) -> list[str]:
+    rates = [sig3(r.algbw_gbps), sig3(r.busbw_gbps)] if collective else [sig3(r.algbw_gbps)]
     row = [
-        QUIZ_MARK if r.quiz_choice else "",
+        QUIZ_MARK if marked and r.quiz_choice else "",
         r.key,
         r.name,
         format_seconds(r.seconds),
-        sig3(r.algbw_gbps),
-        sig3(r.busbw_gbps),
+        *rates,
         format_slowdown(r.slowdown),
     ]
     if collective:

@@ -107,14 +107,20 @@ class Charts:
         """Return True when a chart asked for now would find the queue full."""
         return self.waiting >= self.max_waiting
 
-    async def draw(self, result: Estimate | Plan, *, bounded: bool = False) -> Chart:
-        """Draw an estimate's chart; ``bounded``: ChartsBusy instead of joining a full queue."""
+    async def draw(
+        self, result: Estimate | Plan, *, bounded: bool = False, quiz: bool = False
+    ) -> Chart:
+        """Draw an estimate's chart; ``bounded``: ChartsBusy instead of joining a full queue.
+
+        ``quiz`` outlines the interconnect quiz question's choices (an estimate asked for with
+        /bandwidth); a question's own chart compares its own choices and is left plain.
+        """
         if bounded and self.busy():
             raise ChartsBusy(self.waiting)
         self.waiting += 1
         try:
             async with self._drawing:
-                png = await asyncio.to_thread(render_chart, result)
+                png = await asyncio.to_thread(render_chart, result, quiz=quiz)
                 # The first chart loaded matplotlib, whose objects stay as long as the process.
                 freeze_heap("charts")
         finally:
@@ -124,8 +130,8 @@ class Charts:
 
     async def view(self, result: Estimate | Plan) -> EstimateView:
         """Return the whole answer to a request: table, summary and chart."""
-        chart = await self.draw(result, bounded=True)
-        return EstimateView(render_table(result), headline(result), chart)
+        chart = await self.draw(result, bounded=True, quiz=True)
+        return EstimateView(render_table(result, quiz=True), headline(result), chart)
 
     async def for_question(self, spec: ChartSpec) -> Chart | None:
         """Draw the chart a question's reveal carries; None, logged, if its spec is unusable."""

@@ -101,16 +101,43 @@ def test_the_table_is_aligned_fastest_first_with_units_and_slowdowns() -> None:
         assert column in header
     units = lines[lines.index(header) + 1]
     assert "(GB/s)" in units and "/protocol" in units and "(%)" in units
-    rows = [line for line in lines if line[3:].split(" ")[0] in {r.key for r in result.results}]
-    assert [row[3:].split()[0] for row in rows] == [r.key for r in result.results]
+    rows = [line for line in lines if line.split(" ")[0] in {r.key for r in result.results}]
+    assert [row.split()[0] for row in rows] == [r.key for r in result.results]
     # the time column is right-aligned: every row ends it at the same column
     end = header.index("time") + len("time")
     for row, r in zip(rows, result.results, strict=True):
         assert row[:end].endswith(format_seconds(r.seconds))
     assert "1.0x" in rows[0]
+    # Outside chat the quiz's choices are not marked: nobody asked about the quiz.
+    assert "quiz" not in table and not any(line.startswith("*") for line in lines)
+
+
+def test_chat_marks_the_quiz_choices_of_an_estimate() -> None:
+    result = estimate(parse_request("140GB allreduce gpus=8"), load_catalogue())
+    table = render_table(result, quiz=True)
+    rows = table.splitlines()
     for key in QUIZ_CHOICES:
         assert any(row.startswith("*") and f" {key} " in row for row in rows)
-    assert "answer choices of the interconnect quiz question" in table
+    assert "* answer choices of the interconnect quiz question" in rows
+    # The mark column is one character; the names still line up.
+    starts = {row.index(r.name) for r in result.results for row in rows if f" {r.key} " in row}
+    assert len(starts) == 1
+
+
+def test_a_transfer_shows_one_rate_column_not_two_equal_ones() -> None:
+    # A point-to-point transfer's bus factor is 1: algbw and busbw would always be equal.
+    result = estimate(parse_request("10GB"), load_catalogue())
+    table = render_table(result)
+    header = next(line for line in table.splitlines() if "interconnect" in line)
+    assert "rate" in header.split()
+    assert "algbw" not in header and "busbw" not in header
+    assert "algbw = size/time, busbw" not in table
+    assert "rate = size/time in GB/s" in table
+    row = next(line for line in table.splitlines() if line.startswith("ib-ndr "))
+    ndr = next(r for r in result.results if r.key == "ib-ndr")
+    assert row.split()[-2] == sig3(ndr.algbw_gbps)
+    collective = render_table(estimate(parse_request("10GB allreduce nodes=2"), load_catalogue()))
+    assert "algbw" in collective and "busbw" in collective
 
 
 def test_the_assumptions_are_one_line_naming_the_topology() -> None:
