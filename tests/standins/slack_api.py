@@ -234,6 +234,15 @@ class SlackApiStandIn:
         """Answer the next ``times`` calls of ``method`` with ``{"ok": false, "error": error}``."""
         self._failures[method] = [error] * times
 
+    def token_scopes(self) -> list[str]:
+        """Return the bot token's scopes: those granted, or every scope the methods here need."""
+        if self.granted is not None:
+            return sorted(self.granted)
+        # Every scope: it posts where the bot is not a member too.
+        every = {*BOT_SCOPE.values(), *PRIVATE_SCOPE.values(), *EVENT_SCOPE.values()}
+        every |= {"commands", POST_PUBLIC}
+        return sorted(scope for scope in every if scope)
+
     def is_member(self, channel: str) -> bool:
         """Return whether the bot is in a channel: Slack sends events only from those."""
         return channel not in self.outside and channel not in self.private
@@ -345,7 +354,8 @@ class SlackApiStandIn:
         if self._lost.get(method, 0) > 0:
             self._lost[method] -= 1
             await self._never.wait()
-        return web.json_response(answer)
+        # Slack names the token's scopes on every answer.
+        return web.json_response(answer, headers={"x-oauth-scopes": ",".join(self.token_scopes())})
 
     def _over_limits(self, method: str, params: JsonDict) -> int | None:
         """Return the whole seconds to wait when a post goes past the limits, else record it."""

@@ -155,8 +155,15 @@ class DiscordPort:
         files = [render.chart_file(item.chart)] if item.chart is not None else []
         embed = render.explanation_embed(item)
         try:
-            thread = await card.create_thread(
-                name=render.thread_name(item.reveal), auto_archive_duration=1440
+            # Through the REST route itself: PartialMessage.create_thread wants the server in
+            # the gateway's cache, which a process posting by REST alone does not fill.
+            started = await self.client.http.start_thread_with_message(
+                channel.id, ref, name=render.thread_name(item.reveal), auto_archive_duration=1440
+            )
+            thread = self.client.get_partial_messageable(
+                int(started["id"]),
+                guild_id=channel.guild_id,
+                type=discord.ChannelType.public_thread,
             )
         except discord.HTTPException as exc:
             # No thread permission, or the card is itself in a thread: answer the card instead.

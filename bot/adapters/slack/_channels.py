@@ -5,6 +5,11 @@ joins a public channel (``conversations.join``, scope ``channels:join``) before 
 there. A private channel or a direct message cannot be joined, but a card only posts there when
 the bot is in it already. Where joining fails (an install without ``channels:join``, an
 archived or full channel), a card that still posts says that emoji answers cannot count.
+
+A token without ``chat:write.public`` (the shipped manifest does not ask for it) can post only
+where the bot is a member, so a card it posts proves the reactions arrive: such a workspace
+skips the join, and joins only where Slack refuses a card with ``not_in_channel``. Every Web API
+answer names the token's scopes (``x-oauth-scopes``); ``learn`` reads them.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import Any
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
@@ -26,6 +32,8 @@ MISSING = "missing_scope"
 # How long an answer is trusted: a bot removed from a channel, or given channels:join by a
 # reinstall, is noticed within this (a failed post forgets it at once).
 REMEMBER_SECONDS = 3600.0
+POST_PUBLIC = "chat:write.public"
+SCOPES_HEADER = "x-oauth-scopes"
 
 
 class Channels:
@@ -42,6 +50,20 @@ class Channels:
         self.remember = remember
         self._clock = clock
         self._known: dict[tuple[str, str], tuple[bool, float]] = {}
+        # Per workspace: whether its token may post where the bot is not a member.
+        self._posts_anywhere: dict[str, bool] = {}
+
+    def learn(self, workspace: str, response: Any) -> None:
+        """Note from a Web API answer's headers whether the token may post without joining."""
+        headers = getattr(response, "headers", None) or {}
+        scopes = next((v for k, v in headers.items() if k.lower() == SCOPES_HEADER), None)
+        if isinstance(scopes, str):
+            granted = {s.strip() for s in scopes.split(",")}
+            self._posts_anywhere[workspace] = POST_PUBLIC in granted
+
+    def needs_join(self, workspace: str) -> bool:
+        """Return whether a card in a channel not known yet must join first (see the module)."""
+        return self._posts_anywhere.get(workspace, True)
 
     async def reactions_arrive(self, workspace: str, channel: str) -> bool:
         """Join the channel if it is public; return whether its reactions reach the bot."""
@@ -49,6 +71,14 @@ class Channels:
         known = self._known.get(key)
         if known is not None and self._clock() - known[1] < self.remember:
             return known[0]
+        if not self.needs_join(workspace):
+            # A card posted here proves membership; a refused one makes ``join`` be called.
+            return True
+        return await self.join(workspace, channel)
+
+    async def join(self, workspace: str, channel: str) -> bool:
+        """Join the channel (public ones); return whether its reactions reach the bot."""
+        key = (workspace, channel)
         try:
             await self.client.conversations_join(channel=channel)
             arrive = True

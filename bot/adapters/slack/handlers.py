@@ -143,17 +143,20 @@ class SlackPort:
                     case FindCard(round_id=round_id, since=since):
                         return await self.find_card(channel, round_id, since)
                     case UpdateCard(ref=ref, card=card):
+                        workspace = action.place.workspace
                         arrive = isinstance(card, Reveal) or await self.channels.reactions_arrive(
-                            action.place.workspace, channel
+                            workspace, channel
                         )
-                        await self.client.chat_update(
+                        response = await self.client.chat_update(
                             channel=channel, ts=ref, **_card(card, reactions=arrive).as_kwargs()
                         )
+                        self.channels.learn(workspace, response)
                     case ReplyInThread(ref=ref, explanation=item):
                         message = render.explanation(item)
-                        await self.client.chat_postMessage(
+                        response = await self.client.chat_postMessage(
                             channel=channel, thread_ts=ref, **message.as_kwargs()
                         )
+                        self.channels.learn(action.place.workspace, response)
                         if item.chart is not None:
                             await self._upload(channel, item.chart, thread=ref)
                     case PostText(text=text):
@@ -192,9 +195,18 @@ class SlackPort:
                     metadata=metadata,
                     **_card(content, reactions=arrive).as_kwargs(),
                 )
-            except SlackApiError:
+            except SlackApiError as exc:
                 self.channels.forget(workspace, channel)
-                raise
+                if _code(exc) != NOT_A_MEMBER[0] or self.channels.needs_join(workspace):
+                    raise
+                # Not a member yet, and the token cannot post without being one: join, again.
+                arrive = await self.channels.join(workspace, channel)
+                response = await self.client.chat_postMessage(
+                    channel=channel,
+                    metadata=metadata,
+                    **_card(content, reactions=arrive).as_kwargs(),
+                )
+            self.channels.learn(workspace, response)
             return str(response["ts"])
         await self.client.chat_postMessage(channel=channel, text=_text(content))
         return None
@@ -277,6 +289,11 @@ def _translated() -> Iterator[None]:
         if code in GONE:
             raise Gone(code) from exc
         raise
+
+
+def _code(exc: SlackApiError) -> str:
+    data = getattr(exc.response, "data", None)
+    return str(data.get("error")) if isinstance(data, dict) else ""
 
 
 def _card(card: QuestionCard | Reveal, *, reactions: bool = True) -> render.Message:

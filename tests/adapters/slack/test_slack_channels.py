@@ -113,3 +113,30 @@ async def test_a_private_channel_the_bot_is_not_in_asks_to_be_invited(slack: Har
     # The count on the card is refreshed once the answer is in.
     (refresh,) = await slack.standin.wait_calls("chat.update")
     assert refresh.params["channel"] == PRIVATE
+
+
+async def test_a_token_that_posts_only_as_a_member_joins_only_where_a_card_is_refused(
+    slack: Harness,
+) -> None:
+    # The shipped manifest's scopes: no chat:write.public, so a card that posts proves the bot
+    # is in the channel. Once an answer's x-oauth-scopes said so, cards skip the join.
+    slack.standin.outside.add(OUTSIDE)
+    slack.standin.granted = manifest_scopes()
+    await slack.open_card()  # the first: the scopes are not known yet, so it joins first
+    assert len(slack.standin.of("conversations.join")) == 1
+    await slack.open_card(channel="C0OTHER")
+    assert len(slack.standin.of("conversations.join")) == 1  # a member already: no join
+    round_id, ts = await slack.open_card(channel=OUTSIDE)
+
+    methods = [(c.method, c.ok) for c in slack.standin.calls if c.params.get("channel") == OUTSIDE]
+    assert methods == [
+        ("chat.postMessage", False),
+        ("conversations.join", True),
+        ("chat.postMessage", True),
+    ]
+    assert slack.standin.refused == [("chat.postMessage", "not_in_channel")]
+    post = slack.standin.of("chat.postMessage")[-1]
+    assert NOTE not in context_of(post.params["blocks"])
+    assert await react(slack, "U5", "two", ts, OUTSIDE, "EvRefused")
+    await slack.standin.wait_calls("chat.postEphemeral")
+    assert await slack.engine.answered_count(round_id) == 1
