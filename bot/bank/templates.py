@@ -1,12 +1,14 @@
-"""Computed questions: templates whose key is the ``/bandwidth`` estimator's own answer.
+"""Computed questions: templates whose key is the ``/bandwidth`` estimator's or planner's answer.
 
 A template (YAML in ``bot/bank/templates/``, its format in ``questions/template.schema.json``)
 names parameters drawn from lists (model size, dtype, nodes, fabric...), a ``/bandwidth``
 request written with them, and the named mistakes that give its distractors. Each mistake is
-either another request (the estimator run on the mistaken input: ``nics=1`` for a NIC per node)
-or a factor on the key (bits for bytes: an eighth). An instance is drawn from a seed, so the
-same ``template#seed`` id always gives the same question: reveals, review and analytics rebuild
-it from the id alone.
+another request (the estimator run on the mistaken input: ``nics=1`` for a NIC per node), a
+factor on the key (bits for bytes: an eighth), or both. A request that starts with ``plan``
+asks the training-step planner, and its key is the step's seconds; its mistakes may also give a
+formula over the planned step's parts (``step - bubble``: ignoring the pipeline bubble). An
+instance is drawn from a seed, so the same ``template#seed`` id always gives the same question:
+reveals, review and analytics rebuild it from the id alone.
 
 Choices are rounded to two significant figures and must lie at least ``SPREAD`` apart (the next
 is 1.5 times the last or more); a draw whose choices crowd is redrawn from the same seed's
@@ -15,20 +17,39 @@ stream, so the seed still decides everything.
 
 from __future__ import annotations
 
+import ast
 import itertools
 import json
 import math
+import operator
 import random
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from bot.bandwidth import Catalogue, estimate, load_catalogue, parse_request
-from bot.engine.model import CHOICE_KEYS, ChartSpec, Choice, Difficulty, Question, Reference
+from bot.bandwidth import (
+    Catalogue,
+    Plan,
+    PlanResult,
+    estimate,
+    load_catalogue,
+    parse_plan,
+    parse_request,
+    plan,
+)
+from bot.engine.model import (
+    CHOICE_KEYS,
+    ChartSpec,
+    Choice,
+    Difficulty,
+    PlanSpec,
+    Question,
+    Reference,
+)
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 SCHEMA = Path(__file__).resolve().parents[2] / "questions" / "template.schema.json"
@@ -55,6 +76,7 @@ class Mistake:
     request: str = ""
     factor: float = 1.0
     ring: bool = False
+    formula: str = ""  # planner templates: seconds from the planned step's parts
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +95,12 @@ class Template:
     difficulty: Difficulty
     references: tuple[Reference, ...]
     source: str = ""
+    derived: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def planner(self) -> bool:
+        """Return whether the key is the training-step planner's (a ``plan`` request)."""
+        return is_plan_request(self.request)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,10 +158,12 @@ def template_from(data: Mapping[str, Any], source: str = "") -> Template:
             request=str(m.get("request", "")),
             factor=1.0 if m.get("factor") == "ring" else float(m.get("factor", 1.0)),
             ring=m.get("factor") == "ring",
+            formula=str(m.get("formula", "")),
         )
         for m in data["mistakes"]
     )
     params = {str(k): tuple(v) for k, v in data["params"].items()}
+    derived = {str(k): str(v) for k, v in data.get("derived", {}).items()}
     template = Template(
         id=str(data["id"]),
         topic=str(data["topic"]),
@@ -147,7 +177,11 @@ def template_from(data: Mapping[str, Any], source: str = "") -> Template:
         difficulty=Difficulty(data.get("difficulty", "medium")),
         references=tuple(Reference(str(r["title"]), str(r["url"])) for r in data["references"]),
         source=source,
+        derived=derived,
     )
+    formula_problems = _formula_problems(template)
+    if formula_problems:
+        raise TemplateError(f"{source}: " + "; ".join(formula_problems))
     unknown = sorted(
         {
             name
@@ -162,7 +196,9 @@ def template_from(data: Mapping[str, Any], source: str = "") -> Template:
             for name in _FIELD.findall(text)
         }
         - set(params)
+        - set(derived)
         - set(_DERIVED)
+        - (set(_PLAN_DERIVED) if template.planner else set())
     )
     if unknown:
         raise TemplateError(f"{source}: unknown parameter(s) {', '.join(unknown)}")
@@ -171,7 +207,7 @@ def template_from(data: Mapping[str, Any], source: str = "") -> Template:
 
 _REQUIRED: tuple[str, ...] = ("id", "topic", "question", "request", "fabric", "params")
 _REQUIRED += ("mistakes", "explanation", "references")
-_ALLOWED = set(_REQUIRED) | {"tags", "difficulty"}
+_ALLOWED = set(_REQUIRED) | {"tags", "difficulty", "derived"}
 
 
 def _problems(data: Mapping[str, Any]) -> list[str]:
@@ -198,7 +234,7 @@ def _problems(data: Mapping[str, Any]) -> list[str]:
         for i, m in enumerate(mistakes):
             if not isinstance(m, dict) or "name" not in m or "why_not" not in m:
                 out.append(f"mistakes.{i}: needs name and why_not")
-            elif "request" not in m and "factor" not in m:
+            elif "request" not in m and "factor" not in m and "formula" not in m:
                 out.append(f"mistakes.{i}: give a request, a factor or both")
     refs = data["references"]
     if not isinstance(refs, list) or not refs:
@@ -207,6 +243,29 @@ def _problems(data: Mapping[str, Any]) -> list[str]:
         out.append("references: each needs title and url")
     if data.get("difficulty", "medium") not in {d.value for d in Difficulty}:
         out.append("difficulty: easy, medium or hard")
+    derived = data.get("derived", {})
+    if not isinstance(derived, dict) or not all(isinstance(v, str) for v in derived.values()):
+        out.append("derived: a mapping of names to formulas")
+    return out
+
+
+def _formula_problems(template: Template) -> list[str]:
+    """Return what is wrong with a template's formulas: derived values, then mistakes'."""
+    out = []
+    known = set(template.params)
+    for name, formula in template.derived.items():
+        if name in known:
+            out.append(f"derived.{name}: already a parameter")
+        out += [f"derived.{name}: {p}" for p in formula_problems(formula, known)]
+        known.add(name)
+    for m in template.mistakes:
+        if not m.formula:
+            continue
+        if not template.planner:
+            out.append(f"mistake '{m.name}': a formula needs a plan request")
+        elif m.ring:
+            out.append(f"mistake '{m.name}': a formula and factor: ring do not mix")
+        out += [f"mistake '{m.name}': {p}" for p in formula_problems(m.formula, set(STEP_PARTS))]
     return out
 
 
@@ -221,10 +280,105 @@ def schema() -> dict[str, Any]:
 
 # Values every template may use besides its own parameters.
 _DERIVED = ("ranks", "fabric_name", "key", "value", "size")
+# And a planner template: the planned layout's micro-batches a replica, and its step's parts.
+_PLAN_DERIVED = ("microbatches", "bubble_share")
+# The parts of a planned step a mistake's formula may use, in seconds except m and p.
+STEP_PARTS = {
+    "step": "the step's seconds",
+    "bubble": "the pipeline bubble's seconds",
+    "compute": "the compute's seconds, all micro-batches",
+    "exposed": "the communication not hidden behind compute",
+    "m": "micro-batches a replica per step",
+    "p": "pipeline stages",
+}
+_OPERATORS: dict[type, Any] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+}
+
+
+# What a formula may hold: numbers, names, + - * /, a minus sign and brackets.
+_NODES = (
+    ast.Expression,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.USub,
+    ast.Name,
+    ast.Load,
+    ast.Constant,
+    *_OPERATORS,
+)
+
+
+def is_plan_request(request: str) -> bool:
+    """Return whether a template's request asks the planner (``plan MODEL ...``)."""
+    return request.split(maxsplit=1)[:1] == ["plan"]
+
+
+def formula_problems(formula: str, names: set[str]) -> list[str]:
+    """Return what keeps a formula from being read: arithmetic on numbers and these names."""
+    try:
+        tree = ast.parse(formula, mode="eval")
+    except SyntaxError:
+        return [f"cannot read the formula {formula!r}"]
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id not in names:
+            out.append(f"unknown name '{node.id}' in {formula!r}")
+        elif not isinstance(node, _NODES) or (
+            isinstance(node, ast.Constant) and not isinstance(node.value, int | float)
+        ):
+            out.append(f"only numbers, names, + - * / and brackets in {formula!r}")
+            break
+    return out
+
+
+def evaluate(formula: str, names: Mapping[str, float]) -> float:
+    """Return a formula's value (checked by ``formula_problems`` when the template loaded)."""
+
+    def walk(node: ast.expr) -> float:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+            return float(node.value)
+        if isinstance(node, ast.Name):
+            return float(names[node.id])
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -walk(node.operand)
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+            return float(_OPERATORS[type(node.op)](walk(node.left), walk(node.right)))
+        raise TemplateError(f"cannot evaluate {formula!r}")
+
+    return walk(ast.parse(formula, mode="eval").body)
+
+
+def planned(request: str, fabric: str, catalogue: Catalogue) -> tuple[Plan, PlanResult]:
+    """Return the planner's plan for a ``plan ...`` request, and its result on one fabric."""
+    step = plan(parse_plan(f"{request.split(maxsplit=1)[1]} over={fabric}"), catalogue)
+    for r in step.results:
+        if r.key == fabric:
+            return step, r
+    raise TemplateError(f"the planner gave no result for {fabric}")
+
+
+def step_parts(request: str, fabric: str, catalogue: Catalogue) -> dict[str, float]:
+    """Return the parts of a planned step a formula may use (``STEP_PARTS``)."""
+    step, mine = planned(request, fabric, catalogue)
+    return {
+        "step": mine.step_seconds,
+        "bubble": mine.bubble_seconds,
+        "compute": mine.compute_seconds,
+        "exposed": mine.exposed_comm_seconds,
+        "m": float(step.layout.microbatches),
+        "p": float(step.layout.pp),
+    }
 
 
 def seconds(request: str, fabric: str, catalogue: Catalogue) -> float:
-    """Return the estimator's seconds for a request on one interconnect."""
+    """Return the estimator's seconds for a request on one interconnect (for ``plan ...``,
+    the planner's step)."""
+    if is_plan_request(request):
+        return planned(request, fabric, catalogue)[1].step_seconds
     result = estimate(parse_request(f"{request} over={fabric}"), catalogue)
     for r in result.results:
         if r.key == fabric:
@@ -270,9 +424,14 @@ def draw(template: Template, seed: int, catalogue: Catalogue | None = None) -> I
     """Return the instance of a template for a seed; the same seed gives the same question."""
     catalogue = catalogue or load_catalogue()
     rng = random.Random(f"{template.id}#{seed}")
+    # The key's place among the sorted choices is drawn once, first, so every letter is keyed
+    # as often; parameters are redrawn until some three of the mistakes put it there.
+    position = rng.randrange(4)
     for _ in range(MAX_DRAWS):
         values = {k: rng.choice(v) for k, v in template.params.items()}
-        values["_position"] = rng.randrange(4)
+        for name, formula in template.derived.items():
+            values[name] = _whole(evaluate(formula, values))
+        values["_position"] = position
         found = _compute(template, values, catalogue, rng)
         if found is not None:
             request, key, mistakes = found
@@ -280,6 +439,11 @@ def draw(template: Template, seed: int, catalogue: Catalogue | None = None) -> I
             question = _question(template, seed, values, request, key, mistakes, catalogue)
             return Instance(template, seed, values, request, key, mistakes, question)
     raise TemplateError(f"{template.source}: no draw of {MAX_DRAWS} spreads its choices")
+
+
+def _whole(value: float) -> float | int:
+    """Return a derived value as a whole number when it is one (``{gpus}`` reads 64, not 64.0)."""
+    return int(value) if float(value).is_integer() else value
 
 
 def _fill(text: str, values: Mapping[str, Any]) -> str:
@@ -294,27 +458,48 @@ def _compute(
     fabric = _fill(template.fabric, values)
     values["fabric_name"] = catalogue.get(fabric).name
     request = _fill(template.request, values)
+    if template.planner:
+        parts = step_parts(request, fabric, catalogue)
+        values["microbatches"] = int(parts["m"])
+        values["bubble_share"] = f"{parts['bubble'] / parts['step']:.0%}"
     key = seconds(request, fabric, catalogue)
-    every = {m.name: mistake_seconds(m, values, key, fabric, catalogue) for m in template.mistakes}
-    # The key's place among the sorted choices is drawn first, so every letter is keyed about
-    # as often: ``below`` mistakes that give less than the key, the rest more.
+    every = {
+        m.name: mistake_seconds(m, values, key, fabric, catalogue, request=request)
+        for m in template.mistakes
+    }
+    # ``below`` of the three mistakes give less than the key, the rest more; among the sets
+    # of three whose choices spread, one is drawn.
     below = int(values["_position"])
-    under = sorted(n for n, v in every.items() if v < key)
+    under = sorted(n for n, v in every.items() if 0 < v < key)
     over = sorted(n for n, v in every.items() if v > key)
-    if len(under) < below or len(over) < 3 - below:
+    spreading = [
+        [*low, *high]
+        for low in itertools.combinations(under, below)
+        for high in itertools.combinations(over, 3 - below)
+        if spread_ok([key, *(every[n] for n in (*low, *high))])
+    ]
+    if not spreading:
         return None
-    chosen = [*rng.sample(under, below), *rng.sample(over, 3 - below)]
-    mistakes = {n: every[n] for n in chosen}
-    if not spread_ok([key, *mistakes.values()]):
-        return None
+    mistakes = {n: every[n] for n in rng.choice(spreading)}
     return request, key, mistakes
 
 
 def mistake_seconds(
-    mistake: Mistake, values: Mapping[str, Any], key: float, fabric: str, catalogue: Catalogue
+    mistake: Mistake,
+    values: Mapping[str, Any],
+    key: float,
+    fabric: str,
+    catalogue: Catalogue,
+    *,
+    request: str = "",
 ) -> float:
     """Return the seconds a mistake gives: its request run by the estimator (else the key),
-    times its factor."""
+    times its factor. A formula reads the parts of the step its request plans (else the
+    template's own ``request``)."""
+    if mistake.formula:
+        asked = _fill(mistake.request, values) if mistake.request else request
+        parts = step_parts(asked, fabric, catalogue)
+        return evaluate(mistake.formula, parts) * mistake.factor
     base = seconds(_fill(mistake.request, values), fabric, catalogue) if mistake.request else key
     if mistake.ring:
         # Forgetting the ring's 2(n-1)/n: the buffer counted once instead of about twice.
@@ -345,15 +530,18 @@ def _question(
         if name
     }
     fabric = _fill(template.fabric, values)
+    named = "; ".join(f"{show(v)} is {name}" for name, v in sorted(mistakes.items()))
+    if template.planner:
+        return _planned_question(
+            template, seed, shown, request, key, fabric, named, choices, answer, why_not, catalogue
+        )
     result = estimate(parse_request(f"{request} over={fabric}"), catalogue)
     mine = next(r for r in result.results if r.key == fabric)
     working = (
         f"The estimator, asked `/bandwidth {request} over={fabric}`, gives {show(key)[6:]} on "
         f"{mine.name}: {result.assumptions.removeprefix('Assumes: ')} It runs {mine.algorithm} "
         f"at {mine.busbw_gbps:.0f} GB/s of bus bandwidth ({mine.effective_gbps:.0f} GB/s of "
-        "algorithm bandwidth). Each distractor is one named mistake: "
-        + "; ".join(f"{show(v)} is {name}" for name, v in sorted(mistakes.items()))
-        + "."
+        f"algorithm bandwidth). Each distractor is one named mistake: {named}."
     )
     req = parse_request(request)
     return Question(
@@ -373,6 +561,67 @@ def _question(
             nodes=req.nodes,
             gpus=req.gpus,
             over=(fabric,),
+        ),
+        source=template.source,
+        line=1,
+    )
+
+
+def _planned_question(
+    template: Template,
+    seed: int,
+    shown: Mapping[str, Any],
+    request: str,
+    key: float,
+    fabric: str,
+    named: str,
+    choices: tuple[Choice, ...],
+    answer: str,
+    why_not: Mapping[str, str],
+    catalogue: Catalogue,
+) -> Question:
+    """Return a planner template's question: the working is the planned step's parts."""
+    step, mine = planned(request, fabric, catalogue)
+    layout = step.layout
+    pipeline = mine.step_seconds - mine.dp_exposed_seconds
+    working = (
+        f"The planner, asked `/bandwidth {request} over={fabric}`, gives a step of "
+        f"{show(key)[6:]} on {mine.name}. Each of the {layout.pp} stages runs "
+        f"m = {layout.microbatches} micro-batches a step; the one-forward-one-backward schedule "
+        f"adds a bubble of p - 1 = {layout.pp - 1} micro-batch slots, (p-1)/(m+p-1) = "
+        f"{layout.pp - 1}/{layout.microbatches + layout.pp - 1} of the "
+        f"{show(pipeline)[6:]} pipeline: {show(mine.bubble_seconds)[6:]} in which each stage "
+        f"idles in turn. Compute is {show(mine.compute_seconds)[6:]} and the communication "
+        f"left exposed {show(mine.exposed_comm_seconds)[6:]}. "
+        + "".join(f"{w} " for w in step.warnings)
+        + f"{step.assumptions} Each distractor is one named mistake: {named}."
+    )
+    words = request.split()
+    options = dict(w.split("=", 1) for w in words[2:] if "=" in w)
+    return Question(
+        id=f"{template.id}#{seed}",
+        text=_fill(template.question, shown),
+        choices=choices,
+        answer=answer,
+        short=f"{show(key)} a step on {mine.name}, by the /bandwidth planner.",
+        full=_fill(template.explanation, shown) + "\n\n" + working,
+        why_not=why_not,
+        tags=template.tags,
+        difficulty=template.difficulty,
+        references=template.references,
+        chart=ChartSpec(
+            over=(fabric,),
+            plan=PlanSpec(
+                model=words[1],
+                gpus=layout.gpus,
+                tp=layout.tp,
+                pp=layout.pp,
+                cp=layout.cp,
+                zero=layout.zero,
+                seq=int(options["seq"]) if "seq" in options else None,
+                batch=layout.global_batch,
+                gpu=options.get("gpu"),
+            ),
         ),
         source=template.source,
         line=1,

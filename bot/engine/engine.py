@@ -262,8 +262,9 @@ class QuizEngine:
     async def _pick_computed(self, place: Place, mode: DifficultyMode | None) -> Question | None:
         """Draw a computed question from the template this channel was asked least.
 
-        Each template gives one instance from a fresh seed; ``mode`` (a channel's difficulty
-        mode) leaves out the templates it does not allow. None when none is left.
+        Templates are tried least asked first (ties in random order), one instance each from a
+        fresh seed, until one suits ``mode`` (a channel's difficulty mode; None: any). None
+        when none does.
         """
         asked = await self.store.question_counts(place)
         per_template = Counter[str]()
@@ -271,14 +272,14 @@ class QuizEngine:
             template = template_of(question_id)
             if template is not None:
                 per_template[template] += count
-        drawn = [q for q in map(self._draw, self.bank.templates) if q is not None]
-        if mode is not None and mode is not DifficultyMode.ADAPTIVE:
-            drawn = list(analytics.filter_mode(drawn, mode))
-        if not drawn:
-            return None
-        times = {q.id: per_template[template_of(q.id) or ""] for q in drawn}
-        fewest = min(times.values())
-        return self.rng.choice([q for q in drawn if times[q.id] == fewest])
+        tiebreak = {t: self.rng.random() for t in self.bank.templates}
+        for template in sorted(tiebreak, key=lambda t: (per_template[t], tiebreak[t])):
+            question = self._draw(template)
+            if question is None:
+                continue
+            if mode is None or analytics.filter_mode([question], mode):
+                return question
+        return None
 
     def _draw(self, template: str) -> Question | None:
         """Return an instance of a template from a fresh seed; None if no seed tried spreads."""

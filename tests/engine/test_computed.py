@@ -17,6 +17,7 @@ from bot.bank import QuestionBank, load_bank
 from bot.bank.templates import load_templates, parse_instance_id
 from bot.engine import COMPUTED, AnswerStatus, ChannelSettings, Place, QuizEngine
 from bot.engine.engine import template_of
+from bot.engine.model import DifficultyMode
 from bot.errors import UserError
 from bot.storage import SqlStore, open_store
 from tests.conftest import FakeClock
@@ -245,3 +246,25 @@ def test_the_bank_rebuilds_the_same_instance_from_its_id() -> None:
         assert question.id == f"{template.id}#12345"
         assert two.by_id(question.id) == question
         assert question.id in two
+
+
+async def test_mixed_in_computed_questions_keep_to_the_difficulty_mode(
+    store: SqlStore, clock: FakeClock
+) -> None:
+    engine = engine_on(store, clock)
+    hard = {t.id for t in TEMPLATES if t.difficulty.value == "hard"}
+    assert hard and len(hard) < len(TEMPLATES)
+    await engine.change_channel_settings(
+        PLACE, computed_percent=100, difficulty=DifficultyMode.HARD
+    )
+    for _ in range(len(hard)):
+        card = await engine.start_round(PLACE)
+        assert template_of(card.question.id) in hard
+        await engine.close(card.round_id)
+    # Asked for, a computed question may come from any template, whatever the mode.
+    asked = set()
+    for _ in range(len(TEMPLATES)):
+        card = await engine.start_round(PLACE, computed=True)
+        asked.add(template_of(card.question.id))
+        await engine.close(card.round_id)
+    assert asked - hard
