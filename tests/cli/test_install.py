@@ -73,6 +73,10 @@ def test_the_wheel_ships_the_bank(wheel: Path):
     assert {f"bot/{name}" for name in bank} <= names
     assert "bot/questions/schema.json" in names
     assert "bot/web/templates/me.html" in names
+    # The computed-question templates the bot draws from.
+    templates = {p.name for p in (ROOT / "bot" / "bank" / "templates").glob("*.yaml")}
+    assert len(templates) >= 9
+    assert {f"bot/bank/templates/{name}" for name in templates} <= names
 
 
 @pytest.mark.slow
