@@ -6,7 +6,16 @@ from dataclasses import dataclass
 
 from bot.bandwidth._catalogue import MAX_NICS_PER_NODE, QUIZ_CHOICES, Catalogue, Interconnect
 from bot.bandwidth._errors import BandwidthError
-from bot.bandwidth._models import NOT_NCCL, Cluster, Cost, Link, bus_factor, collective, transfer
+from bot.bandwidth._models import (
+    NOT_NCCL,
+    Cluster,
+    Cost,
+    Link,
+    bus_factor,
+    collective,
+    generation,
+    transfer,
+)
 from bot.bandwidth._request import BandwidthRequest
 from bot.bandwidth._sizes import describe_bytes
 
@@ -33,6 +42,7 @@ class Result:
     transport: str = ""
     nccl_algorithm: str = ""  # what NCCL itself would run (differs only with algo=)
     protocol: str = ""  # NCCL's protocol for a collective: LL, LL128 or Simple
+    channels: int = 0  # the channels NCCL runs the collective on at this size (0: not NCCL)
 
     @property
     def algbw_gbps(self) -> float:
@@ -199,13 +209,23 @@ IB_LATENCY_S = 0.7e-6  # the InfiniBand hop NCCL's latency table was measured on
 
 
 def hardware_kinds(
-    intra: Interconnect | None, net: Interconnect | None
-) -> dict[str, str | float | bool]:
-    """Return the Cluster fields that pick NCCL's latency rows and protocols for these links."""
+    intra: Interconnect | None, net: Interconnect | None, gpu_link_key: str | None = None
+) -> dict[str, str | float | bool | int]:
+    """Return the Cluster fields that pick NCCL's latency rows, protocols and constants.
+
+    ``gpu_link_key`` names the link inside the node when ``intra`` is None (one GPU a node),
+    for the GPU generation NCCL's per-generation constants follow.
+    """
     pci = intra is not None and intra.transport != "nvlink"
     extra = 0.0 if net is None else max(0.0, net.latency_s - IB_LATENCY_S)
     ll128 = not pci and (net is None or net.transport == "rdma")
-    return {"intra_kind": "pci" if pci else "nvlink", "net_extra_latency": extra, "ll128": ll128}
+    key = intra.key if intra is not None else gpu_link_key or ""
+    return {
+        "intra_kind": "pci" if pci else "nvlink",
+        "net_extra_latency": extra,
+        "ll128": ll128,
+        "generation": generation(key),
+    }
 
 
 def _costs(
@@ -222,7 +242,7 @@ def _costs(
         inside = None if intra is None else gpu_link(intra)
         nvls = None if intra is None else nvls_link(intra)
         sharp = request.sharp and ic.sharp
-        kinds = hardware_kinds(intra, ic)
+        kinds = hardware_kinds(intra, ic, request.intra)
         cluster = Cluster(
             request.nodes,
             request.gpus,
@@ -265,6 +285,7 @@ def _result(
         transport=ic.transport,
         nccl_algorithm=pick,
         protocol="" if request.op == "transfer" or cost.algorithm == "pairwise" else cost.protocol,
+        channels=cost.channels,
     )
 
 

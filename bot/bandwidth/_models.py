@@ -22,6 +22,19 @@ ALGORITHMS = ("auto", "ring", "tree", "nvls", "collnet", "hier")
 NOT_NCCL = "hier"
 
 
+# NCCL's tuner keeps one row of constants per GPU generation (compCapIndex in
+# src/graph/tuning.cc): Volta, Ampere (Ada too: compute capability 8.x), Hopper, Blackwell.
+VOLTA, AMPERE, HOPPER, BLACKWELL = 0, 1, 2, 3
+# The generation of the GPUs each intra-node link joins (NVIDIA V100, A100, H100 and B200
+# datasheets: NVLink 2, 3, 4 and 5); PCIe boxes are read as Ampere-class cards.
+GENERATIONS = {"nvlink2": VOLTA, "nvlink3": AMPERE, "nvlink4": HOPPER, "nvlink5": BLACKWELL}
+
+
+def generation(intra_key: str) -> int:
+    """Return the generation row of NCCL's constants for GPUs joined by ``intra_key``."""
+    return GENERATIONS.get(intra_key, AMPERE if intra_key.startswith("pcie") else HOPPER)
+
+
 class Link(NamedTuple):
     """A link as the formulas see it: bytes per second and seconds of latency."""
 
@@ -36,6 +49,7 @@ class Cost(NamedTuple):
     bandwidth_s: float
     algorithm: str
     protocol: str = "Simple"
+    channels: int = 0  # the channels (rings or trees side by side) NCCL runs it on; 0: not NCCL
 
     @property
     def seconds(self) -> float:
@@ -62,6 +76,7 @@ class Cluster:
     intra_kind: str = "nvlink"  # "nvlink" or "pci": which row of NCCL's latency table applies
     net_extra_latency: float = 0.0  # seconds a network hop adds beyond NCCL's InfiniBand figure
     ll128: bool = True  # NCCL enables LL128 (NVLink inside, GPUDirect RDMA between nodes)
+    generation: int = HOPPER  # the row of NCCL's per-generation constants (see GENERATIONS)
 
     @property
     def ranks(self) -> int:
@@ -120,13 +135,28 @@ def pairwise_alltoall(size: float, ranks: int, link: Link) -> Cost:
     return Cost(steps * link.latency, steps / ranks * size / link.bandwidth, "pairwise")
 
 
-def nvls_allreduce(size: float, nvls: Link) -> Cost:
-    """Return the NVLS all-reduce inside one NVSwitch box: 2·alpha + S/B_nvls.
+# The domain size the catalogue's NVLS rates were measured on (8-GPU HGX boxes:
+# NVIDIA/nccl-tests#212 for H100, NVIDIA/nccl#1807 for B200).
+NVLS_MEASURED_GPUS = 8
 
-    Each GPU pushes its buffer into the switch, which reduces it, and reads the result back
-    once: every GPU moves S each way, whatever the number of GPUs.
+
+def nvls_allreduce(
+    size: float, nvls: Link, gpus: int = NVLS_MEASURED_GPUS, link: Link | None = None
+) -> Cost:
+    """Return the NVLS all-reduce over one NVLink domain of ``gpus``: 2·alpha + S·f(G)/B_nvls.
+
+    Each GPU pushes its buffer into the switch, which reduces it, and reads the result back.
+    NCCL's tuner holds the NVLS *bus* bandwidth constant whatever the domain size
+    (src/graph/tuning.cc: nChannels x bwIntra x nvlsEfficiency x 2, no rank count in it), so
+    the per-GPU rate falls as the domain grows: ``f(G) = (2(G-1)/G) / (2(8-1)/8)``, 1 on the
+    8-GPU boxes ``B_nvls`` was measured on; 72 GPUs of an NVL72 rack move S x 1.127 / B_nvls.
+    A smaller domain never beats ``link``: each GPU still pushes all of S through its own NVLink.
     """
-    return Cost(2 * nvls.latency, size / nvls.bandwidth, "nvls")
+    scale = bus_factor("allreduce", max(gpus, 2)) / bus_factor("allreduce", NVLS_MEASURED_GPUS)
+    seconds = size * scale / nvls.bandwidth
+    if link is not None:
+        seconds = max(seconds, size / link.bandwidth)
+    return Cost(2 * nvls.latency, seconds, "nvls")
 
 
 def fastest(*costs: Cost) -> Cost:
@@ -146,7 +176,9 @@ def collective(op: str, size: float, cluster: Cluster, algo: str = "auto") -> Co
     such requests with a message before they get here).
     """
     options = candidates(op, size, cluster, hier=algo == NOT_NCCL)
-    priced = {name: fastest(*with_protocols(op, cost, cluster)) for name, cost in options.items()}
+    priced = {
+        name: fastest(*with_protocols(op, cost, cluster, size)) for name, cost in options.items()
+    }
     return _pick(op, priced, algo)
 
 
@@ -205,11 +237,13 @@ def _log2(n: int) -> int:
     return int(math.log2(n)) if n > 1 else 0
 
 
-def with_protocols(op: str, cost: Cost, c: Cluster) -> list[Cost]:
+def with_protocols(op: str, cost: Cost, c: Cluster, size: float | None = None) -> list[Cost]:
     """Return ``cost`` (an algorithm's Simple-protocol price) under each protocol NCCL allows.
 
     The latency becomes NCCL's own estimate for the algorithm and protocol; the bandwidth term
-    is divided by what the protocol keeps of the Simple bandwidth.
+    is divided by what the protocol keeps of the Simple bandwidth, by the share of its channels
+    NCCL runs a buffer this size on (:func:`channels_used`) and, for the tree, by NCCL's own
+    correction for mid-size buffers (:data:`TREE_CORRECTION`).
     """
     name = cost.algorithm
     if name.startswith("hier") or name in ("pairwise", "direct"):
@@ -220,13 +254,15 @@ def with_protocols(op: str, cost: Cost, c: Cluster) -> list[Cost]:
     extra = c.net_extra_latency
     ranks, nodes, gpn = c.ranks, c.nodes, c.gpus
     if name == "nvls":
-        return [cost._replace(latency_s=intra.nvls * us)]
+        return [cost._replace(latency_s=intra.nvls * us, channels=nvls_channels(c))]
     if name == "nvls-tree":
         latency = intra.nvls + 2 * _log2(nodes) * (NVLS_TREE_NET_US + extra / us)
-        return [cost._replace(latency_s=latency * us)]
+        return [cost._replace(latency_s=latency * us, channels=nvls_channels(c))]
+    rate = _flat_link(c).bandwidth
+    full = full_channels(rate, c.generation)
     if name == "collnet":
         latency = 2 * (gpn - 1) * intra.collnet + net.collnet + extra / us
-        return [cost._replace(latency_s=latency * us)]
+        return [cost._replace(latency_s=latency * us, channels=full)]
     out: list[Cost] = []
     for i, proto in enumerate(PROTOCOLS):
         if proto == "LL128" and not c.ll128:
@@ -236,6 +272,9 @@ def with_protocols(op: str, cost: Cost, c: Cluster) -> list[Cost]:
                 (gpn - 1) * intra.tree[i] + _log2(nodes) * (net.tree[i] + extra / us)
             )
             keep = {"LL": LL_TREE, "LL128": LL128_TREE_NET if nodes > 1 else LL128_TREE_NODE}
+            share = keep.get(proto, 1.0) * TREE_EFFICIENCY
+            if size is not None:
+                share *= tree_correction(size, i)
         else:
             if op == "allreduce":
                 steps, inter = 2 * (ranks - 1), (2 * nodes if nodes > 1 else 0)
@@ -249,11 +288,166 @@ def with_protocols(op: str, cost: Cost, c: Cluster) -> list[Cost]:
                 inner = max(inner, NET_OVERHEAD_US * (3 if proto == "Simple" else 1))
             between = hop + extra / us * (2 if proto == "Simple" else 1)
             latency = BASE_LATENCY_US["ring"][i] + (steps - inter) * inner + inter * between
+            if (
+                proto == "Simple"
+                and op == "allreduce"
+                and nodes > 1
+                and size is not None
+                and size / (full * ranks) >= RING_PLATEAU_BYTES
+            ):
+                latency *= RING_PLATEAU[0] if c.generation < AMPERE else RING_PLATEAU[1]
             ll128 = LL128_RING_ONE_GPU if gpn < 2 and nodes > 1 else LL128_RING
             keep = {"LL": LL_RING, "LL128": ll128}
-        share = keep.get(proto, 1.0)
-        out.append(Cost(latency * us, cost.bandwidth_s / share, name, proto))
+            share = keep.get(proto, 1.0)
+        used = (
+            full if size is None else channels_used(size, full, proto, ranks, ring=name == "ring")
+        )
+        # Each channel carries at most NCCL's per-channel rate: fewer channels, less bandwidth.
+        seconds = cost.bandwidth_s / share * channel_shortfall(rate, used, c.generation)
+        out.append(Cost(latency * us, seconds, name, proto, used))
     return out
+
+
+# NCCL's channels (src/enqueue.cc, the end of topoGetAlgoInfo): a collective runs on as many
+# channels as the topology search found, but a ring or tree buffer smaller than
+# channels x threads x a per-thread threshold drops channels until it is not; each channel left
+# out takes its share of the bandwidth with it. Threads per channel (src/include/device.h:
+# NCCL_LL_MAX_NTHREADS 512, NCCL_LL128_MAX_NTHREADS 640, NCCL_SIMPLE_MAX_NTHREADS 512) and bytes
+# a thread (src/include/comm.h: NCCL_LL_THREAD_THRESHOLD 8, NCCL_LL128_THREAD_THRESHOLD 8,
+# NCCL_SIMPLE_THREAD_THRESHOLD 64; the ring's LL threshold x the ranks, src/graph/tuning.cc).
+NTHREADS = {"LL": 512, "LL128": 640, "Simple": 512}
+THREAD_THRESHOLD = {"LL": 8, "LL128": 8, "Simple": 64}
+# How many channels the search finds is not a constant; it is taken here as the link's rate over
+# NCCL's per-channel LL128 ceiling for the generation (perChMaxRingLL128Bws in
+# src/graph/tuning.cc: Volta 20, Ampere 20, Hopper 36.7, Blackwell 40 GB/s), at least 2 and at
+# most MAXCHANNELS / 2 = 32 (src/include/device.h: MAXCHANNELS 64; half are kept for p2p).
+PER_CHANNEL_GBPS = (20.0, 20.0, 36.7, 40.0)
+MIN_CHANNELS, MAX_CHANNELS = 2, 32
+# NVLS runs a fixed number of channels whatever the size (src/transport/nvls.cc:
+# NVLS_NCHANNELS_SM90 16, NVLS_NCHANNELS_SM100_NVL 24 in one NVLink domain,
+# NVLS_NCHANNELS_SM100 32 across nodes).
+NVLS_CHANNELS_HOPPER, NVLS_CHANNELS_BLACKWELL, NVLS_CHANNELS_BLACKWELL_NODES = 16, 24, 32
+# The tree keeps 0.92 of its bandwidth for an all-reduce (src/graph/tuning.cc: "busBw * .92"),
+# and NCCL corrects it again by size, powers of two from 64 B (treeCorrectionFactor in
+# src/graph/tuning.cc, "Trees are not perfectly sticking to the model for medium sizes"),
+# rows LL, LL128, Simple; 1 beyond the table.
+TREE_EFFICIENCY = 0.92
+TREE_CORRECTION = (
+    (
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+        0.9,
+        0.8,
+        0.7,
+        0.7,
+        0.7,
+        0.7,
+        0.6,
+        0.5,
+        0.4,
+        0.4,
+        0.5,
+        0.6,
+        0.7,
+        0.8,
+        0.9,
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+    ),
+    (
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+        0.9,
+        0.8,
+        0.8,
+        0.8,
+        0.7,
+        0.6,
+        0.6,
+        0.6,
+        0.6,
+        0.6,
+        0.6,
+        0.8,
+        0.9,
+        0.9,
+        0.9,
+        0.9,
+        1.0,
+        1.0,
+    ),
+    (
+        0.9,
+        0.9,
+        0.9,
+        0.9,
+        0.9,
+        0.9,
+        0.9,
+        0.8,
+        0.7,
+        0.6,
+        0.6,
+        0.5,
+        0.5,
+        0.5,
+        0.5,
+        0.6,
+        0.7,
+        0.8,
+        0.7,
+        0.7,
+        0.8,
+        0.9,
+        0.9,
+    ),
+)
+# The ring's "plateau effect" (ncclTopoGetAlgoTime in src/graph/tuning.cc): a multi-node Simple
+# all-reduce of at least 64 bytes a channel and a rank pays its latency x 1.9 before Ampere,
+# x 1.4 from Ampere on.
+RING_PLATEAU_BYTES = 64
+RING_PLATEAU = (1.9, 1.4)
+
+
+def full_channels(bandwidth: float, generation: int = HOPPER) -> int:
+    """Return the channels NCCL's search would find for a link of ``bandwidth`` bytes/s."""
+    wanted = math.ceil(bandwidth / 1e9 / PER_CHANNEL_GBPS[generation] - 1e-9)
+    return max(MIN_CHANNELS, min(MAX_CHANNELS, wanted))
+
+
+def channels_used(size: float, full: int, protocol: str, ranks: int, *, ring: bool) -> int:
+    """Return the channels NCCL runs a ``size``-byte ring or tree on (of ``full``)."""
+    per = NTHREADS[protocol] * THREAD_THRESHOLD[protocol]
+    if ring and protocol == "LL":
+        per *= ranks
+    return max(1, min(full, int(size // per)))
+
+
+def channel_shortfall(rate: float, used: int, generation: int = HOPPER) -> float:
+    """Return how many times longer ``used`` channels take than the link's full ``rate``."""
+    return max(1.0, rate / 1e9 / (used * PER_CHANNEL_GBPS[generation]))
+
+
+def nvls_channels(c: Cluster) -> int:
+    """Return NCCL's NVLS channel count for the cluster's generation and node count."""
+    if c.generation >= BLACKWELL:
+        return NVLS_CHANNELS_BLACKWELL_NODES if c.nodes > 1 else NVLS_CHANNELS_BLACKWELL
+    return NVLS_CHANNELS_HOPPER
+
+
+def tree_correction(size: float, protocol: int) -> float:
+    """Return NCCL's tree bandwidth correction for a ``size``-byte all-reduce."""
+    chunks = int(size) >> 6
+    index = chunks.bit_length() - 1 if chunks > 1 else 0
+    row = TREE_CORRECTION[protocol]
+    return row[index] if index < len(row) else 1.0
 
 
 def candidates(op: str, size: float, cluster: Cluster, *, hier: bool = True) -> dict[str, Cost]:
@@ -292,7 +486,7 @@ def _allreduce(size: float, c: Cluster, hier: bool) -> dict[str, Cost]:
     net, intra = c.net, c.intra
     if net is None:
         if c.nvls is not None and c.gpus > 1:
-            found["nvls"] = nvls_allreduce(size, c.nvls)
+            found["nvls"] = nvls_allreduce(size, c.nvls, c.gpus, c.intra)
         return found
     if intra is None or c.gpus == 1:
         found["tree"] = tree_allreduce(size, c.nodes, net)
@@ -311,10 +505,11 @@ def _allreduce(size: float, c: Cluster, hier: bool) -> dict[str, Cost]:
     if c.nvls is not None:
         # NVLS-tree: the switch reduces inside the node, the tree runs between nodes.
         latency = 2 * (c.nvls.latency + depth * net.latency)
-        found["nvls-tree"] = Cost(latency, max(size / c.nvls.bandwidth, inter), "nvls-tree")
+        inside = nvls_allreduce(size, c.nvls, c.gpus, c.intra).bandwidth_s
+        found["nvls-tree"] = Cost(latency, max(inside, inter), "nvls-tree")
     if c.sharp:
         inside = (
-            size / c.nvls.bandwidth
+            nvls_allreduce(size, c.nvls, c.gpus, c.intra).bandwidth_s
             if c.nvls is not None
             else 2 * (c.gpus - 1) / c.gpus * size / intra.bandwidth
         )

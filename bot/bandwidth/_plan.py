@@ -528,7 +528,7 @@ def _group(
     # Every GPU of a node belongs to one group of this kind; the node's NICs are shared by the
     # gpn / per_node groups that cross it.
     share = Link(node_bw * per_node / gpn, ic.latency_s)
-    kinds = hardware_kinds(intra, ic)
+    kinds = hardware_kinds(intra, ic, intra.key)
     if per_node == 1:
         return Cluster(nodes, 1, share, None, None, sharp, **kinds)  # type: ignore[arg-type]
     return Cluster(nodes, per_node, share, inner, nvls, sharp, **kinds)  # type: ignore[arg-type]

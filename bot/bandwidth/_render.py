@@ -116,6 +116,7 @@ def to_json(estimate: Estimate) -> dict[str, Any]:
             "bandwidth_s": r.bandwidth_s,
             "algorithm": r.algorithm,
             "protocol": r.protocol,
+            "channels": r.channels,
             "uncertainty": band(req.op, req.bytes),
         }
         if r.efficiency is not None:

@@ -90,14 +90,17 @@ def render_sweep(result: Sweep, width: int = 100) -> str:
     for i, key in enumerate(result.keys):
         lines.append("")
         lines.append(f"{key}: {result.names[i]}")
-        lines.append(f"{'size':>14}  {'time':>10}  {'algbw':>8}  {'busbw':>8}  algorithm/protocol")
-        lines.append(f"{'(B)':>14}  {'(us)':>10}  {'(GB/s)':>8}  {'(GB/s)':>8}")
+        lines.append(
+            f"{'size':>14}  {'time':>10}  {'algbw':>8}  {'busbw':>8}  {'channels':>8}"
+            "  algorithm/protocol"
+        )
+        lines.append(f"{'(B)':>14}  {'(us)':>10}  {'(GB/s)':>8}  {'(GB/s)':>8}  {'(count)':>8}")
         for row in result.rows:
             r = row.results[i]
             algo = f"{r.algorithm}/{r.protocol}" if r.protocol else r.algorithm
             lines.append(
                 f"{row.bytes:>14,}  {sig3(r.seconds * 1e6):>10}  {sig3(r.algbw_gbps):>8}"
-                f"  {sig3(r.busbw_gbps):>8}  {algo}"
+                f"  {sig3(r.busbw_gbps):>8}  {r.channels or '-':>8}  {algo}"
             )
     lines.append("")
     lines += wrap(result.assumptions, width)
@@ -122,6 +125,7 @@ def sweep_to_json(result: Sweep) -> dict[str, object]:
                         "busbw_GBps": row.results[i].busbw_gbps,
                         "algorithm": row.results[i].algorithm,
                         "protocol": row.results[i].protocol,
+                        "channels": row.results[i].channels,
                     }
                     for row in result.rows
                 ],

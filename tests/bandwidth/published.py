@@ -302,7 +302,9 @@ MEASUREMENTS: dict[str, Measurement] = {
         allreduce_busbw,
         96.0,
         "GB/s busbw",
-        0.10,
+        # 0.10 until NCCL's ring "plateau" latency (x1.4, src/graph/tuning.cc) was priced: the
+        # source gives the peak busbw, which no latency term reaches; 0.15 holds it to that
+        0.15,
         "github.com/NVIDIA/nccl-tests/issues/119: 3 servers of 8 A100 with 4 HDR HCAs each,"
         " 128 MiB, peak busbw about 96 GB/s ('24GB/s is the peak performance per 200G NIC')",
         kinds("multi-node ring", "RDMA"),

@@ -85,6 +85,7 @@ def test_json_output() -> None:
             "bandwidth_s",
             "algorithm",
             "protocol",
+            "channels",
             "uncertainty",
             "efficiency",
         }

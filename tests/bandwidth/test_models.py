@@ -139,11 +139,13 @@ def test_beyond_two_nodes_the_tree_moves_twice_the_bytes_and_the_ring_wins_big_b
 
 
 def test_the_two_node_tree_can_beat_the_nic_rate() -> None:
-    # busbw = 2(p-1)/p x S / t: the ring sits at the NIC's 8 GB/s, the tree near twice that.
+    # busbw = 2(p-1)/p x S / t: the ring sits at the NIC's 8 GB/s, the tree near twice that
+    # (less NCCL's 0.92 for the tree).
     ring = collective("allreduce", S, TWO_BY_FOUR, "ring")
     tree = collective("allreduce", S, TWO_BY_FOUR, "tree")
     assert bus_factor("allreduce", 8) * S / ring.bandwidth_s == pytest.approx(NET.bandwidth)
-    assert bus_factor("allreduce", 8) * S / tree.bandwidth_s == pytest.approx(1.75 * NET.bandwidth)
+    tree_busbw = bus_factor("allreduce", 8) * S / tree.bandwidth_s
+    assert tree_busbw == pytest.approx(1.75 * 0.92 * NET.bandwidth)
 
 
 def test_nvls_inside_one_box_and_nvls_tree_between_boxes() -> None:
@@ -152,8 +154,9 @@ def test_nvls_inside_one_box_and_nvls_tree_between_boxes() -> None:
     _same(collective_formula("allreduce", S, box, "ring"), 28 * US, 0.14, "ring")
     _same(collective_formula("allreduce", S, box), 4 * US, S / 60e9, "nvls")
     two = Cluster(2, 4, Link(200e9, 1 * US), INTRA, NVLS)
-    # NVLS-tree: 2 x (2 us + 1 us); max(S / 60e9, S / 200e9)
-    _same(collective_formula("allreduce", S, two), 6 * US, S / 60e9, "nvls-tree")
+    # NVLS-tree: 2 x (2 us + 1 us); max(S x (1.5 / 1.75) / 60e9, S / 200e9): four GPUs share
+    # the switch's bus bandwidth measured on eight, so each moves its buffer faster
+    _same(collective_formula("allreduce", S, two), 6 * US, S * 1.5 / 1.75 / 60e9, "nvls-tree")
     assert "nvls" not in candidates("allreduce", S, Cluster(1, 8, None, INTRA))
 
 

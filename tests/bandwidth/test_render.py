@@ -215,6 +215,7 @@ JSON_SCHEMA = {
                     "bandwidth_s": {"type": "number", "exclusiveMinimum": 0},
                     "efficiency": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
                     "protocol": {"enum": ["", "LL", "LL128", "Simple"]},
+                    "channels": {"type": "integer", "minimum": 0, "maximum": 64},
                     "uncertainty": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
                 },
             },
