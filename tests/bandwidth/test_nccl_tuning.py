@@ -1,0 +1,160 @@
+"""NCCL's channels, its tree by node count and size, and NVLS by the size of the NVLink domain.
+
+Each constant comes from NCCL's source (github.com/NVIDIA/nccl: src/enqueue.cc,
+src/graph/tuning.cc, src/transport/nvls.cc, src/include/device.h and comm.h); the published
+figures are those of tests/bandwidth/published.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.bandwidth import estimate, load_catalogue, parse_request
+from bot.bandwidth._models import (
+    AMPERE,
+    BLACKWELL,
+    HOPPER,
+    Cluster,
+    Link,
+    channel_shortfall,
+    channels_used,
+    collective,
+    full_channels,
+    generation,
+    tree_correction,
+)
+from bot.bandwidth._render import to_json
+from bot.bandwidth._sweep import sweep, sweep_to_json
+from tests.bandwidth.published import MEASUREMENTS, error
+
+MIB = 2**20
+CATALOGUE = load_catalogue(extra=None)
+
+
+def _fastest(text: str):  # type: ignore[no-untyped-def]
+    return estimate(parse_request(text), CATALOGUE).fastest
+
+
+# ----- channels -----
+
+
+def test_small_buffers_run_on_fewer_channels() -> None:
+    # Simple: 512 threads x 64 bytes = 32 KiB a channel; LL128: 640 x 8 = 5 KiB; the ring's LL
+    # 512 x 8 bytes x the ranks (src/enqueue.cc, src/include/device.h and comm.h).
+    assert channels_used(64 * 1024, 10, "Simple", 8, ring=True) == 2
+    assert channels_used(64 * 1024, 10, "LL128", 8, ring=True) == 10
+    assert channels_used(64 * 1024, 10, "LL", 8, ring=True) == 2
+    assert channels_used(64 * 1024, 10, "LL", 8, ring=False) == 10
+    assert channels_used(8, 10, "LL", 8, ring=True) == 1
+    assert channels_used(2**30, 10, "Simple", 8, ring=True) == 10
+
+
+def test_the_channel_count_follows_the_link_and_the_generation() -> None:
+    # NCCL's per-channel LL128 ceiling: 36.7 GB/s on Hopper, 20 on Ampere (tuning.cc).
+    assert full_channels(360e9, HOPPER) == 10
+    assert full_channels(192e9, AMPERE) == 10
+    assert full_channels(1e9, HOPPER) == 2
+    assert full_channels(10e12, BLACKWELL) == 32
+    assert generation("nvlink3") == AMPERE and generation("nvlink5") == BLACKWELL
+    assert generation("pcie4") == AMPERE
+
+
+def test_fewer_channels_carry_less_bandwidth_but_never_less_for_more() -> None:
+    assert channel_shortfall(360e9, 10) == 1.0
+    assert channel_shortfall(360e9, 2) == pytest.approx(360 / 73.4)
+    # Each channel is capped at its own rate: a faster link never makes a small buffer slower.
+    assert channel_shortfall(720e9, 2) * 360e9 == pytest.approx(channel_shortfall(360e9, 2) * 720e9)
+
+
+def test_a_mid_size_ring_on_few_channels_is_slower_than_the_alpha_beta_ring() -> None:
+    box = Cluster(1, 8, None, Link(360e9, 2e-6))
+    small = collective("allreduce", 64 * 1024, box, "ring")
+    large = collective("allreduce", 2**30, box, "ring")
+    assert small.channels < large.channels == 10
+    wire = 1.75 * 64 * 1024 / 360e9
+    assert small.bandwidth_s > 1.5 * wire
+
+
+def test_channels_are_in_the_json_and_the_sweep() -> None:
+    result = estimate(parse_request("64KiB allreduce nodes=1 gpus=8 over=nvlink3"), CATALOGUE)
+    item = to_json(result)["results"][0]
+    assert item["channels"] == result.fastest.channels >= 1
+    request = parse_request("1GiB allreduce nodes=2 gpus=8 intra=nvlink3 over=ib-hdr")
+    points = sweep_to_json(sweep(request, CATALOGUE, request.bytes))["sweep"][0]["points"]  # type: ignore[index]
+    channels = [p["channels"] for p in points]  # type: ignore[index]
+    assert channels[0] < channels[-1]
+    assert channels == sorted(channels) or min(channels) == 1
+
+
+# ----- the tree by node count and size -----
+
+
+def test_nccl_corrects_the_tree_for_mid_size_buffers() -> None:
+    # treeCorrectionFactor (tuning.cc): 2 MiB = 64 B x 2^15; LL128 row 0.6, Simple row 0.6.
+    assert tree_correction(2 * MIB, 1) == 0.6
+    assert tree_correction(2 * MIB, 2) == 0.6
+    assert tree_correction(32 * MIB, 1) == 0.9
+    assert tree_correction(8, 0) == 1.0
+    assert tree_correction(2**30, 2) == 1.0
+
+
+@pytest.mark.parametrize("size", [2, 16, 32])
+def test_a_forced_two_node_tree_matches_nccl_tests_at_mid_sizes(size: int) -> None:
+    # NVIDIA/nccl-tests#232, held out: 18.5, 39.9 and 41.3 GB/s busbw; the model without NCCL's
+    # tree corrections gave 27.2 GB/s at 2 MiB (+47%).
+    figure = MEASUREMENTS[f"2x1 H100, 4 NICs, tree, {size} MiB"]
+    assert abs(error(figure)) <= 0.10
+
+
+def _pick(size: str, nodes: int) -> str:
+    text = f"{size} allreduce nodes={nodes} gpus=8 intra=nvlink3 over=ib-hdr"
+    return str(_fastest(text).algorithm)
+
+
+def test_the_ring_gives_way_to_the_tree_as_nodes_are_added() -> None:
+    # Two nodes: the double binary tree moves half the ring's bytes. From three the ring's
+    # bandwidth wins large buffers until its 2(p-1) steps of latency outweigh it; the node
+    # count where the tree takes over grows with the buffer.
+    assert [_pick("64MiB", n) for n in (2, 3, 4, 8, 64)] == ["tree", "ring", "ring", "tree", "tree"]
+
+    def takeover(size: str) -> int:
+        return next(n for n in (3, 4, 6, 8, 16, 32, 64, 128, 256) if _pick(size, n) == "tree")
+
+    assert takeover("4MiB") < takeover("64MiB") < takeover("1GiB")
+
+
+# ----- NVLS by the size of the NVLink domain -----
+
+
+def test_nvls_bus_bandwidth_does_not_grow_with_the_domain() -> None:
+    # NCCL's tuner has no rank count in the NVLS bus bandwidth (tuning.cc): a 72-GPU NVL72 rack
+    # reaches the busbw of an 8-GPU B200 box, 835 GB/s against 830 measured (CoreWeave
+    # nccl-tests#43, NVIDIA/nccl#1807); the per-GPU rate falls by 1.75 / 1.97.
+    box = _fastest("16GiB allreduce nodes=1 gpus=8 over=nvlink5")
+    rack = _fastest("16GiB allreduce nodes=1 gpus=72 over=nvlink5")
+    assert rack.algorithm == box.algorithm == "nvls"
+    assert rack.busbw_gbps == pytest.approx(box.busbw_gbps, rel=0.01)
+    assert rack.algbw_gbps == pytest.approx(box.algbw_gbps * 1.75 / (2 * 71 / 72), rel=0.01)
+    assert abs(error(MEASUREMENTS["GB200 NVL72, 8 GiB"])) <= 0.05
+
+
+def test_a_small_domain_is_held_to_its_own_nvlink() -> None:
+    two = _fastest("16GiB allreduce nodes=1 gpus=2 over=nvlink4 algo=nvls")
+    nvlink4 = CATALOGUE.get("nvlink4")
+    assert two.algbw_gbps <= nvlink4.collective_bytes_per_s / 1e9 * 1.001
+
+
+@pytest.mark.parametrize(
+    ("request_text", "channels"),
+    [
+        ("1GiB allreduce nodes=1 gpus=8 over=nvlink4", 16),
+        ("1GiB allreduce nodes=1 gpus=72 over=nvlink5", 24),
+        ("1GiB allreduce nodes=2 gpus=8 intra=nvlink5 over=ib-ndr", 32),
+    ],
+)
+def test_nvls_runs_nccls_channel_count_for_the_generation(request_text: str, channels: int) -> None:
+    # src/transport/nvls.cc: NVLS_NCHANNELS_SM90 16, NVLS_NCHANNELS_SM100_NVL 24, and
+    # NVLS_NCHANNELS_SM100 32 across nodes.
+    result = _fastest(request_text)
+    assert result.algorithm in ("nvls", "nvls-tree")
+    assert result.channels == channels
