@@ -20,7 +20,7 @@ from bot.chat._turn import Turn
 from bot.chat.grammar import BANDWIDTH, GRAMMARS, QUIZ, BadInput, Call, Form, help_text
 from bot.chat.port import NotAMember, Port
 from bot.config import Admins
-from bot.engine import COMPUTED, QuizEngine
+from bot.engine import QuizEngine
 from bot.engine.model import DifficultyMode, Period, Place, Round
 from bot.errors import UserError
 from bot.links import LinkMaker, Scope
@@ -135,11 +135,8 @@ class Flow:
 async def next_question(ctx: Context, call: Call) -> None:
     """Open a round here and post its card; free the channel again if the card never posts."""
     engine = ctx.chat.engine
-    tag = call.args.text("tag")
-    if tag is not None and tag.casefold() == COMPUTED:
-        card = await engine.start_round(ctx.place, computed=True)
-    else:
-        card = await engine.start_round(ctx.place, tag=tag)
+    # The tag ``computed`` asks a question computed from a template (the engine reads it).
+    card = await engine.start_round(ctx.place, tag=call.args.text("tag"))
     # A close that arrives before the reference is stored waits for it (Publisher.posting).
     async with ctx.chat.publisher.posting(card.round_id):
         try:

@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
 async def _play(args: argparse.Namespace) -> int:
     from bot.adapters.console import play_session, review_session
     from bot.config import load_settings
+    from bot.engine import COMPUTED
     from bot.runtime import open_runtime
 
     user = args.user or _login()
@@ -69,7 +70,9 @@ async def _play(args: argparse.Namespace) -> int:
         return 2
     async with open_runtime(load_settings()) as rt:
         if args.tag:
-            _require_tag(rt.bank.tags(), args.tag)
+            # ``computed``: questions computed from the bundled templates.
+            computed = (COMPUTED,) if rt.bank.templates else ()
+            _require_tag((*computed, *rt.bank.tags()), args.tag)
         if args.review:
             await review_session(rt.engine, user=user, count=args.count)
         else:

@@ -198,9 +198,12 @@ class QuizEngine:
     ) -> QuestionCard:
         """Pick the next question for the channel, open a round and return its card.
 
-        ``computed`` asks a question drawn from a template; with no tag, the channel's
-        ``computed_percent`` of rounds ask one too (docs/questions.md, "Computed questions").
+        ``computed`` (or the tag ``computed``) asks a question drawn from a template; with no
+        tag, the channel's ``computed_percent`` of rounds ask one too (docs/questions.md,
+        "Computed questions in a channel").
         """
+        if tag is not None and tag.casefold() == COMPUTED:
+            computed, tag = True, None
         if computed and not self.bank.templates:
             raise UserError(say(M.NO_TEMPLATES))
         candidates = self.bank.filter(None if computed else tag)

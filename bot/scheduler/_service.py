@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot import messages as M
-from bot.engine import QuizEngine
+from bot.engine import COMPUTED, QuizEngine
 from bot.engine.model import Place
 from bot.engine.ports import Clock
 from bot.errors import UserError
@@ -92,7 +92,11 @@ class ScheduleService:
         """Store the channel's schedule (admins only) and return it with its next post."""
         if not admin:
             raise UserError(NOT_ADMIN)
-        if request.tag is not None and not self.engine.bank.filter(request.tag):
+        if request.tag is not None and request.tag.casefold() == COMPUTED:
+            # A daily computed question: the engine draws it from a template.
+            if not self.engine.bank.templates:
+                raise UserError(say(M.NO_TEMPLATES))
+        elif request.tag is not None and not self.engine.bank.filter(request.tag):
             raise UserError(say(M.NO_SUCH_TAG, tag=echo(request.tag)))
         schedule = Schedule(
             place=place,

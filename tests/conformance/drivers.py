@@ -651,7 +651,7 @@ class DiscordDriver:
             return (await self.engine.get_round(round_id)).message_ref == message["id"]
 
         await eventually(attached)
-        return Card(round_id, message["id"])
+        return Card(round_id, message["id"], "\n".join(texts(message)))
 
     async def play(self, tag: str, typed: str) -> Seen:
         """Post a question of a tag and answer it with a click."""

@@ -185,6 +185,29 @@ async def test_a_missed_computed_question_is_reviewed_by_its_instance_id(chat: A
     assert right.private and "Right!" in right
 
 
+async def test_a_computed_question_is_played_on_every_face(face: Any) -> None:
+    seen = await face.play("computed", "A")
+    assert seen.private
+    # The short explanation names the computed key and where it comes from.
+    assert "by the /bandwidth estimator" in seen or "by the /bandwidth planner" in seen
+    (asked,) = await face.engine.store.question_counts(face.place)
+    template, _, seed = asked.partition("#")
+    assert template in {t.id for t in TEMPLATES} and seed.isdigit()
+
+
+async def test_a_daily_schedule_of_computed_questions(chat: Any) -> None:
+    seen = await chat.command(
+        "quiz", "schedule", {"time": "09:05", "tz": "UTC", "tag": "computed"}, user="admin"
+    )
+    assert seen.private and "Scheduled." in seen
+    chat.clock.advance(minutes=5)
+    card = await chat.scheduled_card()
+    rnd = await chat.engine.get_round(card.round_id)
+    assert rnd.scheduled and "#" in rnd.question_id
+    question = chat.engine.question_of(rnd)
+    assert all(choice.text in card.shown for choice in question.choices)
+
+
 async def test_an_admin_mixes_computed_questions_into_the_rotation(chat: Any) -> None:
     shown = await chat.command("quiz", "settings", {}, user="bob")
     assert "/quiz next computed" in shown

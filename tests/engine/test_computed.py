@@ -268,3 +268,11 @@ async def test_mixed_in_computed_questions_keep_to_the_difficulty_mode(
         asked.add(template_of(card.question.id))
         await engine.close(card.round_id)
     assert asked - hard
+
+
+async def test_the_tag_computed_asks_a_computed_question(store: SqlStore, clock: FakeClock) -> None:
+    engine = engine_on(store, clock)
+    for spelled in ("computed", "Computed"):
+        card = await engine.start_round(PLACE, tag=spelled)
+        assert template_of(card.question.id) in {t.id for t in TEMPLATES}
+        await engine.close(card.round_id)

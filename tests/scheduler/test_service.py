@@ -93,6 +93,17 @@ async def test_a_tag_without_questions_changes_nothing(service: ScheduleService,
     assert await store.get_schedule(PLACE) == before
 
 
+async def test_computed_needs_templates_and_changes_nothing_without(
+    service: ScheduleService, store: SqlStore
+):
+    # This bank has no computed-question templates, so a daily computed question is refused.
+    await service.set(PLACE, schedule_request("07:00"), user="U1", admin=True)
+    before = await store.get_schedule(PLACE)
+    with pytest.raises(UserError, match="no computed-question templates"):
+        await service.set(PLACE, schedule_request("09:00", tag="computed"), user="U1", admin=True)
+    assert await store.get_schedule(PLACE) == before
+
+
 async def test_same_offset_shows_one_time(store: SqlStore):
     clock = FakeClock(datetime(2026, 3, 2, 6, 0, tzinfo=UTC))
     service = ScheduleService(
