@@ -221,6 +221,8 @@ async def test_two_workspaces_install_and_stay_apart(
 
             # Schedules: an admin of TBBB can neither see nor stop TAAA's daily question.
             await slack.command("schedule 09:30 UTC", team="TAAA", user="UADMIN", respond_to="s-a")
+            # A command is acknowledged before its work is done: the schedule is set once told.
+            await standin.wait_for(lambda: bool(standin.responses_to("s-a")), within=10)
             await slack.command("schedule", team="TBBB", user="UADMIN", respond_to="show-b")
             await slack.command("schedule off", team="TBBB", user="UADMIN", respond_to="off-b")
             await slack.command("schedule", team="TAAA", user="U1", respond_to="show-a")
