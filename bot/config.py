@@ -35,6 +35,8 @@ WHERE_TOLD = {
         "SLACK_CLIENT_SECRET instead)"
     ),
     "DISCORD_TOKEN": "see docs/discord.md",
+    "TEAMS_APP_ID": "see docs/teams.md",
+    "TEAMS_APP_PASSWORD": "see docs/teams.md (or TEAMS_ANONYMOUS=true for local testing only)",
 }
 
 
@@ -43,7 +45,7 @@ def in_container(markers: tuple[Path, ...] = CONTAINER_MARKERS) -> bool:
     return any(marker.exists() for marker in markers)
 
 
-PLATFORMS = ("slack", "discord")
+PLATFORMS = ("slack", "discord", "teams")
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,15 @@ class Settings(BaseSettings):
     )
     discord_shard_ids: str | None = Field(None, validation_alias=_env("DISCORD_SHARD_IDS"))
 
+    teams_app_id: str | None = Field(None, validation_alias=_env("TEAMS_APP_ID"))
+    teams_app_password: str | None = Field(None, validation_alias=_env("TEAMS_APP_PASSWORD"))
+    teams_tenant_id: str | None = Field(None, validation_alias=_env("TEAMS_TENANT_ID"))
+    teams_port: int = Field(3978, ge=0, le=65535, validation_alias=_env("TEAMS_PORT"))
+    teams_keys_url: str | None = Field(
+        None, pattern=r"^https?://\S+$", validation_alias=_env("TEAMS_KEYS_URL")
+    )
+    teams_anonymous: bool = Field(False, validation_alias=_env("TEAMS_ANONYMOUS"))
+
     @field_validator("sqlite_synchronous")
     @classmethod
     def _sqlite_synchronous_is_known(cls, value: str) -> str:
@@ -238,6 +249,7 @@ class Settings(BaseSettings):
             self.slack_client_secret,
             self.slack_app_token,
             self.discord_token,
+            self.teams_app_password,
             *secret_keys(self.dashboard_secret or ""),
             *(self.token_key or "").split(","),
         ]

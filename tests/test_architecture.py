@@ -52,6 +52,9 @@ FORBIDDEN_IN_PURE = (
     "requests",
     "prometheus_client",
     "urllib3",
+    "microsoft_agents",
+    "msal",
+    "jwt",
 )
 # Drawing libraries: imported inside the functions that draw, so only callers that draw pay.
 HEAVY = ("matplotlib", "PIL")
@@ -219,7 +222,14 @@ def test_help_imports_no_platform_library_or_matplotlib():
         if line.startswith("import time:") and "|" in line
     }
     assert imported, "importtime printed nothing"
-    heavy = imported & {"discord", "slack_bolt", "slack_sdk", "matplotlib", "sqlalchemy"}
+    heavy = imported & {
+        "discord",
+        "slack_bolt",
+        "slack_sdk",
+        "microsoft_agents",
+        "matplotlib",
+        "sqlalchemy",
+    }
     assert not heavy, f"quizbot --help imported {sorted(heavy)}"
 
 
@@ -232,3 +242,30 @@ def test_an_adapter_imports_no_other_adapter():
             if parts[:2] == ["bot", "adapters"] and len(parts) > 2 and parts[2] != own:
                 problems.append(f"{path.relative_to(BOT.parent)}:{line}: imports {module}")
     assert not problems, "\n".join(problems)
+
+
+# Each platform library belongs to its adapter: no other package imports it.
+PLATFORM_LIBRARIES = {
+    "slack_bolt": "slack",
+    "slack_sdk": "slack",
+    "discord": "discord",
+    "microsoft_agents": "teams",
+}
+
+
+def test_a_platform_library_is_imported_by_its_adapter_only():
+    problems = []
+    for path in _sources():
+        rel = path.relative_to(BOT).parts
+        adapter = rel[1] if rel[0] == "adapters" and len(rel) > 2 else None
+        for line, module in _imports(path):
+            owner = PLATFORM_LIBRARIES.get(module.split(".")[0])
+            if owner is not None and owner != adapter:
+                problems.append(f"{path.relative_to(BOT.parent)}:{line}: imports {module}")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_chat_adapter_has_the_same_three_files():
+    for name in ("slack", "discord", "teams"):
+        files = {p.name for p in (BOT / "adapters" / name).glob("*.py")}
+        assert {"app.py", "handlers.py", "render.py"} <= files, name

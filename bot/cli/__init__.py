@@ -29,11 +29,12 @@ COMMAND_MODULES = (
     "dashboard",
     "slack",
     "discord",
+    "teams",
     "bandwidth",
 )
 
 # Long-running commands log at INFO by default; the others only speak when something is wrong.
-SERVER_COMMANDS = frozenset({"slack", "discord"})
+SERVER_COMMANDS = frozenset({"slack", "discord", "teams"})
 
 EXIT_USAGE = 2
 NEGATIVE = re.compile(r"^-\d")

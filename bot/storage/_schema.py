@@ -334,6 +334,20 @@ display_names = sa.Table(
 )
 
 
+# Where to reach a conversation unprompted (a daily post, a timer's reveal): platforms that
+# post only into conversations they have heard from (Microsoft Teams) keep its reference here.
+conversation_references = sa.Table(
+    "conversation_references",
+    metadata,
+    sa.Column("platform", sa.String(16), primary_key=True),
+    sa.Column("workspace", sa.String(64), primary_key=True),
+    sa.Column("channel", sa.String(200), primary_key=True),
+    sa.Column("service_url", sa.String(500), nullable=False),
+    sa.Column("reference", sa.Text, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+)
+
+
 def _create(*tables: sa.Table) -> Callable[[Connection], None]:
     def run(conn: Connection) -> None:
         for table in tables:
@@ -491,6 +505,11 @@ MIGRATIONS: list[Migration] = [
         _reveal_outbox,
     ),
     (14, "channel share of computed questions", _add_column(channel_settings, "computed_percent")),
+    (
+        15,
+        "conversation references for messages nobody asked for (Teams)",
+        _create(conversation_references),
+    ),
 ]
 
 

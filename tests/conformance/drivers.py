@@ -11,6 +11,7 @@ and one more driver here.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import inspect
 import io
@@ -30,6 +31,7 @@ from bot.adapters.console import play_session
 from bot.adapters.discord.app import Gateway, QuizClient, configure_endpoints
 from bot.adapters.discord.render import LETTER_EMOJI
 from bot.adapters.slack.app import HttpMode, assemble, web_client
+from bot.adapters.teams.app import MESSAGES_PATH, TeamsBot, TeamsHttp, client_factory
 from bot.bank.loader import load_bank
 from bot.bank.templates import load_templates
 from bot.chat import Charts
@@ -43,6 +45,8 @@ from tests.chat.observe import Handled
 from tests.conftest import FakeClock
 from tests.standins.discord_api import EPHEMERAL, Call, DiscordStandIn, UserRef
 from tests.standins.slack_api import SlackApiStandIn
+from tests.standins.teams_connector import CHANNEL as TEAMS_CHANNEL
+from tests.standins.teams_connector import TENANT, StandInTokens, TeamsStandIn
 
 BANK = Path(__file__).resolve().parents[1] / "adapters" / "slack" / "bank"
 # The bundled computed-question templates, as the bot runs with them.
@@ -729,6 +733,300 @@ class DiscordDriver:
         return seen
 
 
+# ---------------------------------------------------------------- Microsoft Teams
+
+
+@dataclass
+class TeamsDriver:
+    """The real Agents SDK pipeline on the chat runner, against the connector stand-in.
+
+    Activities are signed with the stand-in's key and checked by the SDK's token validator;
+    the bot's replies go out through the SDK's connector client.
+    """
+
+    tmp_path: Path
+    clock: FakeClock
+    platform: str = "teams"
+    place: Place = field(default_factory=lambda: Place("teams", TENANT, TEAMS_CHANNEL))
+    engine: QuizEngine = field(init=False)
+    standin: TeamsStandIn = field(init=False)
+
+    def uid(self, user: str) -> str:
+        """Return a person's Teams user id."""
+        return f"29:{user}"
+
+    def mention(self, user: str) -> str:
+        """Return how the bot writes a person in a card (their id, in bold)."""
+        return f"**{self.uid(user)}**"
+
+    async def start(self) -> None:
+        """Start the stand-in and the bot."""
+        self.standin = TeamsStandIn(owners=[self.uid("admin")])
+        await self.standin.start()
+        await self._open()
+
+    async def _open(self) -> None:
+        from microsoft_agents.hosting.core.authorization import AgentAuthConfiguration
+
+        store = await open_store(f"sqlite+aiosqlite:///{self.tmp_path / 'quiz.db'}")
+        self.store = GatedStore(store)
+        self.engine = QuizEngine(
+            self.store, load_bank([BANK]), clock=self.clock, rng=random.Random(0)
+        )
+        configuration = AgentAuthConfiguration(client_id=self.standin.app_id)
+        self.bot = TeamsBot(
+            self.engine,
+            store,
+            app_id=self.standin.app_id,
+            configuration=configuration,
+            factory=client_factory(configuration, StandInTokens(self.standin)),
+            keys_url=self.standin.keys_url,
+            charts=CHARTS,
+            refresh_every=30.0,
+            answer_deadline=0.3,
+        )
+        self.handled = Handled(self.bot.chat)
+        self.core = self.bot.chat
+        listening: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        transport = TeamsHttp(self.bot, "127.0.0.1", 0, listening.set_result)
+        loops = Loops(self.bot.chat, timer_interval=0.05, scheduler_interval=0.05)
+        self._stop = asyncio.Event()
+        self._runner = asyncio.create_task(
+            run(self.bot.chat, transport, loops, store=store, shutdown_timeout=5, stop=self._stop)
+        )
+        self.url = await asyncio.wait_for(listening, WITHIN)
+        assert self.url.endswith(MESSAGES_PATH)
+        # Large charts are served by the bot itself, at its (here local) public address.
+        self.bot.images.base = self.url.removesuffix(MESSAGES_PATH)
+        self._sql = store
+        # Teams has spoken to the bot from the channel before anything is posted there.
+        await self.text("quiz", "help")
+
+    async def _close(self) -> None:
+        self.store.gate.set()
+        self._stop.set()
+        await asyncio.wait_for(self._runner, WITHIN)
+        await self._sql.close()
+
+    async def stop(self) -> None:
+        """Stop the bot and the stand-in."""
+        await self._close()
+        await self.standin.stop()
+
+    async def restart(self) -> None:
+        """Stop the bot and start a new one on the same database, as after a crash or deploy."""
+        await self._close()
+        await self._open()
+
+    # ------------------------------------------------------------ what was said
+
+    def _said(self, start: int, user: str, about: str | None, answer: Any = None) -> Seen | None:
+        chat = self.standin.chat_id(self.uid(user))
+        private: list[str] = []
+        public: list[str] = []
+        if answer is not None and isinstance(answer.body, dict):
+            value = answer.body.get("value")
+            if isinstance(value, str) and value:
+                private.append(value)
+        for call in self.standin.calls[start:]:
+            if call.method != "POST" or call.status >= 300 or call.body.get("type") != "message":
+                continue
+            path = urllib.parse.unquote(call.path)
+            if path == f"/v3/conversations/{chat}/activities":
+                private += texts(call.body)
+            elif path == f"/v3/conversations/{TEAMS_CHANNEL}/activities" or (
+                about is not None
+                and path == f"/v3/conversations/{TEAMS_CHANNEL}/activities/{about}"
+            ):
+                public += texts(call.body)
+        if not private and not public:
+            return None
+        return Seen("\n".join(private + public), private=not public)
+
+    async def _deliver(self, activity: dict[str, Any]) -> Any:
+        done = self.handled.count
+        answer = await self.standin.deliver(self.url, activity)
+        assert answer.status < 300, answer
+        await self.handled.wait(done + 1)
+        return answer
+
+    # ------------------------------------------------------------ commands
+
+    async def command(
+        self, name: str, verb: str, options: dict[str, Any], *, user: str = "ada"
+    ) -> Seen:
+        """Mention the bot with the command typed after it; return what followed."""
+        return await self.text(name, spell(name, verb, options), user=user)
+
+    async def text(self, name: str, line: str, *, user: str = "ada") -> Seen:
+        """Mention the bot in the channel with a command's text."""
+        activity = self.standin.mention(f"{name} {line}".strip(), user=self.uid(user), name=user)
+        start = len(self.standin.calls)
+        await self._deliver(activity)
+        seen = self._said(start, user, activity["id"])
+        assert seen is not None, f"@quizbot {name} {line} said nothing"
+        return seen
+
+    async def first_response_while_held(
+        self, name: str, verb: str, options: dict[str, Any], *, user: str = "ada"
+    ) -> tuple[str, Seen]:
+        """Send a command while the database is held; return its first response, then the rest."""
+        line = f"{name} {spell(name, verb, options)}".strip()
+        activity = self.standin.mention(line, user=self.uid(user), name=user)
+        start, done = len(self.standin.calls), self.handled.count
+        self.store.gate.clear()
+        try:
+            sending = asyncio.create_task(self.standin.deliver(self.url, activity))
+            first = await self.standin.wait_for(
+                lambda: next(
+                    (c.body["type"] for c in self.standin.calls[start:] if c.body.get("type")),
+                    None,
+                ),
+                WITHIN,
+            )
+        finally:
+            self.store.gate.set()
+        answer = await sending
+        assert answer.status < 300
+        await self.handled.wait(done + 1)
+        seen = self._said(start, user, activity["id"])
+        assert seen is not None
+        return first, seen
+
+    def _cards_in_channel(self) -> list[Any]:
+        return [
+            p
+            for p in self.standin.in_conversation(TEAMS_CHANNEL)
+            if any(
+                a.get("data", {}).get("button", "").startswith("quiz:")
+                for a in _card(p.activity).get("actions", [])
+            )
+        ]
+
+    async def card(self, tag: str = "storage", *, user: str = "ada") -> Card:
+        """Post a question with ``@quizbot next`` and return its card."""
+        before = len(self._cards_in_channel())
+        seen = await self.command("quiz", "next", {"tag": tag}, user=user)
+        assert not seen.private, seen.text
+        posted = self._cards_in_channel()[before]
+        button = _card(posted.activity)["actions"][0]["data"]["button"]
+        card = Card(int(button.split(":")[1]), posted.id)
+
+        async def attached() -> bool:
+            return (await self.engine.get_round(card.round_id)).message_ref == card.ref
+
+        await eventually(attached)
+        return card
+
+    def fail_next_card_post(self) -> None:
+        """Make the next post in the channel fail the way the connector refuses a removed bot."""
+        self.standin.refuse("POST", r"^/v3/conversations/19:quiz@thread\.tacv2/activities$")
+
+    def charts(self) -> list[bytes]:
+        """Return the chart images the bot's cards carried (inline, or served by the bot)."""
+        found = []
+        for posted in self.standin.posted.values():
+            for element in _card(posted.activity).get("body", []):
+                url = element.get("url", "")
+                if element.get("type") != "Image":
+                    continue
+                if url.startswith("data:image/png;base64,"):
+                    found.append(base64.b64decode(url.split(",", 1)[1]))
+                elif "/teams/charts/" in url:
+                    png = self.bot.images.png(url.rsplit("/", 1)[1].removesuffix(".png"))
+                    assert png is not None, url
+                    found.append(png)
+        return found
+
+    async def scheduled_card(self) -> Card:
+        """Wait for a card nobody asked for (the daily question) and return it."""
+        before = len(self._cards_in_channel())
+        await self.standin.wait_for(lambda: len(self._cards_in_channel()) > before, WITHIN)
+        posted = self._cards_in_channel()[before]
+        round_id = int(_card(posted.activity)["actions"][0]["data"]["button"].split(":")[1])
+
+        async def attached() -> bool:
+            return (await self.engine.get_round(round_id)).message_ref == posted.id
+
+        await eventually(attached)
+        return Card(round_id, posted.id)
+
+    async def play(self, tag: str, typed: str) -> Seen:
+        """Post a question of a tag and answer it with a click."""
+        return await self.click(await self.card(tag), typed)
+
+    async def ask_for(self, tag: str) -> Seen:
+        """Ask for a question of a tag."""
+        return await self.command("quiz", "next", {"tag": tag})
+
+    # ------------------------------------------------------------ answers
+
+    async def click(
+        self, card: Card, key: str, *, user: str = "ada", elsewhere: bool = False
+    ) -> Seen:
+        """Press a choice of a card; return the private reply (the invoke's response)."""
+        tenant = "22222222-2222-4222-8222-222222222222" if elsewhere else TENANT
+        activity = self.standin.press(
+            card.ref, {"button": f"quiz:{card.round_id}:{key}"}, user=self.uid(user), tenant=tenant
+        )
+        start = len(self.standin.calls)
+        answer = await self._deliver(activity)
+        seen = self._said(start, user, None, answer)
+        assert seen is not None, "the click was not answered"
+        return seen
+
+    async def react(self, card: Card, key: str, *, user: str = "ada") -> Seen | None:
+        """Teams has no letter reactions (see the scenarios' skips)."""
+        raise NotImplementedError("Teams reactions are a fixed set with no letters")
+
+    async def revealed(self, card: Card) -> Seen:
+        """Wait for the card's results and its explanation in its thread; return both."""
+
+        def found() -> Any:
+            posted = self.standin.posted.get(card.ref)
+            closed = (
+                posted is not None and posted.updates and not _card(posted.activity).get("actions")
+            )
+            replies = self.standin.replies_to(card.ref)
+            return (posted, replies) if closed and replies else None
+
+        posted, replies = await self.standin.wait_for(found, WITHIN)
+        parts = texts(posted.activity) + texts(replies[-1].activity)
+        return Seen("\n".join(parts), private=False)
+
+    async def review(self, *, user: str = "ada") -> ReviewSeen:
+        """Ask for a review; return what was shown and its buttons' ids."""
+        seen = await self.command("quiz", "review", {}, user=user)
+        chat = self.standin.chat_id(self.uid(user))
+        asked = [p for p in self.standin.in_conversation(chat) if _card(p.activity).get("actions")]
+        values: list[str] = []
+        ref = ""
+        if asked and "Review" in seen.text:
+            values = [a["data"]["button"] for a in _card(asked[-1].activity)["actions"]]
+            ref = asked[-1].id
+        return ReviewSeen(seen, values, ref)
+
+    async def review_click(self, review: ReviewSeen, index: int, *, user: str = "ada") -> Seen:
+        """Press one button of a review card in the person's chat with the bot."""
+        activity = self.standin.press(
+            review.ref, {"button": review.values[index]}, user=self.uid(user), personal=True
+        )
+        start = len(self.standin.calls)
+        answer = await self._deliver(activity)
+        seen = self._said(start, user, None, answer)
+        assert seen is not None
+        return seen
+
+
+def _card(activity: dict[str, Any]) -> dict[str, Any]:
+    """Return the Adaptive Card a message activity carries (empty if none)."""
+    for attachment in activity.get("attachments") or []:
+        if attachment.get("contentType") == "application/vnd.microsoft.card.adaptive":
+            content: dict[str, Any] = attachment["content"]
+            return content
+    return {}
+
+
 # ---------------------------------------------------------------- the terminal
 
 
@@ -773,6 +1071,7 @@ class TerminalDriver:
 CHAT_DRIVERS: dict[str, Callable[[Path, FakeClock], Any]] = {
     "slack": SlackDriver,
     "discord": DiscordDriver,
+    "teams": TeamsDriver,
 }
 DRIVERS = {**CHAT_DRIVERS, "terminal": TerminalDriver}
 

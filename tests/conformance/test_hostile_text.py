@@ -20,6 +20,7 @@ import yaml
 
 from bot.adapters.discord import render as discord_render
 from bot.adapters.slack import render as slack_render
+from bot.adapters.teams import render as teams_render
 from bot.bank.loader import load_bank
 from bot.text import Link, Pre, Text, render
 from tests.conformance import drivers
@@ -53,6 +54,14 @@ def assert_inert(platform: str, text: str) -> None:
         for live in ("<!channel>", "<!everyone>", "<!here>", "<@UADMIN>", "<https://evil"):
             assert live not in text, live
         assert "&lt;!channel&gt;" in text
+    elif platform == "teams":
+        # Button titles are plain text on Teams: shown as written.
+        labels = {f"A. Right {SHORT}", f"B. Wrong {SHORT}"}
+        text = "\n".join(line for line in text.split("\n") if line not in labels)
+        assert "<at>" not in text
+        assert re.search(r"(?<!\\)\[(click|x)\]\(", text) is None, "a masked link got through"
+        assert re.search(r"(?<!\\)<!channel", text) is None, "markup got through"
+        assert "\\[click\\]" in text or "\\[x\\]" in text
     else:
         # Button labels are plain text on Discord (no markdown, no mentions): shown as written.
         labels = {f"A. Right {SHORT}", f"B. Wrong {SHORT}", f"✓ A. Right {SHORT}"}
@@ -64,7 +73,7 @@ def assert_inert(platform: str, text: str) -> None:
         assert "@\u200beveryone" in text
 
 
-@pytest.fixture(params=("slack", "discord"))
+@pytest.fixture(params=("slack", "discord", "teams"))
 async def chat(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[Any]:
@@ -80,7 +89,12 @@ async def test_every_field_of_a_hostile_question_reaches_the_wire_inert(chat: An
     card = await chat.card("hostile")
     told = await chat.click(card, "B", user="bob")
     assert "Short" in told
-    assert_inert(chat.platform, told.text)
+    if chat.platform == "teams":
+        # The answer to a click is the invoke's message, which Teams shows as plain text (no
+        # markdown, no mention): the words arrive as written, with nothing escaped.
+        assert f"Why not {HOSTILE}" in told.text
+    else:
+        assert_inert(chat.platform, told.text)
     await chat.command("quiz", "close", {}, user="admin")
     shown = await chat.revealed(card)
     for part in ("Which one?", "Right", "Full", "Why not", "Ref"):
@@ -109,9 +123,10 @@ def test_the_loader_refuses_the_reviews_reference_url(tmp_path: Path) -> None:
         load_bank([tmp_path])
 
 
-@pytest.mark.parametrize("platform", ["slack", "discord"])
+@pytest.mark.parametrize("platform", ["slack", "discord", "teams"])
 def test_a_link_cannot_end_early_even_if_a_url_got_past_the_loader(platform: str) -> None:
-    style = slack_render.STYLE if platform == "slack" else discord_render.STYLE
+    styles = {"slack": slack_render.STYLE, "teams": teams_render.STYLE}
+    style = styles.get(platform, discord_render.STYLE)
     shown = render(Text((Link(f"spec {HOSTILE}", REVIEW_URL),)), style)
     assert_inert(platform, shown)
     if platform == "slack":
@@ -119,6 +134,9 @@ def test_a_link_cannot_end_early_even_if_a_url_got_past_the_loader(platform: str
         url = shown.partition("|")[0]
         assert url == "<https://example.com/a%3E%7C%3C!channel%3E%7C%3Chttps://evil.example%7Cclick"
         assert shown.count(">") == 1 and shown.endswith(">")
+    elif platform == "teams":
+        assert shown.count("](") == 1 and shown.endswith(")")
+        assert "%28" not in shown.partition("](")[0]
     else:
         assert shown.count("](<") == 1 and shown.endswith(">)")
 

@@ -1,0 +1,1 @@
+"""Microsoft Teams, on the Microsoft 365 Agents SDK: activities in, Adaptive Cards out."""

@@ -1,0 +1,458 @@
+"""Teams in, chat events out: activities read into places and commands, the invoke and message
+exchanges, and the port that posts, updates and replies through the Bot Framework connector.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import html
+import logging
+import re
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+from microsoft_agents.activity import Activity, ConversationParameters, InvokeResponse
+from microsoft_agents.hosting.core import ChannelServiceClientFactoryBase, TurnContext
+from microsoft_agents.hosting.core.authorization import AuthenticationConstants, ClaimsIdentity
+from microsoft_agents.hosting.core.connector.teams import TeamsConnectorClient
+
+from bot import messages as M
+from bot.adapters.teams import render
+from bot.chat import (
+    Action,
+    Chart,
+    Command,
+    Content,
+    Explanation,
+    Gone,
+    MessageUser,
+    NotAMember,
+    PostCard,
+    PostText,
+    ReplyInThread,
+    UpdateCard,
+)
+from bot.chat.grammar import GRAMMARS
+from bot.engine.model import Place, QuestionCard, Reveal
+from bot.observability.metrics import count_api_error, http_error_kind
+from bot.storage import ConversationSql, Reference
+from bot.text import Link, Text, say
+
+log = logging.getLogger(__name__)
+
+ADAPTIVE_CARD_ACTION = "adaptiveCard/action"
+MESSAGE_RESPONSE = "application/vnd.microsoft.activity.message"
+# Teams' role name for a team's owners in a member's ``userRole``.
+OWNER_ROLE = "owner"
+# The thread part of a channel conversation id: ``19:...@thread.tacv2;messageid=1700000000000``.
+_THREAD = re.compile(r";messageid=\d+$")
+_AT = re.compile(r"<at>(.*?)</at>", re.IGNORECASE | re.DOTALL)
+_TAGS = re.compile(r"<[^>]+>")
+NAMES = {g.name for g in GRAMMARS}
+
+
+@contextlib.contextmanager
+def _counted() -> Iterator[None]:
+    """Count failed connector calls by kind; turn those a flow tells apart into neutral errors."""
+    try:
+        yield
+    except aiohttp.ClientResponseError as exc:
+        count_api_error(render.PLATFORM, http_error_kind(exc.status))
+        if exc.status == 404:
+            raise Gone(str(exc)) from exc
+        if exc.status == 403:
+            raise NotAMember(str(exc)) from exc
+        raise
+
+
+# ---------------------------------------------------------------- reading activities
+
+
+@dataclass(frozen=True, slots=True)
+class Heard:
+    """Where an activity came from, as the chat layer and the port need it."""
+
+    place: Place
+    user: str
+    user_name: str
+    conversation: str  # the conversation the activity is in (a thread of a channel, or a chat)
+    activity_id: str | None
+    service_url: str
+    bot: Mapping[str, Any]
+    team: str | None
+    personal: bool
+    channel_name: str | None = None
+    team_name: str | None = None
+
+    @property
+    def reference(self) -> Reference:
+        """Return what the port needs to reach this activity's channel later, unprompted."""
+        return Reference(
+            self.service_url,
+            {"bot": dict(self.bot), "tenant": self.place.workspace, "team": self.team},
+        )
+
+
+def heard(activity: Mapping[str, Any]) -> Heard | None:
+    """Return where an activity came from, or None for one the bot cannot place.
+
+    The workspace is the tenant (a person's scores follow them across their organisation's
+    teams and their chat with the bot); the channel is the Teams channel, or the chat itself.
+    """
+    data = activity.get("channelData") or {}
+    conversation = activity.get("conversation") or {}
+    sender = activity.get("from") or {}
+    tenant = (data.get("tenant") or {}).get("id") or conversation.get("tenantId")
+    conversation_id = conversation.get("id")
+    service_url = activity.get("serviceUrl")
+    if not (tenant and conversation_id and service_url and sender.get("id")):
+        return None
+    kind = conversation.get("conversationType") or "personal"
+    channel = (data.get("channel") or {}).get("id") if kind == "channel" else None
+    channel = channel or _THREAD.sub("", str(conversation_id))
+    team = data.get("team") or {}
+    return Heard(
+        place=Place(render.PLATFORM, str(tenant), str(channel)),
+        user=str(sender["id"]),
+        user_name=str(sender.get("name") or ""),
+        conversation=str(conversation_id),
+        activity_id=activity.get("id"),
+        service_url=str(service_url),
+        bot=dict(activity.get("recipient") or {}),
+        team=team.get("id"),
+        personal=kind == "personal",
+        channel_name=(data.get("channel") or {}).get("name"),
+        team_name=team.get("name"),
+    )
+
+
+def typed_text(activity: Mapping[str, Any]) -> str:
+    """Return a message's text with the bot's mention taken out (the command as typed).
+
+    In a channel Teams delivers only messages that mention the bot, as ``<at>quizbot</at>``;
+    the mention is removed wherever it stands, and what is left is the command.
+    """
+    text = str(activity.get("text") or "")
+    bot_id = (activity.get("recipient") or {}).get("id")
+    for entity in activity.get("entities") or []:
+        if entity.get("type") != "mention":
+            continue
+        if (entity.get("mentioned") or {}).get("id") == bot_id and entity.get("text"):
+            text = text.replace(str(entity["text"]), " ")
+    text = _AT.sub(lambda m: m[1], text)  # any other mention, as its name
+    # Teams sends the text as HTML: tags out, entities (&lt; &amp; &nbsp;) back to characters.
+    text = html.unescape(_TAGS.sub(" ", text))
+    return " ".join(text.split())
+
+
+def command_of(place: Place, user: str, line: str) -> Command:
+    """Read a typed line as a command: ``next``, ``quiz next``, ``/bandwidth plan ...``.
+
+    A first word naming a command picks it; anything else is a ``/quiz`` command, so
+    ``@quizbot next`` reads as Slack's ``/quiz next`` does.
+    """
+    first, _, rest = line.partition(" ")
+    name = first.lower().removeprefix("/")
+    if name in NAMES:
+        return Command(place, user, name, text=rest.strip())
+    return Command(place, user, "quiz", text=line)
+
+
+def pressed(activity: Mapping[str, Any]) -> str | None:
+    """Return the button id a card action carries (``Action.Execute``, or ``Action.Submit``)."""
+    value = activity.get("value")
+    if not isinstance(value, Mapping):
+        return None
+    if activity.get("type") == "invoke":
+        if activity.get("name") != ADAPTIVE_CARD_ACTION:
+            return None
+        action = value.get("action") or {}
+        if action.get("verb") != render.VERB:
+            return None
+        value = action.get("data") or {}
+    button = value.get(render.DATA_KEY) if isinstance(value, Mapping) else None
+    return button if isinstance(button, str) else None
+
+
+# ---------------------------------------------------------------- the connector
+
+
+class Connector:
+    """Connector clients for a service URL, with the bot's token (the SDK's client factory)."""
+
+    def __init__(
+        self, factory: ChannelServiceClientFactoryBase, app_id: str, *, anonymous: bool = False
+    ) -> None:
+        self.factory = factory
+        self.app_id = app_id
+        self.anonymous = anonymous
+
+    @contextlib.asynccontextmanager
+    async def client(self, service_url: str) -> AsyncIterator[TeamsConnectorClient]:
+        """Yield a connector client for a service URL, closed afterwards."""
+        claims = ClaimsIdentity({"aud": self.app_id, "appid": self.app_id}, True)
+        scope = AuthenticationConstants.AGENTS_SDK_SCOPE
+        client: Any = await self.factory.create_connector_client(
+            None, claims, service_url, scope, [f"{scope}/.default"], self.anonymous
+        )
+        try:
+            yield client
+        finally:
+            await client.close()
+
+
+def _activity(fields: Mapping[str, Any]) -> Activity:
+    return Activity.model_validate(dict(fields))
+
+
+# ---------------------------------------------------------------- sending
+
+
+class ChartImages:
+    """Charts too large to inline in a card, served at ``/teams/charts/{key}.png``.
+
+    Teams refuses a message over about 28 KB, and most charts are larger as a data URI: those
+    are kept here (the most recent ``keep``) and the card names their URL under the bot's public
+    address (``QUIZBOT_PUBLIC_URL``), which Teams fetches the image from. A small chart is
+    inlined, and without a public address a large one is left out with a line saying so.
+    """
+
+    PATH = "/teams/charts/{key}.png"
+
+    def __init__(self, base: str | None, *, keep: int = 256) -> None:
+        self.base = base.rstrip("/") if base else None
+        self.keep = keep
+        self._png: OrderedDict[str, bytes] = OrderedDict()
+
+    def url(self, chart: Chart) -> str | None:
+        """Return where the card shows the chart from, or None if it cannot be shown."""
+        inline = render.small_inline(chart)
+        if inline is not None or self.base is None:
+            return inline
+        key = hashlib.sha256(chart.png).hexdigest()[:32]
+        self._png[key] = chart.png
+        self._png.move_to_end(key)
+        while len(self._png) > self.keep:
+            self._png.popitem(last=False)
+        return self.base + self.PATH.format(key=key)
+
+    def png(self, key: str) -> bytes | None:
+        """Return a kept chart's image, or None."""
+        return self._png.get(key)
+
+
+class TeamsPort:
+    """Send the chat core's actions through the Bot Framework connector of each conversation."""
+
+    platform = render.PLATFORM
+    admins = M.ADMINS_TEAMS
+    add_me = M.ADD_ME_TEAMS
+
+    def __init__(
+        self, connector: Connector, conversations: ConversationSql, images: ChartImages
+    ) -> None:
+        self.connector = connector
+        self.conversations = conversations
+        self.images = images
+        # (tenant, channel) -> where it is reached; filled from activities and the database.
+        self._known: dict[tuple[str, str], Reference] = {}
+
+    def _message(self, content: Content | Explanation) -> dict[str, Any]:
+        return render.message(content, self.images.url)
+
+    async def remember(self, heard: Heard, now: Any) -> None:
+        """Keep where an activity's channel is reached, writing only what changed."""
+        key = (heard.place.workspace, heard.place.channel)
+        reference = heard.reference
+        if self._known.get(key) == reference:
+            return
+        await self.conversations.remember(
+            render.PLATFORM, heard.place.workspace, heard.place.channel, reference, now
+        )
+        self._known[key] = reference
+
+    async def reference(self, place: Place) -> Reference:
+        """Return where a place is reached; NotAMember if the bot never heard from it."""
+        key = (place.workspace, place.channel)
+        found = self._known.get(key)
+        if found is None:
+            found = await self.conversations.find(render.PLATFORM, place.workspace, place.channel)
+            if found is None:
+                raise NotAMember(f"no conversation reference for {place.channel}")
+            self._known[key] = found
+        return found
+
+    async def send(self, action: Action) -> str | None:
+        """Carry out an action."""
+        place = action.place
+        reference = await self.reference(place)
+        async with self.connector.client(reference.service_url) as client:
+            conversations = client.conversations
+            with _counted():
+                match action:
+                    case PostCard(card=card):
+                        sent = await conversations.send_to_conversation(
+                            place.channel, _activity(self._message(card))
+                        )
+                        return str(sent.id)
+                    case UpdateCard(ref=ref, card=card):
+                        edit = {**self._message(card), "id": ref}
+                        await conversations.update_activity(place.channel, ref, _activity(edit))
+                    case ReplyInThread(ref=ref, explanation=item):
+                        await conversations.reply_to_activity(
+                            place.channel, ref, _activity(self._message(item))
+                        )
+                    case PostText(text=text):
+                        await conversations.send_to_conversation(
+                            place.channel, _activity(self._message(text))
+                        )
+                    case MessageUser(user=user, text=text, about=about):
+                        await self._direct(client, reference, place, user, text, about)
+        return None
+
+    async def direct(self, place: Place, user: str, content: Content) -> None:
+        """Send a person something in their one-to-one chat with the bot."""
+        reference = await self.reference(place)
+        async with self.connector.client(reference.service_url) as client:
+            with _counted():
+                chat = await self._chat_with(client, reference, user)
+                await client.conversations.send_to_conversation(
+                    chat, _activity(self._message(content))
+                )
+
+    async def _direct(
+        self,
+        client: TeamsConnectorClient,
+        reference: Reference,
+        place: Place,
+        user: str,
+        text: Text,
+        about: str | None,
+    ) -> None:
+        if about is not None:
+            link = f"https://teams.microsoft.com/l/message/{place.channel}/{about}"
+            text = say(M.REACTION_ABOUT, link=Link(link, link)) + "\n" + text
+        chat = await self._chat_with(client, reference, user)
+        await client.conversations.send_to_conversation(chat, _activity(self._message(text)))
+
+    async def _chat_with(
+        self, client: TeamsConnectorClient, reference: Reference, user: str
+    ) -> str:
+        """Return the id of the one-to-one chat with a person (made once, then found)."""
+        tenant = reference.details.get("tenant")
+        parameters = ConversationParameters.model_validate(
+            {
+                "isGroup": False,
+                "bot": reference.details.get("bot") or {"id": self.connector.app_id},
+                "members": [{"id": user}],
+                "tenantId": tenant,
+                "channelData": {"tenant": {"id": tenant}},
+            }
+        )
+        made = await client.conversations.create_conversation(parameters)
+        return str(made.id)
+
+    async def is_owner(self, heard: Heard) -> bool:
+        """Return whether the person owns the team the activity came from (False outside a team)."""
+        if heard.team is None:
+            return False
+        async with self.connector.client(heard.service_url) as client:
+            with _counted():
+                member = await client.get_conversation_member(heard.team, heard.user)
+        return (member.user_role or "").lower() == OWNER_ROLE
+
+    async def post(self, place: Place, content: Content) -> str | None:
+        """Post content as a new message of a channel; return its id."""
+        reference = await self.reference(place)
+        async with self.connector.client(reference.service_url) as client:
+            with _counted():
+                sent = await client.conversations.send_to_conversation(
+                    place.channel, _activity(self._message(content))
+                )
+        return str(sent.id)
+
+    async def answer_in_thread(self, heard: Heard, content: Content) -> None:
+        """Reply to the activity in its own thread (or its chat)."""
+        async with self.connector.client(heard.service_url) as client:
+            with _counted():
+                message = _activity(self._message(content))
+                if heard.activity_id and not heard.personal:
+                    await client.conversations.reply_to_activity(
+                        heard.conversation, heard.activity_id, message
+                    )
+                else:
+                    await client.conversations.send_to_conversation(heard.conversation, message)
+
+    def transient(self, error: Exception) -> bool:
+        """Return whether a send may succeed again: a 429, a 5xx, or a lost connection."""
+        if isinstance(error, aiohttp.ClientResponseError):
+            return error.status == 429 or error.status >= 500
+        return isinstance(error, aiohttp.ClientConnectionError | TimeoutError)
+
+
+# ---------------------------------------------------------------- the exchange
+
+
+class TeamsExchange:
+    """One activity being answered: an invoke's response, or messages in the conversation.
+
+    Private answers: the answer to a click is the invoke's response, a message Teams shows to
+    the person who clicked and to nobody else; any other private answer (to a command typed in a
+    channel, or rich content such as a review card) goes to the person's one-to-one chat with
+    the bot. Teams has no ephemeral channel message (see docs/teams.md).
+    """
+
+    def __init__(
+        self, context: TurnContext, heard: Heard, port: TeamsPort, *, budget: float
+    ) -> None:
+        self.context = context
+        self.heard = heard
+        self.port = port
+        self.budget = budget
+        self.invoke = context.activity.type == "invoke"
+        self._responded = False
+
+    async def defer(self, *, private: bool) -> None:
+        """Show that the bot is working (a typing indicator); an invoke's response waits anyway."""
+        if self.invoke or self._responded:
+            return
+        self._responded = True
+        with contextlib.suppress(Exception):
+            await self.context.send_activity(_activity({"type": "typing"}))
+
+    async def reply(self, content: Content, *, private: bool) -> str | None:
+        """Answer: privately as above, or publicly (a card as a new post of the channel)."""
+        first = not self._responded
+        self._responded = True
+        short = render.plain(content)
+        if self.invoke and first and private and short is not None:
+            await self._respond(short)
+            return None
+        if private and not self.heard.personal:
+            await self.port.direct(self.heard.place, self.heard.user, content)
+            if self.invoke and first:
+                await self._respond(M.SENT_IN_CHAT)
+            return None
+        if isinstance(content, QuestionCard | Reveal):
+            ref = await self.port.post(self.heard.place, content)
+            if self.invoke and first:
+                await self._respond(M.POSTED_FOR_EVERYONE)
+            return ref
+        await self.port.answer_in_thread(self.heard, content)
+        if self.invoke and first:
+            await self._respond(M.POSTED_FOR_EVERYONE)
+        return None
+
+    async def _respond(self, text: str) -> None:
+        body = {"statusCode": 200, "type": MESSAGE_RESPONSE, "value": text}
+        await self.context.send_activity(
+            Activity(type="invokeResponse", value=InvokeResponse(status=200, body=body))
+        )
+
+    async def is_admin(self) -> bool:
+        """Return whether the person owns the team this came from."""
+        return await self.port.is_owner(self.heard)

@@ -1,0 +1,72 @@
+"""SQL for conversation references: where a platform can reach a conversation unprompted.
+
+Microsoft Teams lets a bot post only into a conversation it has heard from, through the service
+URL that conversation's activities named. Every activity the bot receives refreshes its row, so
+a daily question or a timer's reveal (which no activity prompted) knows where to post.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from bot.storage._retry import with_retries
+from bot.storage._schema import conversation_references
+from bot.storage._store import SqlStore
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """Where a conversation is reached: its service URL, and what the platform said of it."""
+
+    service_url: str
+    details: dict[str, Any]
+
+
+@with_retries
+class ConversationSql:
+    """Conversation references keyed by (platform, workspace, channel)."""
+
+    def __init__(self, store: SqlStore) -> None:
+        self.store = store
+
+    async def remember(
+        self, platform: str, workspace: str, channel: str, reference: Reference, now: datetime
+    ) -> None:
+        """Store (or refresh) where a conversation is reached."""
+        document = json.dumps(reference.details, sort_keys=True)
+        key = {"platform": platform, "workspace": workspace, "channel": channel}
+        values = {"service_url": reference.service_url, "reference": document, "updated_at": now}
+        stmt = (
+            self.store._insert(conversation_references)
+            .values(**key, **values)
+            .on_conflict_do_update(index_elements=list(key), set_=values)
+        )
+        async with self.store.write() as conn:
+            await conn.execute(stmt)
+
+    async def find(self, platform: str, workspace: str, channel: str) -> Reference | None:
+        """Return where a conversation is reached, or None if the bot never heard from it."""
+        table = conversation_references
+        query = sa.select(table.c.service_url, table.c.reference).where(
+            table.c.platform == platform,
+            table.c.workspace == workspace,
+            table.c.channel == channel,
+        )
+        async with self.store.read() as conn:
+            row = (await conn.execute(query)).first()
+        if row is None:
+            return None
+        return Reference(row.service_url, json.loads(row.reference))
+
+    async def forget_workspace(self, platform: str, workspace: str) -> int:
+        """Remove every reference of a workspace; return how many there were."""
+        table = conversation_references
+        stmt = table.delete().where(table.c.platform == platform, table.c.workspace == workspace)
+        async with self.store.write() as conn:
+            result = await conn.execute(stmt)
+        return int(result.rowcount or 0)
