@@ -771,7 +771,7 @@ class TeamsDriver:
         store = await open_store(f"sqlite+aiosqlite:///{self.tmp_path / 'quiz.db'}")
         self.store = GatedStore(store)
         self.engine = QuizEngine(
-            self.store, load_bank([BANK]), clock=self.clock, rng=random.Random(0)
+            self.store, load_bank([BANK], TEMPLATES), clock=self.clock, rng=random.Random(0)
         )
         configuration = AgentAuthConfiguration(client_id=self.standin.app_id)
         self.bot = TeamsBot(
@@ -910,7 +910,7 @@ class TeamsDriver:
         assert not seen.private, seen.text
         posted = self._cards_in_channel()[before]
         button = _card(posted.activity)["actions"][0]["data"]["button"]
-        card = Card(int(button.split(":")[1]), posted.id)
+        card = Card(int(button.split(":")[1]), posted.id, "\n".join(texts(posted.activity)))
 
         async def attached() -> bool:
             return (await self.engine.get_round(card.round_id)).message_ref == card.ref
@@ -949,7 +949,7 @@ class TeamsDriver:
             return (await self.engine.get_round(round_id)).message_ref == posted.id
 
         await eventually(attached)
-        return Card(round_id, posted.id)
+        return Card(round_id, posted.id, "\n".join(texts(posted.activity)))
 
     async def play(self, tag: str, typed: str) -> Seen:
         """Post a question of a tag and answer it with a click."""

@@ -30,6 +30,8 @@ def skip_on(chat: Any, platform: str, why: str) -> None:
     """Skip a scenario that cannot apply to a platform, saying why."""
     if chat.platform == platform:
         pytest.skip(f"{platform}: {why}")
+
+
 TOKEN = re.compile(r"/dashboard/open\?token=([A-Za-z0-9_\-.]+)")
 
 

@@ -37,7 +37,6 @@ CHANNEL = "19:quiz@thread.tacv2"
 BOT_NAME = "quizbot"
 # Bot Framework tokens name this issuer (the SDK reads it to choose where the keys are).
 ISSUER = "https://api.botframework.com"
-KEY_ID = "stand-in-key"
 
 
 @dataclass(frozen=True)
@@ -95,6 +94,8 @@ class TeamsStandIn:
         self._refusals: list[tuple[str, re.Pattern[str], int]] = []
         self._changed = asyncio.Condition()
         self._key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        # A key id of its own: a stand-in later on the same port is not taken for this one.
+        self.key_id = f"stand-in-{uuid.uuid4().hex[:12]}"
         self._runner: web.AppRunner | None = None
         self.url = ""
 
@@ -152,7 +153,7 @@ class TeamsStandIn:
             "serviceurl": self.service_url,
         }
         signer = key or self._key
-        return jwt.encode(claims, signer, algorithm="RS256", headers={"kid": KEY_ID})
+        return jwt.encode(claims, signer, algorithm="RS256", headers={"kid": self.key_id})
 
     def _base(self, user: str, person: str, conversation: JsonDict, **more: Any) -> JsonDict:
         activity: JsonDict = {
@@ -327,7 +328,7 @@ class TeamsStandIn:
 
     async def _keys(self, request: web.Request) -> web.Response:
         jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self._key.public_key()))
-        jwk.update(kid=KEY_ID, use="sig", alg="RS256")
+        jwk.update(kid=self.key_id, use="sig", alg="RS256")
         return web.json_response({"keys": [jwk]})
 
     async def _token(self, request: web.Request) -> web.Response:

@@ -211,6 +211,10 @@ def reveal_card(reveal: Reveal) -> dict[str, Any]:
     ]
     if reveal.fastest:
         facts.append({"title": M.FASTEST_FIELD, "value": markdown(words.fastest_names(reveal))})
+    tags = words.tag_list(reveal.question)
+    if tags is not None:
+        # Shown only now: a tag can name the answer (``words.card_facts``).
+        facts.append({"title": M.FACT_TAGS, "value": markdown(tags)})
     body = [
         _title(_escape(M.CARD_TITLE_CLOSED)),
         block(_escape(reveal.question.text)),
