@@ -50,6 +50,7 @@ from bot.engine.model import (
     Question,
     Reference,
 )
+from bot.errors import ConfigError
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 SCHEMA = Path(__file__).resolve().parents[2] / "questions" / "template.schema.json"
@@ -63,8 +64,11 @@ MAX_SEED = 999_999_999
 _FIELD = re.compile(r"\{([a-z_]+)\}")
 
 
-class TemplateError(ValueError):
-    """A template file that breaks the format; the message names the file and the field."""
+class TemplateError(ConfigError, ValueError):
+    """A template file that breaks the format; the message names the file and the field.
+
+    A ConfigError: the command line reports it in one line, like a broken question file.
+    """
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from bot.bank import QuestionBank
     from bot.bank.lint import Finding
+    from bot.bank.templates import Template
     from bot.engine.tracks import Track
 
 
@@ -27,7 +28,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "Without PATH, the configured question folders are checked (QUIZBOT_QUESTIONS,\n"
             "else the bundled questions/). The learning tracks in each folder's tracks/ (or a\n"
             "track file given by name) are checked against the bank: unknown question ids and\n"
-            "tags are problems. Exit status: 0 when every file is clean, 1 otherwise."
+            "tags are problems. The bundled computed-question templates are checked too.\n"
+            "Exit status: 0 when every file is clean, 1 otherwise."
         ),
         epilog=lint_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -96,6 +98,8 @@ Bank-wide limits (exit status 1 when passed):
   under {low}% or over {high}% of the sorted-number questions [sorted-key].
   Under {limits.min_sample} questions a share past its limit fails only when a binomial
   test gives chance under {alpha:g}% of reaching it. Warnings alone exit 0.
+Computed questions: the first {TEMPLATE_SAMPLE} instances of each template are linted with the
+  rules above, their warnings printed like the bank's and counted in one line.
 See docs/writing-questions.md."""
 
 
@@ -134,14 +138,51 @@ def run_validate(args: argparse.Namespace) -> int:
     if database and not getattr(args, "lint", False):
         print("quizbot validate: --database needs --lint", file=sys.stderr)
         return 2
+    # The computed-question templates the bot draws from are checked like question files.
+    from bot.bank.templates import TemplateError, load_templates
+
+    try:
+        templates = load_templates()
+    except TemplateError as exc:
+        print(exc)
+        print("quizbot validate: a computed-question template is broken", file=sys.stderr)
+        return 1
     if getattr(args, "lint", False):
-        return run_lint(bank, paths, database)
+        return run_lint(bank, paths, database, templates)
     print(summary(bank, paths, tracks))
     return 0
 
 
-def run_lint(bank: QuestionBank, paths: Sequence[Path], database: str | None = None) -> int:
-    """Print the lint's warnings, folder shares and bank-wide errors, the summary last."""
+#: Instances of each computed-question template the lint draws and checks.
+TEMPLATE_SAMPLE = 20
+
+
+def template_findings(templates: Sequence[Template]) -> list[Finding]:
+    """Return the lint's findings on the first ``TEMPLATE_SAMPLE`` instances of each template."""
+    from bot.bandwidth import load_catalogue
+    from bot.bank.lint import lint
+    from bot.bank.templates import draw
+
+    catalogue = load_catalogue()
+    return [
+        finding
+        for template in templates
+        for seed in range(TEMPLATE_SAMPLE)
+        for finding in lint([draw(template, seed, catalogue).question]).findings
+    ]
+
+
+def run_lint(
+    bank: QuestionBank,
+    paths: Sequence[Path],
+    database: str | None = None,
+    templates: Sequence[Template] = (),
+) -> int:
+    """Print the lint's warnings, folder shares and bank-wide errors, the summary last.
+
+    Each computed-question template's first instances are linted too: their warnings print
+    like the bank's, and one line counts them.
+    """
     from bot.bank.lint import lint
 
     labels: list[Finding] = []
@@ -157,6 +198,14 @@ def run_lint(bank: QuestionBank, paths: Sequence[Path], database: str | None = N
     report = lint(bank.questions, topics)
     for finding in sorted([*report.findings, *labels], key=lambda f: (f.file, f.line)):
         print(finding)
+    if templates:
+        computed = template_findings(templates)
+        for finding in computed:
+            print(finding)
+        print(
+            f"lint: {_count(len(templates), 'computed template')}, {TEMPLATE_SAMPLE} instances "
+            f"each: {_count(len(computed), 'warning')}"
+        )
     for folder in report.folders:
         print(f"lint: folder {folder.scope}: {_count(folder.total, 'question')}; {folder.text()}")
     for breach in report.breaches:

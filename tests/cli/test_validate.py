@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
@@ -174,3 +175,27 @@ def test_tracks_are_checked_with_the_bank_and_counted(tmp_path: Path) -> None:
     result = quizbot(str(where), env={"QUIZBOT_QUESTIONS": str(bank)})
     assert result.returncode == 1
     assert result.stdout.startswith(f"{where}:3: units[1].questions[1]: no question")
+
+
+def test_a_broken_template_fails_validate_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+
+    from bot.bank import templates as T
+    from bot.cli.validate import run_validate
+
+    source = T.TEMPLATES_DIR / "04-buffer-allreduce-ring.yaml"
+    data = yaml.safe_load(source.read_text())
+    data["mistakes"][0]["formula"] = "step - bubble"  # a formula without a plan request
+    broken = tmp_path / "templates"
+    broken.mkdir()
+    (broken / "04-buffer-allreduce-ring.yaml").write_text(yaml.safe_dump(data))
+    original = T.load_templates
+    monkeypatch.setattr(T, "load_templates", lambda: original(broken))
+    bank = Path(__file__).resolve().parents[1] / "adapters" / "slack" / "bank"
+    status = run_validate(argparse.Namespace(paths=[bank], lint=False, database=None))
+    out, err = capsys.readouterr()
+    assert status == 1
+    assert "04-buffer-allreduce-ring.yaml" in out and "a formula needs a plan request" in out
+    assert "template is broken" in err and "Traceback" not in err
