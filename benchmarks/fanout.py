@@ -3,8 +3,9 @@
 Run: ``.venv/bin/python benchmarks/fanout.py`` (PostgreSQL at 127.0.0.1:5432 as in the tests).
 
 It stores ``--schedules`` daily schedules at 09:00 UTC, ``--per-workspace`` channels a
-workspace, on Slack each with yesterday's question still open (so a post is the reveal's edit,
-its thread reply and the new card; on Discord the first day's card alone), starts the platform's
+workspace, each with yesterday's question still open (so a post is the reveal's edit, its
+thread reply and the new card; ``--discord-first-day`` leaves Discord's channels without one,
+a post being its card alone), starts the platform's
 stand-in in this process with the platform's limits enforced and ``--latency`` on every request,
 and starts the replicas as processes of their own (``quizbot``'s scheduler on the real slack_sdk
 or discord.py client and a PostgreSQL store each), whose clocks read 09:00:00 at the start.
@@ -44,6 +45,7 @@ from _common import POSTGRES, ROOT, database
 sys.path.insert(0, str(ROOT))
 
 import sqlalchemy as sa
+import yaml
 
 from bot.bank.loader import load_bank
 from bot.engine import QuizEngine
@@ -63,8 +65,20 @@ SLACK_PER_WORKSPACE_PER_MINUTE = 300
 
 
 def replica_main(args: argparse.Namespace) -> None:
-    """Run one replica's scheduler until killed or told to stop (stdin closed)."""
-    asyncio.run(_replica(args))
+    """Run one replica's scheduler until killed or told to stop (stdin closed).
+
+    With ``FANOUT_PROFILE`` set to a folder, the replica's run is profiled (cProfile) into
+    ``replica-N.prof`` there.
+    """
+    folder = os.environ.get("FANOUT_PROFILE")
+    if not folder:
+        asyncio.run(_replica(args))
+        return
+    import cProfile
+
+    with cProfile.Profile() as profile:
+        asyncio.run(_replica(args))
+    profile.dump_stats(os.path.join(folder, f"replica-{args.index}.prof"))
 
 
 async def _replica(args: argparse.Namespace) -> None:
@@ -109,7 +123,8 @@ async def _replica(args: argparse.Namespace) -> None:
         await client.login(args.token)
         closing.append(client.close)
         publisher = Publisher(engine, DiscordPort(client))
-    fan_out = FanOut(concurrency=args.concurrency, lease=timedelta(seconds=args.lease))
+    concurrency = args.concurrency or FanOut.for_platform(args.platform).concurrency
+    fan_out = FanOut(concurrency=concurrency, lease=timedelta(seconds=args.lease))
     print("ready", flush=True)
     # The start: stdin says go; from here the clock reads 09:00.
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
@@ -133,6 +148,7 @@ async def _replica(args: argparse.Namespace) -> None:
     for close in closing:
         await close()
     await store.close()
+    print(f"replica {args.index}: {time.process_time():.1f} s of CPU", file=sys.stderr, flush=True)
 
 
 # ---------------------------------------------------------------- the driver
@@ -264,7 +280,9 @@ async def run_slack(args: argparse.Namespace, replicas: int, kill: bool, name: s
         latency=args.latency,
         workspace_of=lambda channel: channel.split("x")[0],
     )
-    standin = SlackApiStandIn(limits=limits)
+    # The shipped manifest's scopes, as an install has them (no chat:write.public).
+    manifest = yaml.safe_load((ROOT / "deploy" / "slack-manifest.yaml").read_text())
+    standin = SlackApiStandIn(limits=limits, granted=manifest["oauth_config"]["scopes"]["bot"])
     await standin.start()
     refs = [f"1699999999.{i:06d}" for i in range(len(places))]
 
@@ -327,6 +345,12 @@ async def run_discord(args: argparse.Namespace, name: str) -> Result:
     async with DiscordStandIn(guild_ids=guilds, channels_per_guild=per, limits=limits) as api:
         places = [(str(g), str(c)) for g in guilds for c in api.channel_ids(g)]
         channel_ids = {c for _, c in places}
+        # Each channel's card from yesterday, still open: today's post reveals it first.
+        refs = (
+            None
+            if args.discord_first_day
+            else [api.add_message(int(c), {"content": "yesterday"})["id"] for _, c in places]
+        )
 
         def cards() -> list[str]:
             return [
@@ -350,14 +374,16 @@ async def run_discord(args: argparse.Namespace, name: str) -> Result:
             )
 
         args.platform_now = "discord"
-        # The first day's cards, one request each (a thread from a card needs the server in
-        # the client's cache, which the gateway fills; these replicas use REST alone).
-        floor = len(places) / limits.global_per_second
+        # A first day's card is one request; a later day's post is four: the reveal's edit of
+        # yesterday's card, its thread, the explanation in it, and the new card. All count
+        # against the global limit, which sets the floor.
+        per_post = 1 if refs is None else 4
+        floor = per_post * len(places) / limits.global_per_second
         return await drive(
             args,
             name,
             places,
-            None,
+            refs,
             "discord",
             api.api_url,
             api.token,
@@ -491,7 +517,8 @@ async def main(args: argparse.Namespace) -> None:
         f"{args.schedules} Slack schedules, {args.discord_schedules} Discord schedules, "
         f"{args.per_workspace} channels a workspace, latency {args.latency * 1000:.0f} ms, "
         f"lease {args.lease:.0f} s, tick every {args.interval:.1f} s, "
-        f"pool {args.pool} connections and {args.concurrency} posts at once a replica, "
+        f"pool {args.pool} connections and "
+        f"{args.concurrency or 'the platform default'} posts at once a replica, "
         "PostgreSQL",
         flush=True,
     )
@@ -528,7 +555,15 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--interval", type=float, default=1.0, help="seconds between ticks")
     parser.add_argument("--pool", type=int, default=15, help="database connections a replica")
     parser.add_argument(
-        "--concurrency", type=int, default=FanOut().concurrency, help="posts at once a replica"
+        "--concurrency",
+        type=int,
+        default=0,
+        help="posts at once a replica (default: the platform's, FanOut.for_platform)",
+    )
+    parser.add_argument(
+        "--discord-first-day",
+        action="store_true",
+        help="Discord channels with no open question (one request a post)",
     )
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--idle-runs", type=int, default=50)

@@ -36,7 +36,7 @@ from zoneinfo import ZoneInfo
 
 from bot import messages as M
 from bot.engine import QuizEngine
-from bot.engine.model import Place, Question, QuestionCard
+from bot.engine.model import Place, Question, QuestionCard, Round
 from bot.engine.ports import Clock, utc_now
 from bot.errors import ConfigError, NotFound, UserError
 from bot.scheduler._digest import WEEK, build_digest, digest_text
@@ -66,6 +66,8 @@ LATE_NOTE_AFTER = timedelta(minutes=5)
 LOOKBACK = timedelta(days=8)
 # How long a leased schedule stays this replica's without a renewal; renewed every third of it.
 LEASE = timedelta(seconds=60)
+# Daily posts in flight at once in a process on Discord (see FanOut.for_platform).
+DISCORD_CONCURRENCY = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +79,21 @@ class FanOut:
     concurrency: int = 200
     per_workspace: int = 4
     lease: timedelta = LEASE
+
+    @classmethod
+    def for_platform(cls, platform: str) -> FanOut:
+        """Return the fan-out that fits a platform's limits.
+
+        Discord allows a bot 50 requests a second in all. discord.py learns of that limit only
+        from a 429 (then every request waits out its ``retry_after`` and goes again at once),
+        and gives a request up after five of them: 200 posts in flight overran it until posts
+        failed. Each post makes its requests one after another, so a few posts in flight keep
+        the bot near its limit without a storm of 429s (Discord also bans, for an hour, a
+        client that makes 10,000 refused requests in ten minutes).
+        """
+        if platform == "discord":
+            return cls(concurrency=DISCORD_CONCURRENCY)
+        return cls()
 
     def __post_init__(self) -> None:
         if self.concurrency < 1 or self.per_workspace < 1:
@@ -234,12 +251,14 @@ class _Tick:
         digest, skipped = await self.pick(schedule, ClaimKind.DIGEST, digests)
         report += skipped
         if post is not None:
-            resumed = await self.resume(schedule, post)
+            # One read serves both: a round of this slot to resume, or the one to close.
+            rnd = await self.engine.open_round(schedule.place)
+            resumed = await self.resume(schedule, post, rnd)
             if resumed is not None:
                 report += resumed
                 post = None
-            else:
-                await self.close_previous(schedule)
+            elif rnd is not None and not (rnd.scheduled and rnd.slot == post.key):
+                await self.close_previous(rnd)
         if digest is not None:
             report += await self.post_digest(schedule, digest)
         if post is not None:
@@ -252,7 +271,7 @@ class _Tick:
         digest = next_digest_slot(schedule, self.now)
         return min(due, digest.at) if digest is not None else due
 
-    async def resume(self, schedule: Schedule, slot: Slot) -> TickReport | None:
+    async def resume(self, schedule: Schedule, slot: Slot, rnd: Round | None) -> TickReport | None:
         """Finish a taken-over slot whose round its dead claimant had already opened.
 
         None when it had opened none: the slot is posted from the start. With the card's
@@ -261,7 +280,6 @@ class _Tick:
         platform is asked for the round's card (``find_card``), and only if it has none is the
         same round's card posted (with the same idempotency key, which Discord deduplicates).
         """
-        rnd = await self.engine.open_round(schedule.place)
         if rnd is None or not rnd.scheduled or rnd.slot != slot.key:
             return None
         if rnd.message_ref is not None:
@@ -295,10 +313,7 @@ class _Tick:
         await self._settle(schedule, ClaimKind.POST, slot, "late" if late else "posted", rnd.id)
         return TickReport(posted=int(ref is None), late=int(late and ref is None))
 
-    async def close_previous(self, schedule: Schedule) -> None:
-        rnd = await self.engine.open_round(schedule.place)
-        if rnd is None:
-            return
+    async def close_previous(self, rnd: Round) -> None:
         reveal = await self.engine.close(rnd.id)
         if reveal is None:
             return  # another process closed it and publishes its reveal
@@ -393,7 +408,7 @@ async def post_due(
 ) -> TickReport:
     """Post every slot of the publisher's platform that is due at ``now`` and not yet claimed."""
     tick = _Tick(engine, publisher, store, now=now, grace=grace, claimant=claimant, clock=clock)
-    return await _FanOutRun(tick, fan_out or FanOut()).run()
+    return await _FanOutRun(tick, fan_out or FanOut.for_platform(publisher.platform)).run()
 
 
 class _FanOutRun:
