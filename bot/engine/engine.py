@@ -142,10 +142,20 @@ COMPUTED_TRIES = 5
 COMPUTED = "computed"
 
 
+#: Computed instances a question report rebuilds at most: the most answered (a rebuild costs
+#: milliseconds; docs/benchmarks.md, "Computed-question templates").
+COMPUTED_REPORTED = 100
+
+
 def template_of(question_id: str) -> str | None:
-    """Return the template a computed question's id names (``template#seed``), else None."""
+    """Return the template a computed question's id names (``template#seed``), else None.
+
+    The seed is spelled as the bank spells it: nine digits at most, no leading zero.
+    """
     head, sep, tail = question_id.partition("#")
-    return head if sep and tail.isdigit() else None
+    if not (sep and head and tail.isascii() and tail.isdigit() and len(tail) <= 9):
+        return None
+    return head if str(int(tail)) == tail else None
 
 
 #: How long a workspace's answer rates serve practice before they are read again.
@@ -299,19 +309,25 @@ class QuizEngine:
         """Return every bank question's answer analytics in a scope (None: everywhere).
 
         Computed questions that were answered follow the bank's, one report per instance,
-        each rebuilt from its id.
+        each rebuilt from its id: the ``COMPUTED_REPORTED`` most answered, in id order.
         """
         aggregates = await self.store.question_aggregates(platform, workspace)
         questions = self.bank.filter(None)
         known = {q.id for q in questions}
+        answered = sorted(
+            (
+                a
+                for a in aggregates
+                if a.question_id not in known and template_of(a.question_id) in self.bank.templates
+            ),
+            key=lambda a: (-a.answers, a.question_id),
+        )[:COMPUTED_REPORTED]
         computed = []
-        for agg in sorted(aggregates, key=lambda a: a.question_id):
-            if agg.question_id in known or template_of(agg.question_id) is None:
-                continue
+        for agg in sorted(answered, key=lambda a: a.question_id):
             try:
                 computed.append(self.bank.by_id(agg.question_id))
             except KeyError:
-                continue  # a template since removed: nothing to rewrite
+                continue  # a seed that no longer draws: nothing to rewrite
         return analytics.reports((*questions, *computed), aggregates)
 
     # ---------------------------------------------------------- practice (never touches scores)
@@ -867,6 +883,10 @@ class QuizEngine:
         return [c for c in cards if learning.is_due(c, now) and self._known(c.key.question_id)]
 
     def _known(self, question_id: str) -> bool:
+        # A computed instance is known by its template: counting cards rebuilds nothing.
+        template = template_of(question_id)
+        if template is not None and template in self.bank.templates:
+            return True
         try:
             self.bank.by_id(question_id)
         except KeyError:
@@ -875,8 +895,12 @@ class QuizEngine:
 
     async def next_review(self, platform: str, workspace: str, user: str) -> Question | None:
         """Return the user's most overdue card's question, or None when nothing is due."""
-        due = await self._due_cards(platform, workspace, user)
-        return self.bank.by_id(due[0].key.question_id) if due else None
+        for card in await self._due_cards(platform, workspace, user):
+            try:
+                return self.bank.by_id(card.key.question_id)
+            except KeyError:
+                continue  # a computed instance that no longer draws: the next one
+        return None
 
     async def review_queue(self, platform: str, workspace: str, user: str) -> ReviewQueue:
         """Return how many reviews are due and waiting, and when the next falls due."""

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import bot.engine.engine as engine_module
 from bot.bank import QuestionBank, load_bank
 from bot.bank.templates import load_templates, parse_instance_id
 from bot.engine import COMPUTED, AnswerStatus, ChannelSettings, Place, QuizEngine
@@ -276,3 +277,36 @@ async def test_the_tag_computed_asks_a_computed_question(store: SqlStore, clock:
         card = await engine.start_round(PLACE, tag=spelled)
         assert template_of(card.question.id) in {t.id for t in TEMPLATES}
         await engine.close(card.round_id)
+
+
+async def test_the_report_rebuilds_only_the_most_answered_instances(
+    store: SqlStore, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(engine_module, "COMPUTED_REPORTED", 1)
+    engine = engine_on(store, clock)
+    ids = []
+    for answerers in (("U1",), ("U1", "U2")):
+        card = await engine.start_round(PLACE, computed=True)
+        for user in answerers:
+            await engine.answer("slack", "T1", card.round_id, user, card.question.answer)
+        await engine.close(card.round_id)
+        ids.append(card.question.id)
+    items = await engine.question_report("slack", "T1")
+    computed = [r.question_id for r in items if template_of(r.question_id)]
+    assert computed == [ids[1]]
+
+
+@pytest.mark.parametrize(
+    ("question_id", "template"),
+    [
+        ("dp-gradient-allreduce#12", "dp-gradient-allreduce"),
+        ("dp-gradient-allreduce#0", "dp-gradient-allreduce"),
+        ("dp-gradient-allreduce#012", None),
+        ("dp-gradient-allreduce#1234567890", None),
+        ("dp-gradient-allreduce#", None),
+        ("#12", None),
+        ("multinode-interconnect", None),
+    ],
+)
+def test_template_of_reads_only_the_banks_spelling(question_id: str, template: str | None) -> None:
+    assert template_of(question_id) == template
