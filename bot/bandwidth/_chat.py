@@ -58,13 +58,13 @@ def answer(text: str, catalogue: Catalogue | None = None, *, width: int = WIDTH)
                 return Reply("plan", best, title, table, chart_filename(title))
             result: Estimate | Plan = plan(request, links)
         except BandwidthError as exc:
-            raise BandwidthError(exc.message, usage=exc.usage or PLAN_USAGE) from None
+            raise exc.with_usage(exc.usage or PLAN_USAGE) from None
         kind = "plan"
     else:
         try:
             result = estimate(parse_request(text), links)
         except BandwidthError as exc:
-            raise BandwidthError(exc.message, usage=exc.usage or USAGE) from None
+            raise exc.with_usage(exc.usage or USAGE) from None
         kind = "estimate"
     title = headline(result)
     # Chat is where the quiz is played: an estimate marks the interconnect question's choices.

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 from bot.bandwidth._catalogue import MAX_NICS_PER_NODE, QUIZ_CHOICES, Catalogue, Interconnect
 from bot.bandwidth._compute import ComputeModel, microbatch_time
-from bot.bandwidth._errors import BandwidthError
+from bot.bandwidth._errors import BandwidthError, Problems
 from bot.bandwidth._estimate import gpu_link, hardware_kinds, host_link_bytes_per_s, nvls_link
 from bot.bandwidth._hardware import Gpu, Hardware, Model, load_hardware
 from bot.bandwidth._models import Cluster, Link, collective, transfer
@@ -219,27 +219,43 @@ def resolve_layout(request: PlanRequest, model: Model, gpu: Gpu, hardware: Hardw
     """Return the full layout: defaults filled in, every divisibility rule checked."""
     gpus = request.gpus
     gpn = request.gpus_per_node or min(gpu.nvlink_domain, gpus)
+    pp, cp = request.pp, request.cp
+    tp = request.tp or _default_tp(request, model, gpu, gpn)
+    # The checks on the sizes given one by one are independent: all their problems are told.
+    problems = Problems()
     if gpn > gpu.nvlink_domain:
-        raise BandwidthError(
+        problems.found.append(
             f"gpn={gpn}: a {gpu.name} node (its NVLink domain) holds at most"
             f" {gpu.nvlink_domain} GPUs; more GPUs a node would need a bigger NVLink product."
         )
     if request.nics is not None and request.nics > MAX_NICS_PER_NODE:
-        raise BandwidthError(
+        problems.found.append(
             f"nics={request.nics} is more NICs than any GPU server carries (at most"
             f" {MAX_NICS_PER_NODE}, as on AWS P5)."
         )
     if gpus % gpn:
-        raise BandwidthError(f"gpus={gpus} is not a whole number of nodes of {gpn} GPUs.")
-    pp, cp = request.pp, request.cp
-    tp = request.tp or _default_tp(request, model, gpu, gpn)
+        problems.found.append(f"gpus={gpus} is not a whole number of nodes of {gpn} GPUs.")
     for name, value in (("tp", tp), ("pp", pp), ("cp", cp)):
         if value > gpus:
-            raise BandwidthError(f"{name}={value} is more than the {gpus} GPUs.")
-    if gpus % (tp * pp * cp):
-        raise BandwidthError(
+            problems.found.append(f"{name}={value} is more than the {gpus} GPUs.")
+    if model.heads % tp or model.kv_heads % tp:
+        problems.found.append(
+            f"tp={tp} must divide the {model.heads} heads and {model.kv_heads} key/value heads."
+        )
+    if pp > model.layers:
+        problems.found.append(f"pp={pp} is more than the model's {model.layers} layers.")
+    elif pp * request.interleave > model.layers:
+        problems.found.append("pp x interleave is more than the model's layers.")
+    if request.interleave > 1 and pp == 1:
+        problems.found.append("interleave= splits pipeline stages; it needs pp=2 or more.")
+    seq = request.seq or model.seq
+    if seq % cp:
+        problems.found.append(f"seq={seq} does not split into cp={cp} equal parts.")
+    if max(tp, pp, cp) <= gpus and gpus % (tp * pp * cp):
+        problems.found.append(
             f"gpus={gpus} does not split into tp={tp} x pp={pp} x cp={cp} x a whole dp."
         )
+    problems.raise_any()
     dp = gpus // (tp * pp * cp)
     if request.ep > 1:
         if model.experts % request.ep:
@@ -258,19 +274,6 @@ def resolve_layout(request: PlanRequest, model: Model, gpu: Gpu, hardware: Hardw
             f"tp x pp x cp x dp must be gpus: {tp} x {pp} x {cp} x {request.dp} is"
             f" {tp * pp * cp * request.dp}, not {gpus} (leave dp= out to fill it in)."
         )
-    if model.heads % tp or model.kv_heads % tp:
-        raise BandwidthError(
-            f"tp={tp} must divide the {model.heads} heads and {model.kv_heads} key/value heads."
-        )
-    if pp > model.layers:
-        raise BandwidthError(f"pp={pp} is more than the model's {model.layers} layers.")
-    if pp * request.interleave > model.layers:
-        raise BandwidthError("pp x interleave is more than the model's layers.")
-    if request.interleave > 1 and pp == 1:
-        raise BandwidthError("interleave= splits pipeline stages; it needs pp=2 or more.")
-    seq = request.seq or model.seq
-    if seq % cp:
-        raise BandwidthError(f"seq={seq} does not split into cp={cp} equal parts.")
     b = request.micro_batch
     per_step = dp * b
     if request.global_batch is None:
@@ -344,9 +347,28 @@ def _default_tp(request: PlanRequest, model: Model, gpu: Gpu, gpn: int) -> int:
 def plan(request: PlanRequest, catalogue: Catalogue, hardware: Hardware | None = None) -> Plan:
     """Return the step time of ``request`` on every compared interconnect, fastest first."""
     hw = hardware or load_hardware()
-    gpu = hw.gpu(request.gpu or hw.default_gpu)
-    model = resolve_model(request, hw)
-    layout = resolve_layout(request, model, gpu, hw)
+    # The GPU, the model and the networks are independent: every one that is wrong is told.
+    problems = Problems()
+    found_gpu: Gpu | None = None
+    found_model: Model | None = None
+    with problems.check():
+        found_gpu = hw.gpu(request.gpu or hw.default_gpu)
+    with problems.check():
+        found_model = resolve_model(request, hw)
+    links: list[Interconnect] = []
+    keys = request.over or catalogue.default_comparison
+    if "all" in keys:
+        keys = tuple(ic.key for ic in catalogue if not ic.intra_node)
+    for key in keys:
+        with problems.check():
+            links.append(catalogue.get(key))
+    found_layout: Layout | None = None
+    if found_gpu is not None and found_model is not None:
+        with problems.check():
+            found_layout = resolve_layout(request, found_model, found_gpu, hw)
+    problems.raise_any()
+    assert found_gpu is not None and found_model is not None and found_layout is not None
+    gpu, model, layout = found_gpu, found_model, found_layout
     if layout.compute is not None:
         # The share of the BF16 peak the compute model reaches on this layout, for the record.
         seconds, _ = compute_seconds(model, gpu, layout)
@@ -355,10 +377,6 @@ def plan(request: PlanRequest, catalogue: Catalogue, hardware: Hardware | None =
         executed = hardware_flops(model, layout) / layout.gpus * imbalance / layout.microbatches
         layout = replace(layout, efficiency=executed / seconds / gpu.bf16_flops)
     intra = catalogue.get(gpu.nvlink)
-    keys = request.over or catalogue.default_comparison
-    if "all" in keys:
-        keys = tuple(ic.key for ic in catalogue if not ic.intra_node)
-    links = [catalogue.get(k) for k in keys]
     inside = [ic.key for ic in links if ic.intra_node]
     if inside:
         raise BandwidthError(

@@ -6,7 +6,7 @@ import math
 import re
 from dataclasses import dataclass, fields
 
-from bot.bandwidth._errors import BandwidthError
+from bot.bandwidth._errors import BandwidthError, Problems
 from bot.bandwidth._request import parse_count, parse_over, parse_switch
 
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -123,61 +123,87 @@ class PlanRequest:
     ep: int = 1
 
     def __post_init__(self) -> None:
-        model = str(self.model).strip()
-        if not model or len(model) > 40:
-            raise BandwidthError("Name a model, such as llama3-70b, or a size such as 70B.")
-        if not MODEL_NAME.fullmatch(model):
-            # The name is echoed in tables, code blocks and chart titles: plain characters only.
-            raise BandwidthError(
-                "A model name is letters, digits, dots, dashes and underscores, such as "
-                "llama3-70b or 70B."
-            )
-        object.__setattr__(self, "model", model.lower())
-        _count("gpus", self.gpus, MAX_GPUS)
-        for name in ("pp", "cp", "micro_batch", "interleave", "ep"):
-            _count(name, getattr(self, name), MAX_GPUS)
-        for name in ("gpus_per_node", "tp", "dp", "nics", "experts", "top_k"):
+        # Every field is checked, and every problem reported in one message.
+        problems = Problems()
+        with problems.check():
+            model = str(self.model).strip()
+            if not model or len(model) > 40:
+                raise BandwidthError("Name a model, such as llama3-70b, or a size such as 70B.")
+            if not MODEL_NAME.fullmatch(model):
+                # The name is echoed in tables, code blocks and chart titles: plain characters.
+                raise BandwidthError(
+                    "A model name is letters, digits, dots, dashes and underscores, such as "
+                    "llama3-70b or 70B."
+                )
+            object.__setattr__(self, "model", model.lower())
+        limits: list[tuple[str, int]] = [("gpus", MAX_GPUS)]
+        limits += [(name, MAX_GPUS) for name in ("pp", "cp", "micro_batch", "interleave", "ep")]
+        optional = ["gpus_per_node", "tp", "dp", "nics", "experts", "top_k"]
+        optional += ["layers", "hidden", "ffn", "heads", "kv_heads", "vocab", "seq"]
+        limits += [(name, _LIMITS.get(name, MAX_GPUS)) for name in optional]
+        limits.append(("global_batch", MAX_BATCH))
+        for name, limit in limits:
             value = getattr(self, name)
-            if value is not None:
-                _count(name, value, MAX_GPUS)
-        for name in ("layers", "hidden", "ffn", "heads", "kv_heads", "vocab"):
-            value = getattr(self, name)
-            if value is not None:
-                _count(name, value, 10_000_000 if name == "vocab" else MAX_DIM)
-        if self.seq is not None:
-            _count("seq", self.seq, MAX_SEQ)
-        if self.global_batch is not None:
-            _count("batch", self.global_batch, MAX_BATCH)
-        if isinstance(self.zero, bool) or self.zero not in (0, 1, 2, 3):
-            raise BandwidthError(f"zero= must be 0, 1, 2 or 3; got {self.zero!r}.")
-        if not isinstance(self.recompute, bool):
-            raise BandwidthError("recompute must be on or off.")
-        for name in ("fp8", "sharp", "uneven", "search", "tp_overlap"):
+            if value is not None or name in _REQUIRED:
+                with problems.check():
+                    _count(name, value, limit)
+        with problems.check():
+            if isinstance(self.zero, bool) or self.zero not in (0, 1, 2, 3):
+                raise BandwidthError(f"zero= must be 0, 1, 2 or 3; got {self.zero!r}.")
+        for name in ("recompute", "fp8", "sharp", "uneven", "search", "tp_overlap"):
             if not isinstance(getattr(self, name), bool):
-                raise BandwidthError(f"{name} must be on or off.")
+                problems.found.append(f"{name.replace('_', '-')} must be on or off.")
         if self.efficiency is not None:
-            eff = self.efficiency
-            if isinstance(eff, bool) or not isinstance(eff, int | float) or not math.isfinite(eff):
-                raise BandwidthError("efficiency= must be a number such as 0.5.")
-            if not MIN_EFFICIENCY <= eff <= 1:
-                # A vanishing share (5e-324) overflows the step time to inf, then NaN.
-                raise BandwidthError("efficiency= must be between 0.01 and 1.")
-            object.__setattr__(self, "efficiency", float(eff))
+            with problems.check():
+                eff = self.efficiency
+                if (
+                    isinstance(eff, bool)
+                    or not isinstance(eff, int | float)
+                    or not math.isfinite(eff)
+                ):
+                    raise BandwidthError("efficiency= must be a number such as 0.5.")
+                if not MIN_EFFICIENCY <= eff <= 1:
+                    # A vanishing share (5e-324) overflows the step time to inf, then NaN.
+                    raise BandwidthError("efficiency= must be between 0.01 and 1.")
+                object.__setattr__(self, "efficiency", float(eff))
         if self.gpu is not None:
-            gpu = str(self.gpu).strip().lower()
-            if not _WORD_RE.match(gpu):
-                raise BandwidthError(f"{self.gpu!r} is not a GPU key; try gpu=h100.")
-            object.__setattr__(self, "gpu", gpu)
+            with problems.check():
+                gpu = str(self.gpu).strip().lower()
+                if not _WORD_RE.match(gpu):
+                    raise BandwidthError(f"{self.gpu!r} is not a GPU key; try gpu=h100.")
+                object.__setattr__(self, "gpu", gpu)
         over = tuple(dict.fromkeys(str(k).strip().lower() for k in self.over if str(k).strip()))
         object.__setattr__(self, "over", over)
+        problems.raise_any()
 
     def custom_shape(self) -> bool:
         """Return whether the request gives its own layers and width instead of a preset."""
         return self.layers is not None or self.hidden is not None
 
 
+# Upper bounds of the counts that are not GPUs; the fields that must always be given.
+_LIMITS = {
+    "layers": MAX_DIM,
+    "hidden": MAX_DIM,
+    "ffn": MAX_DIM,
+    "heads": MAX_DIM,
+    "kv_heads": MAX_DIM,
+    "vocab": 10_000_000,
+    "seq": MAX_SEQ,
+}
+_REQUIRED = frozenset({"gpus", "pp", "cp", "micro_batch", "interleave", "ep"})
+# The chat word of a field where it differs from the field's name.
+_SHOWN = {
+    "gpus_per_node": "gpn",
+    "micro_batch": "micro",
+    "kv_heads": "kv",
+    "global_batch": "batch",
+    "top_k": "top-k",
+}
+
+
 def _count(name: str, value: object, limit: int) -> None:
-    shown = {"gpus_per_node": "gpn", "micro_batch": "micro", "kv_heads": "kv"}.get(name, name)
+    shown = _SHOWN.get(name, name)
     if isinstance(value, bool) or not isinstance(value, int):
         raise BandwidthError(f"{shown}= must be a whole number, such as {shown}=8.")
     if not 1 <= value <= limit:
@@ -193,12 +219,16 @@ def parse_params(text: str) -> float:
 
 
 def parse_plan(text: str) -> PlanRequest:
-    """Parse ``[plan] MODEL gpus=N [tp=T] ...`` (the chat form) into a planner request."""
+    """Parse ``[plan] MODEL gpus=N [tp=T] ...`` (the chat form) into a planner request.
+
+    Every problem is reported at once: each option's value, the fields' ranges and, when any of
+    those is wrong, the model and GPU names too (which the planner would check only after).
+    """
     try:
         return _parse_plan(text)
     except BandwidthError as exc:
         if exc.usage is None:
-            raise BandwidthError(exc.message, usage=PLAN_USAGE) from None
+            raise exc.with_usage(PLAN_USAGE) from None
         raise
 
 
@@ -214,8 +244,10 @@ def _parse_plan(text: str) -> PlanRequest:
         words = words[1:]
     if len(words) == 1 and words[0].lower() in ("help", "-h", "--help", "?"):
         raise BandwidthError("How to plan a training step:")
+    problems = Problems()
     model_words: list[str] = []
     values: dict[str, object] = {}
+    given: set[str] = set()
     for word in words:
         key, eq, value = word.partition("=")
         key = key.strip().lower()
@@ -228,18 +260,46 @@ def _parse_plan(text: str) -> PlanRequest:
         field = _KEYS.get(key)
         if field is None:
             known = ", ".join(k + "=" for k in _KEYS if "-" not in k)
-            raise BandwidthError(f"Unknown option {key + '='!r}. Options: {known}.")
-        if field in values:
-            raise BandwidthError(f"{key}= is given twice.")
-        values[field] = _value(field, key, value)
+            problems.found.append(f"Unknown option {key + '='!r}. Options: {known}.")
+            continue
+        if field in given:
+            problems.found.append(f"{key}= is given twice.")
+            continue
+        given.add(field)
+        with problems.check():
+            values[field] = _value(field, key, value)
     if not model_words:
-        raise BandwidthError("Name a model first, such as plan llama3-70b gpus=128.")
-    if "gpus" not in values:
-        raise BandwidthError("Say how many GPUs in all, such as gpus=128.")
+        problems.found.append("Name a model first, such as plan llama3-70b gpus=128.")
+    if "gpus" not in given:
+        problems.found.append("Say how many GPUs in all, such as gpus=128.")
     model = " ".join(model_words)
     known_fields = {f.name for f in fields(PlanRequest)}
     kwargs = {k: v for k, v in values.items() if k in known_fields}
-    return PlanRequest(model=model, **kwargs)  # type: ignore[arg-type]
+    if not problems:
+        with problems.check():
+            return PlanRequest(model=model, **kwargs)  # type: ignore[arg-type]
+    else:
+        # Check the fields the words did give, so their problems are told now, not next time.
+        with problems.check():
+            PlanRequest(model=model or "unnamed", **{"gpus": 1, **kwargs})  # type: ignore[arg-type]
+    _check_names(problems, model_words, values)
+    problems.raise_any()
+    raise AssertionError("unreachable: a request with problems raises above")
+
+
+def _check_names(problems: Problems, model_words: list[str], values: dict[str, object]) -> None:
+    """Add an unknown model preset or GPU to ``problems`` (the planner checks them later)."""
+    from bot.bandwidth._hardware import load_hardware
+
+    hardware = load_hardware()
+    custom = "layers" in values or "hidden" in values
+    if len(model_words) == 1 and not custom and MODEL_NAME.fullmatch(model_words[0]):
+        with problems.check():
+            hardware.model(model_words[0])
+    gpu = values.get("gpu")
+    if isinstance(gpu, str) and _WORD_RE.match(gpu.strip().lower()):
+        with problems.check():
+            hardware.gpu(gpu)
 
 
 def _value(field: str, key: str, text: str) -> object:

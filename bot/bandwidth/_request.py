@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-from bot.bandwidth._errors import BandwidthError
+from bot.bandwidth._errors import BandwidthError, Problems
 from bot.bandwidth._models import ALGORITHMS
 from bot.bandwidth._sizes import MAX_BYTES, parse_size
 
@@ -95,17 +95,24 @@ class BandwidthRequest:
             raise BandwidthError("The size must be a whole number of bytes.")
         if not 1 <= self.bytes <= MAX_BYTES:
             raise BandwidthError("The size must be between 1 byte and 1 EB (10^18 bytes).")
-        _check_count("nodes", self.nodes, MAX_NODES)
-        _check_count("gpus", self.gpus, MAX_GPUS)
+        # The counts and the step are independent: every one that is wrong is told at once.
+        problems = Problems()
+        with problems.check():
+            _check_count("nodes", self.nodes, MAX_NODES)
+        with problems.check():
+            _check_count("gpus", self.gpus, MAX_GPUS)
         if self.nics is not None:
-            _check_count("nics", self.nics, MAX_NICS)
+            with problems.check():
+                _check_count("nics", self.nics, MAX_NICS)
         if self.step is not None:
             step = self.step
             if isinstance(step, bool) or not isinstance(step, int | float):
-                raise BandwidthError("step= must be a number of seconds, such as step=0.5.")
-            if not (math.isfinite(step) and 0 < step <= MAX_STEP_S):
-                raise BandwidthError("step= must be more than 0 and at most 1,000,000 seconds.")
-            object.__setattr__(self, "step", float(step))
+                problems.found.append("step= must be a number of seconds, such as step=0.5.")
+            elif not (math.isfinite(step) and 0 < step <= MAX_STEP_S):
+                problems.found.append("step= must be more than 0 and at most 1,000,000 seconds.")
+            else:
+                object.__setattr__(self, "step", float(step))
+        problems.raise_any()
         over = tuple(dict.fromkeys(str(k).strip().lower() for k in self.over if str(k).strip()))
         for key in over:
             if not _KEY_RE.match(key):
@@ -137,7 +144,7 @@ def parse_request(text: str) -> BandwidthRequest:
         return _parse_request(text)
     except BandwidthError as exc:
         if exc.usage is None:
-            raise BandwidthError(exc.message, usage=USAGE) from None
+            raise exc.with_usage(USAGE) from None
         raise
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -232,8 +233,100 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.set_defaults(handler=run_bandwidth)
 
 
+# Planner flags and the chat word each becomes (``--tp 8`` is ``tp=8``); the switches are words.
+PLAN_WORDS = {
+    "gpus": "gpus",
+    "gpus_per_node": "gpn",
+    "tp": "tp",
+    "pp": "pp",
+    "cp": "cp",
+    "dp": "dp",
+    "zero": "zero",
+    "seq": "seq",
+    "global_batch": "batch",
+    "micro_batch": "micro",
+    "layers": "layers",
+    "hidden": "hidden",
+    "ffn": "ffn",
+    "heads": "heads",
+    "kv_heads": "kv",
+    "vocab": "vocab",
+    "interleave": "interleave",
+    "experts": "experts",
+    "top_k": "top-k",
+    "ep": "ep",
+    "nics": "nics",
+    "gpu": "gpu",
+    "over": "over",
+    "efficiency": "efficiency",
+}
+PLAN_SWITCHES = {
+    "recompute": "recompute",
+    "fp8": "fp8",
+    "sharp": "sharp",
+    "uneven": "uneven",
+    "search": "search",
+    "tp_overlap": "tp-overlap",
+}
+
+
+# The chat words of the messages, and the flag each is on the command line.
+CLI_FLAGS = {
+    **{word: "--" + name.replace("_", "-") for name, word in PLAN_WORDS.items()},
+    **{word: "--" + name.replace("_", "-") for name, word in PLAN_SWITCHES.items()},
+    "gpus-per-node": "--gpus-per-node",
+    "global-batch": "--global-batch",
+    "micro-batch": "--micro-batch",
+    "kv-heads": "--kv-heads",
+    "topk": "--top-k",
+    "nodes": "--nodes",
+    "step": "--step",
+    "intra": "--intra",
+    "algo": "--algo",
+    "op": "--op",
+}
+_OPTION_WORD = re.compile(
+    r"(?<![\w-])(" + "|".join(sorted(map(re.escape, CLI_FLAGS), key=len, reverse=True)) + r")=(\S*)"
+)
+_SWITCH_WORD = re.compile(r"\b(add|say) (recompute|sharp|uneven|fp8|search|tp-overlap)\b")
+_RAISE_WORDS = re.compile(r"\braise (tp|pp|cp|dp) or (tp|pp|cp|dp)\b")
+_TRAILING = ".,;:)'\""
+
+
+def cli_syntax(message: str) -> str:
+    """Return a message in the command line's words: ``--zero 3`` for ``zero=3``, and so on.
+
+    The estimator and the planner speak the chat grammar (``gpus=128``, ``add recompute``);
+    the terminal user typed flags, so that is what the message names.
+    """
+
+    def option(match: re.Match[str]) -> str:
+        flag, value = CLI_FLAGS[match[1].lower()], match[2]
+        kept = value.rstrip(_TRAILING)
+        tail = value[len(kept) :]
+        return f"{flag} {kept}{tail}" if kept else f"{flag}{tail}"
+
+    text = _OPTION_WORD.sub(option, message)
+    text = _SWITCH_WORD.sub(lambda m: f"{m[1]} {CLI_FLAGS[m[2]]}", text)
+    text = _RAISE_WORDS.sub(lambda m: f"raise {CLI_FLAGS[m[1]]} or {CLI_FLAGS[m[2]]}", text)
+    return text.replace("such as plan ", "such as quizbot bandwidth plan ")
+
+
 def run_bandwidth(args: argparse.Namespace) -> int:
-    """Print the estimate or the plan (table or JSON), write the chart if asked, return 0."""
+    """Print the estimate or the plan (table or JSON), write the chart if asked, return 0.
+
+    Every problem the request has is reported together, in the command line's own words.
+    """
+    from bot.bandwidth import BandwidthError
+
+    try:
+        return _run(args)
+    except BandwidthError as exc:
+        told = [cli_syntax(problem) for problem in exc.problems]
+        raise BandwidthError.of(told, usage=exc.usage) from None
+
+
+def _run(args: argparse.Namespace) -> int:
     from bot.bandwidth import BandwidthError, load_catalogue, render_table
 
     catalogue = load_catalogue(args.catalogue)
@@ -255,6 +348,7 @@ def run_bandwidth(args: argparse.Namespace) -> int:
         result, json_of = _estimate(args, catalogue)
     from bot.bandwidth._search import Search, render_search
 
+    result = _in_cli_words(result)
     if args.chart is not None:
         _write_chart(result.best if isinstance(result, Search) else result, args.chart)
     if args.json:
@@ -264,6 +358,23 @@ def run_bandwidth(args: argparse.Namespace) -> int:
         if args.chart is not None:
             print(f"chart written to {args.chart}")
     return 0
+
+
+def _in_cli_words(result: Any) -> Any:
+    """Return the estimate or plan with its warnings and assumptions in the command line's words."""
+    from dataclasses import replace
+
+    from bot.bandwidth import Estimate, Plan
+
+    if isinstance(result, Plan):
+        return replace(
+            result,
+            warnings=tuple(cli_syntax(w) for w in result.warnings),
+            assumptions=cli_syntax(result.assumptions),
+        )
+    if isinstance(result, Estimate):
+        return replace(result, assumptions=cli_syntax(result.assumptions))
+    return result
 
 
 def _sweep(args: argparse.Namespace, catalogue: Any) -> int:
@@ -279,7 +390,7 @@ def _sweep(args: argparse.Namespace, catalogue: Any) -> int:
     wrong = _given(args, PLAN_ONLY)
     if wrong:
         raise BandwidthError(f"{', '.join(wrong)} is for the planner, not for --sweep.")
-    request = _request(args)
+    request = _request(args, catalogue)
     result = sweep(request, catalogue, request.bytes)
     if args.chart is not None:
         if args.chart.suffix.lower() != ".png":
@@ -319,108 +430,106 @@ def _estimate(args: argparse.Namespace, catalogue: Any) -> tuple[Any, Any]:
             f"{', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} for the planner:"
             " quizbot bandwidth plan MODEL --gpus N ..."
         )
-    return estimate(_request(args), catalogue), to_json
+    return estimate(_request(args, catalogue), catalogue), to_json
 
 
 def _plan(args: argparse.Namespace, catalogue: Any) -> tuple[Any, Any]:
-    from bot.bandwidth import BandwidthError, parse_count, parse_over, plan, plan_to_json
+    from bot.bandwidth import BandwidthError, plan, plan_to_json
+    from bot.bandwidth._errors import Problems
     from bot.bandwidth._plan_request import parse_plan
 
+    problems = Problems()
     wrong = _given(args, ("op", "nodes", "step", "intra", "algo"))
     if wrong:
-        raise BandwidthError(
+        problems.found.append(
             f"{', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} for estimates; a plan"
             " takes --gpus, --tp, --pp, --cp,"
             " --dp, --zero, --seq, --global-batch, --micro-batch, --gpu, --over."
         )
-    words = " ".join(args.size)
-    if args.gpus is not None:
-        words += f" gpus={args.gpus}"
-    try:
-        request = parse_plan(words)
-    except BandwidthError as exc:
-        message = exc.message.replace("gpus=128", "--gpus 128")
-        raise BandwidthError(message, usage=HELP_HINT) from None
-    changes: dict[str, Any] = {}
-    for name in (*PLAN_COUNTS, "nics"):
-        value = getattr(args, name)
-        if value is not None:
-            changes[name] = parse_count(name.replace("_", "-"), value)
-    if args.gpu is not None:
-        changes["gpu"] = args.gpu
-    if args.over is not None:
-        changes["over"] = parse_over(args.over)
-    if args.recompute:
-        changes["recompute"] = True
-    if getattr(args, "fp8", None):
-        changes["fp8"] = True
-    if args.sharp:
-        changes["sharp"] = True
-    if getattr(args, "uneven", None):
-        changes["uneven"] = True
-    if getattr(args, "search", None):
-        changes["search"] = True
-    if getattr(args, "tp_overlap", None):
-        changes["tp_overlap"] = True
-    if args.efficiency is not None:
-        try:
-            changes["efficiency"] = float(args.efficiency)
-        except ValueError:
-            raise BandwidthError(
-                f"--efficiency must be a number, got {args.efficiency!r}."
-            ) from None
-    from dataclasses import replace
-
-    request = replace(request, **changes) if changes else request
+    # The flags become the chat words they stand for, so one parse checks them all together.
+    words = list(args.size)
+    for name, word in PLAN_WORDS.items():
+        value = getattr(args, name, None)
+        if value is None:
+            continue
+        if not value.strip() or len(value.split()) > 1:
+            flag = "--" + name.replace("_", "-")
+            problems.found.append(f"{flag} takes one value without spaces; got {value!r}.")
+            continue
+        words.append(f"{word}={value.strip()}")
+    words += [word for name, word in PLAN_SWITCHES.items() if getattr(args, name, None)]
+    request = None
+    with problems.check():
+        request = parse_plan(" ".join(words))
+    problems.usage = HELP_HINT
+    problems.raise_any()
+    assert request is not None
     if request.search:
         from bot.bandwidth._search import search, search_to_json
 
         return search(request, catalogue), search_to_json
-    return plan(request, catalogue), plan_to_json
+    try:
+        return plan(request, catalogue), plan_to_json
+    except BandwidthError as exc:
+        raise exc.with_usage(HELP_HINT) from None
 
 
-def _request(args: argparse.Namespace) -> Any:
+def _request(args: argparse.Namespace, catalogue: Any = None) -> Any:
+    """Return the estimate's request from the words and flags; with ``catalogue``, its keys
+    checked too. Every problem is reported at once."""
     from dataclasses import replace
 
     from bot.bandwidth import (
-        BandwidthError,
         normalize_op,
         parse_count,
         parse_over,
         parse_request,
         parse_step,
     )
+    from bot.bandwidth._errors import Problems
 
-    text = " ".join(args.size)
-    try:
-        request = parse_request(text)
-    except BandwidthError as exc:
-        # The chat usage text speaks of /bandwidth; here --help is the better pointer.
-        raise BandwidthError(exc.message, usage=HELP_HINT) from None
+    # Each flag is read on its own and every problem is reported together.
+    problems = Problems()
+    request = None
+    with problems.check():
+        request = parse_request(" ".join(args.size))
+    # The chat usage text speaks of /bandwidth; here --help is the better pointer.
+    problems.usage = HELP_HINT
     changes: dict[str, Any] = {}
     if args.op is not None:
-        changes["op"] = normalize_op(args.op)
+        with problems.check():
+            changes["op"] = normalize_op(args.op)
     for name in ("nodes", "gpus", "nics"):
         value = getattr(args, name)
         if value is not None:
-            changes[name] = parse_count(name, value)
+            with problems.check():
+                changes[name] = parse_count(name, value)
     if args.step is not None:
-        changes["step"] = parse_step(args.step)
+        with problems.check():
+            changes["step"] = parse_step(args.step)
     if args.over is not None:
-        changes["over"] = parse_over(args.over)
+        with problems.check():
+            changes["over"] = parse_over(args.over)
     if args.intra is not None:
         changes["intra"] = args.intra
     if args.algo is not None:
         changes["algo"] = args.algo
     if args.sharp:
         changes["sharp"] = True
-    if getattr(args, "uneven", None):
-        changes["uneven"] = True
-    if getattr(args, "search", None):
-        changes["search"] = True
-    if getattr(args, "tp_overlap", None):
-        changes["tp_overlap"] = True
-    return replace(request, **changes) if changes else request
+    if request is not None and changes:
+        # The values that did parse are checked too (their ranges), before anything is told.
+        with problems.check():
+            request = replace(request, **changes)
+    over = changes.get("over", request.over if request is not None else ())
+    intra = args.intra if args.intra is not None else getattr(request, "intra", None)
+    if catalogue is not None:
+        # Unknown interconnects are told together (the estimator stops at the first).
+        for key in (*over, *([intra] if intra else [])):
+            if key.strip().lower() != "all":
+                with problems.check():
+                    catalogue.get(key)
+    problems.raise_any()
+    return request
 
 
 def _write_chart(result: Any, path: Path) -> None:

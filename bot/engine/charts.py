@@ -60,5 +60,5 @@ def plan_problem(spec: PlanSpec, over: tuple[str, ...] = ()) -> str | None:
     try:
         plan(plan_request(spec, over), load_catalogue(extra=None))
     except BandwidthError as exc:
-        return exc.message
+        return "; ".join(exc.problems)
     return None

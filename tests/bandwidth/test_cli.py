@@ -115,7 +115,7 @@ def test_chart_file(tmp_path: Path) -> None:
         ([], "Give a size"),
         (["1GB", "--op", "gossip"], "Unknown operation 'gossip'"),
         (["1GB", "--op", "allreduce", "--nodes", "0"], "between 1 and"),
-        (["1GB", "--op", "allreduce", "--gpus", "x"], "gpus= must be a whole number"),
+        (["1GB", "--op", "allreduce", "--gpus", "x"], "--gpus must be a whole number"),
         (["1GB", "--over", "ib-hrd"], "Did you mean ib-hdr"),
         (["1GB", "--chart", "out.svg"], "ending in .png"),
         (["1GB", "--chart", "/nonexistent-dir/x.png"], "Cannot write the chart"),
