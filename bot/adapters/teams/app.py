@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import jwt
+import pydantic
 from aiohttp import web
 from microsoft_agents.authentication.msal import MsalConnectionManager
 from microsoft_agents.hosting.aiohttp import CloudAdapter
@@ -196,6 +197,16 @@ class TeamsBot:
         )
         self.agent = QuizAgent(self.chat, self.port, answer_deadline=answer_deadline)
         self.adapter = CloudAdapter(channel_service_client_factory=factory)
+        # The SDK's default posts the error's text into the conversation; the chat core tells
+        # people what went wrong itself, so what escapes it is only logged.
+        self.adapter.on_turn_error = self._turn_failed
+
+    async def _turn_failed(self, context: TurnContext, error: Exception) -> None:
+        log.error(
+            "an activity of type %s failed outside the chat core",
+            context.activity.type,
+            exc_info=error,
+        )
 
     def web_app(self, extra: Callable[[web.Application], None] | None = None) -> web.Application:
         """Return the aiohttp app: the messaging endpoint behind the token check."""
@@ -204,7 +215,13 @@ class TeamsBot:
         )
 
         async def messages(request: web.Request) -> web.StreamResponse:
-            response: web.StreamResponse | None = await self.adapter.process(request, self.agent)
+            try:
+                response: web.StreamResponse | None = await self.adapter.process(
+                    request, self.agent
+                )
+            except pydantic.ValidationError as exc:
+                log.info("refused an activity that is not one: %s", exc.errors()[:1])
+                return web.json_response({"error": "not an activity"}, status=400)
             return response if response is not None else web.Response(status=202)
 
         async def chart(request: web.Request) -> web.StreamResponse:

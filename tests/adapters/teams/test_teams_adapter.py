@@ -1,0 +1,263 @@
+"""The Teams adapter on the wire: the token check, mentions, chats, presses, references, charts.
+
+Each test runs the real Agents SDK pipeline (the conformance suite's Teams driver) against the
+connector stand-in, and asserts on what reached it.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from bot.adapters.teams import render
+from bot.adapters.teams.handlers import command_of, heard, pressed, typed_text
+from bot.chat import Chart, NotAMember, PostText
+from bot.engine.model import Place
+from bot.text import text
+from tests.conformance.drivers import TeamsDriver, driving
+from tests.conftest import FakeClock
+from tests.standins.teams_connector import CHANNEL, TENANT
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+async def teams(tmp_path: Path) -> AsyncIterator[TeamsDriver]:
+    async with driving("teams", tmp_path, FakeClock()) as driver:
+        yield driver
+
+
+def paths(driver: TeamsDriver, start: int = 0) -> list[tuple[str, str, int]]:
+    return [
+        (c.method, urllib.parse.unquote(c.path), c.status) for c in driver.standin.calls[start:]
+    ]
+
+
+# ---------------------------------------------------------------- the token check
+
+
+async def test_activities_without_a_valid_token_are_refused_and_change_nothing(
+    teams: TeamsDriver,
+) -> None:
+    s = teams.standin
+    other_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    start = len(s.calls)
+    for token in (
+        None,
+        s.sign(audience="another-bot"),
+        s.sign(key=other_key),
+        s.sign(lifetime=-900),
+    ):
+        answer = await s.deliver(teams.url, s.mention("next storage", user="29:eve"), token=token)
+        assert answer.status == 401, token
+    assert s.calls[start:] == []
+    assert await teams.engine.open_round(teams.place) is None
+
+
+async def test_a_body_that_is_not_an_activity_is_refused_with_400(teams: TeamsDriver) -> None:
+    s = teams.standin
+    bad = s.mention("next", user="29:eve")
+    bad["text"] = ["not", "a", "string"]
+    start = len(s.calls)
+    assert (await s.deliver(teams.url, bad)).status == 400
+    assert s.calls[start:] == []
+
+
+# ---------------------------------------------------------------- reading activities
+
+
+def test_the_bots_mention_is_taken_out_and_the_html_read_back() -> None:
+    activity = {
+        "text": "<at>quizbot</at> next&nbsp;storage &amp; more",
+        "recipient": {"id": "28:bot"},
+        "entities": [
+            {"type": "mention", "text": "<at>quizbot</at>", "mentioned": {"id": "28:bot"}}
+        ],
+    }
+    assert typed_text(activity) == "next storage & more"
+
+
+def test_a_first_word_naming_a_command_picks_it() -> None:
+    place = Place("teams", TENANT, CHANNEL)
+    assert (
+        command_of(place, "u", "bandwidth 1GB").name,
+        command_of(place, "u", "bandwidth 1GB").text,
+    ) == ("bandwidth", "1GB")
+    assert command_of(place, "u", "/quiz next").text == "next"
+    assert (
+        command_of(place, "u", "next storage").name,
+        command_of(place, "u", "next storage").text,
+    ) == ("quiz", "next storage")
+
+
+def test_a_channel_thread_is_placed_in_its_channel_and_a_chat_in_itself() -> None:
+    base = {"serviceUrl": "https://smba.example/", "from": {"id": "29:a"}, "id": "1"}
+    in_thread = heard(
+        base
+        | {
+            "conversation": {"id": f"{CHANNEL};messageid=17", "conversationType": "channel"},
+            "channelData": {"tenant": {"id": TENANT}, "team": {"id": "19:t"}},
+        }
+    )
+    assert in_thread is not None and in_thread.place == Place("teams", TENANT, CHANNEL)
+    chat = heard(
+        base
+        | {"conversation": {"id": "a:chat", "conversationType": "personal", "tenantId": TENANT}}
+    )
+    assert chat is not None and chat.place == Place("teams", TENANT, "a:chat") and chat.personal
+    assert heard(base | {"conversation": {"id": "a:chat"}}) is None  # no tenant: not placed
+
+
+def test_a_press_is_read_from_execute_and_submit_and_nothing_else() -> None:
+    execute = {
+        "type": "invoke",
+        "name": "adaptiveCard/action",
+        "value": {"action": {"verb": render.VERB, "data": {"button": "quiz:1:A"}}},
+    }
+    assert pressed(execute) == "quiz:1:A"
+    assert pressed({"type": "message", "value": {"button": "quiz:1:B"}}) == "quiz:1:B"
+    other_verb = {**execute, "value": {"action": {"verb": "other", "data": {"button": "quiz:1:A"}}}}
+    assert pressed(other_verb) is None
+    assert pressed({**execute, "name": "composeExtension/query"}) is None
+
+
+# ---------------------------------------------------------------- chats and private answers
+
+
+async def test_a_private_answer_to_a_channel_mention_goes_to_the_one_to_one_chat(
+    teams: TeamsDriver,
+) -> None:
+    start = len(teams.standin.calls)
+    seen = await teams.command("quiz", "settings", {}, user="bob")
+    assert seen.private and "a question stays open" in seen
+    chat = teams.standin.chat_id("29:bob")
+    made, sent = paths(teams, start)[:2]
+    assert made == ("POST", "/v3/conversations", 201)
+    assert sent == ("POST", f"/v3/conversations/{chat}/activities", 201)
+    created = teams.standin.calls[start].body
+    assert created["members"] == [{"id": "29:bob"}] and created["tenantId"] == TENANT
+    assert not any(p.startswith(f"/v3/conversations/{CHANNEL}") for _, p, _ in paths(teams, start))
+
+
+async def test_a_command_in_the_one_to_one_chat_is_answered_there(teams: TeamsDriver) -> None:
+    s = teams.standin
+    start = len(s.calls)
+    await teams._deliver(s.mention("me", user="29:cy", personal=True))
+    chat = s.chat_id("29:cy")
+    assert paths(teams, start) == [("POST", f"/v3/conversations/{chat}/activities", 201)]
+    assert "Your quiz" in str(s.calls[start].body)
+
+
+async def test_a_submit_button_counts_as_a_press(teams: TeamsDriver) -> None:
+    card = await teams.card("storage")
+    activity = teams.standin.mention("", user="29:dee")
+    activity.pop("entities")
+    activity.pop("text")
+    activity["value"] = {"button": f"quiz:{card.round_id}:A"}
+    await teams._deliver(activity)
+    assert await teams.engine.answered_count(card.round_id) == 1
+
+
+async def test_a_button_the_bot_did_not_make_is_ignored(teams: TeamsDriver) -> None:
+    card = await teams.card("storage")
+    activity = teams.standin.press(card.ref, {"button": "quiz:x:Z"}, user="29:dee")
+    answer = await teams.standin.deliver(teams.url, activity)
+    assert answer.status == 200
+    assert await teams.engine.answered_count(card.round_id) == 0
+
+
+# ---------------------------------------------------------------- cards
+
+
+async def test_the_card_has_one_execute_button_per_choice_and_the_reveal_none(
+    teams: TeamsDriver,
+) -> None:
+    card = await teams.card("storage")
+    posted = teams.standin.posted[card.ref]
+    content = posted.activity["attachments"][0]
+    assert content["contentType"] == "application/vnd.microsoft.card.adaptive"
+    actions = content["content"]["actions"]
+    question = (await teams.engine.get_round(card.round_id)).question_id
+    choices = teams.engine.bank.by_id(question).choices
+    assert [a["data"]["button"] for a in actions] == [
+        f"quiz:{card.round_id}:{c.key}" for c in choices
+    ]
+    assert {a["type"] for a in actions} == {"Action.Execute"}
+    await teams.command("quiz", "close", {}, user="admin")
+    shown = await teams.revealed(card)
+    assert "closed" in shown.text
+    assert "actions" not in posted.activity["attachments"][0]["content"]
+    (reply,) = teams.standin.replies_to(card.ref)
+    assert reply.conversation == CHANNEL
+
+
+# ---------------------------------------------------------------- unprompted posts
+
+
+async def test_after_a_restart_the_stored_reference_still_reaches_the_channel(
+    teams: TeamsDriver,
+) -> None:
+    await teams.restart()  # the new process has heard nothing yet: the database remembers
+    before = len(teams.standin.in_conversation(CHANNEL))
+    await teams.bot.port.send(PostText(teams.place, text("Daily question in five minutes.")))
+    assert len(teams.standin.in_conversation(CHANNEL)) == before + 1
+
+
+async def test_a_channel_never_heard_from_is_not_a_member_and_a_lost_card_is_gone(
+    teams: TeamsDriver,
+) -> None:
+    elsewhere = Place("teams", TENANT, "19:never@thread.tacv2")
+    with pytest.raises(NotAMember):
+        await teams.bot.port.send(PostText(elsewhere, text("hello")))
+    card = await teams.card("storage")
+    teams.standin.posted.pop(card.ref)
+    await teams.command("quiz", "close", {}, user="admin")
+    # The reveal's update finds no card (404, Gone): the results are posted anew instead.
+    found = await teams.standin.wait_for(
+        lambda: [p for p in teams.standin.in_conversation(CHANNEL) if "closed" in str(p.activity)]
+    )
+    assert found
+    # The connector's 404 reached the core as Gone, which posts the results anew.
+    assert ("PUT", f"/v3/conversations/{CHANNEL}/activities/{card.ref}", 404) in paths(teams)
+
+
+# ---------------------------------------------------------------- charts
+
+
+async def test_a_large_chart_is_served_by_the_bot_and_a_small_one_inlined(
+    teams: TeamsDriver,
+) -> None:
+    seen = await teams.command("bandwidth", "", {"size": "140GB"})
+    assert not seen.private
+    (chart,) = teams.charts()
+    assert chart.startswith(PNG)
+    urls = [
+        e["url"]
+        for p in teams.standin.posted.values()
+        for a in p.activity.get("attachments") or []
+        for e in a["content"]["body"]
+        if e.get("type") == "Image"
+    ]
+    assert len(urls) == 1
+    served = [u for u in urls if u.startswith("http")]
+    if served:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(served[0]) as response:
+                assert response.status == 200 and response.content_type == "image/png"
+                assert await response.read() == chart
+            missing = served[0].rsplit("/", 1)[0] + "/0123.png"
+            async with session.get(missing) as response:
+                assert response.status == 404
+    small = Chart(png=PNG + b"\0" * 100, filename="small.png", title="small")
+    assert teams.bot.images.url(small) == render.inline_url(small)
+    teams.bot.images.base = None
+    large = Chart(png=PNG + b"\0" * 30_000, filename="large.png", title="large")
+    assert teams.bot.images.url(large) is None
+    body: list[dict[str, Any]] = render._with_chart([], large, teams.bot.images.url)
+    assert body[0]["type"] == "TextBlock" and "too large" in body[0]["text"]
