@@ -432,6 +432,13 @@ class QuizEngine:
         due_only: bool = False,
     ) -> ReviewOutcome:
         """Grade an answer given outside a round and review its card (scores never change)."""
+        if template_of(card_key.question_id) is not None:
+            # Practice never asks a computed question, and a review answers a card the person
+            # holds: a crafted id rebuilds nothing.
+            if source is Source.PRACTICE:
+                raise NotFound(say(M.NOT_IN_BANK))
+            if due_only and await self.store.card(card_key) is None:
+                raise NotFound(say(M.NOT_IN_REVIEW))
         try:
             question = self.bank.by_id(card_key.question_id)
         except KeyError:

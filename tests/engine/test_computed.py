@@ -15,11 +15,13 @@ import pytest
 
 import bot.engine.engine as engine_module
 from bot.bank import QuestionBank, load_bank
+from bot.bank import templates as templates_module
 from bot.bank.templates import load_templates, parse_instance_id
 from bot.engine import COMPUTED, AnswerStatus, ChannelSettings, Place, QuizEngine
 from bot.engine.engine import template_of
+from bot.engine.learning import CardKey
 from bot.engine.model import DifficultyMode
-from bot.errors import UserError
+from bot.errors import NotFound, UserError
 from bot.storage import SqlStore, open_store
 from tests.conftest import FakeClock
 
@@ -310,3 +312,27 @@ async def test_the_report_rebuilds_only_the_most_answered_instances(
 )
 def test_template_of_reads_only_the_banks_spelling(question_id: str, template: str | None) -> None:
     assert template_of(question_id) == template
+
+
+async def test_a_crafted_computed_id_outside_a_round_rebuilds_nothing(
+    store: SqlStore, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = engine_on(store, clock)
+    drawn: list[int] = []
+    real_draw = templates_module.draw
+
+    def counting_draw(*args, **kwargs):  # type: ignore[no-untyped-def]
+        drawn.append(args[1])
+        return real_draw(*args, **kwargs)
+
+    monkeypatch.setattr(templates_module, "draw", counting_draw)
+    # The counter counts: the bank's own lookup of a new instance draws it.
+    engine.bank.by_id("dp-gradient-allreduce#4242")
+    assert drawn == [4242]
+    drawn.clear()
+    with pytest.raises(NotFound, match="not in your review list"):
+        await engine.answer_review("slack", "T1", "U1", "dp-gradient-allreduce#424242", "A")
+    with pytest.raises(NotFound, match="no longer in the bank"):
+        await engine.answer_practice("slack", "T1", "U1", "dp-gradient-allreduce#424242", "A")
+    assert drawn == []
+    assert await store.card(CardKey("slack", "T1", "U1", "dp-gradient-allreduce#424242")) is None
