@@ -258,11 +258,14 @@ def with_protocols(op: str, cost: Cost, c: Cluster, size: float | None = None) -
     if name == "nvls-tree":
         latency = intra.nvls + 2 * _log2(nodes) * (NVLS_TREE_NET_US + extra / us)
         return [cost._replace(latency_s=latency * us, channels=nvls_channels(c))]
-    rate = _flat_link(c).bandwidth
-    full = full_channels(rate, c.generation)
+    full = full_channels(_flat_link(c).bandwidth, c.generation)
     if name == "collnet":
         latency = 2 * (gpn - 1) * intra.collnet + net.collnet + extra / us
         return [cost._replace(latency_s=latency * us, channels=full)]
+    volume = bus_factor(op, ranks)
+    if size is not None and size > 0 and cost.bandwidth_s > 0:
+        # The channels the search finds carry the algorithm's own bus bandwidth at full size.
+        full = full_channels(size * volume / cost.bandwidth_s, c.generation)
     out: list[Cost] = []
     for i, proto in enumerate(PROTOCOLS):
         if proto == "LL128" and not c.ll128:
@@ -299,11 +302,16 @@ def with_protocols(op: str, cost: Cost, c: Cluster, size: float | None = None) -
             ll128 = LL128_RING_ONE_GPU if gpn < 2 and nodes > 1 else LL128_RING
             keep = {"LL": LL_RING, "LL128": ll128}
             share = keep.get(proto, 1.0)
-        used = (
-            full if size is None else channels_used(size, full, proto, ranks, ring=name == "ring")
-        )
-        # Each channel carries at most NCCL's per-channel rate: fewer channels, less bandwidth.
-        seconds = cost.bandwidth_s / share * channel_shortfall(rate, used, c.generation)
+        seconds = cost.bandwidth_s / share
+        used = full
+        if size is not None:
+            ring = name == "ring"
+            used = channels_used(size, full, proto, ranks, ring=ring)
+            # Each channel carries at most NCCL's per-channel rate: fewer channels, less busbw.
+            # Priced at the fractional count (NCCL drops whole channels), so that a larger
+            # buffer is never faster; that floor is then one channel's share of the buffer.
+            fraction = min(float(full), max(1.0, size / _channel_bytes(proto, ranks, ring=ring)))
+            seconds = max(seconds, channel_seconds(size * volume, fraction, c.generation))
         out.append(Cost(latency * us, seconds, name, proto, used))
     return out
 
@@ -422,17 +430,24 @@ def full_channels(bandwidth: float, generation: int = HOPPER) -> int:
     return max(MIN_CHANNELS, min(MAX_CHANNELS, wanted))
 
 
+def _channel_bytes(protocol: str, ranks: int, *, ring: bool) -> int:
+    per = NTHREADS[protocol] * THREAD_THRESHOLD[protocol]
+    return per * ranks if ring and protocol == "LL" else per
+
+
 def channels_used(size: float, full: int, protocol: str, ranks: int, *, ring: bool) -> int:
     """Return the channels NCCL runs a ``size``-byte ring or tree on (of ``full``)."""
-    per = NTHREADS[protocol] * THREAD_THRESHOLD[protocol]
-    if ring and protocol == "LL":
-        per *= ranks
-    return max(1, min(full, int(size // per)))
+    return max(1, min(full, int(size // _channel_bytes(protocol, ranks, ring=ring))))
 
 
-def channel_shortfall(rate: float, used: int, generation: int = HOPPER) -> float:
-    """Return how many times longer ``used`` channels take than the link's full ``rate``."""
-    return max(1.0, rate / 1e9 / (used * PER_CHANNEL_GBPS[generation]))
+def channel_seconds(bus_bytes: float, used: float, generation: int = HOPPER) -> float:
+    """Return the least time ``used`` channels take to carry ``bus_bytes`` (size x bus factor).
+
+    NCCL's tuner prices a collective's bus bandwidth as channels x a per-channel bandwidth
+    (src/graph/tuning.cc, ``busBw = nChannels * bw``); a channel is capped at the generation's
+    per-channel ceiling.
+    """
+    return bus_bytes / (used * PER_CHANNEL_GBPS[generation] * 1e9)
 
 
 def nvls_channels(c: Cluster) -> int:
@@ -443,11 +458,19 @@ def nvls_channels(c: Cluster) -> int:
 
 
 def tree_correction(size: float, protocol: int) -> float:
-    """Return NCCL's tree bandwidth correction for a ``size``-byte all-reduce."""
-    chunks = int(size) >> 6
-    index = chunks.bit_length() - 1 if chunks > 1 else 0
-    row = TREE_CORRECTION[protocol]
-    return row[index] if index < len(row) else 1.0
+    """Return NCCL's tree bandwidth correction for a ``size``-byte all-reduce.
+
+    NCCL applies the table's value for the power of two at or below the size; read here on a
+    log scale between the table's points (exact at each power of two), so that a larger buffer
+    is never priced faster than a smaller one.
+    """
+    row = (*TREE_CORRECTION[protocol], 1.0)
+    position = math.log2(size / 64) if size > 64 else 0.0
+    index = int(position)
+    if index >= len(row) - 1:
+        return 1.0
+    low, high = row[index], row[index + 1]
+    return low + (high - low) * (position - index)
 
 
 def candidates(op: str, size: float, cluster: Cluster, *, hier: bool = True) -> dict[str, Cost]:

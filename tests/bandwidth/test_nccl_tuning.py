@@ -7,6 +7,8 @@ figures are those of tests/bandwidth/published.py.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from bot.bandwidth import estimate, load_catalogue, parse_request
@@ -16,7 +18,7 @@ from bot.bandwidth._models import (
     HOPPER,
     Cluster,
     Link,
-    channel_shortfall,
+    channel_seconds,
     channels_used,
     collective,
     full_channels,
@@ -59,11 +61,11 @@ def test_the_channel_count_follows_the_link_and_the_generation() -> None:
     assert generation("pcie4") == AMPERE
 
 
-def test_fewer_channels_carry_less_bandwidth_but_never_less_for_more() -> None:
-    assert channel_shortfall(360e9, 10) == 1.0
-    assert channel_shortfall(360e9, 2) == pytest.approx(360 / 73.4)
-    # Each channel is capped at its own rate: a faster link never makes a small buffer slower.
-    assert channel_shortfall(720e9, 2) * 360e9 == pytest.approx(channel_shortfall(360e9, 2) * 720e9)
+def test_fewer_channels_carry_less_bus_bandwidth() -> None:
+    # busbw = channels x the per-channel ceiling at most: 2 Hopper channels carry 73.4 GB/s.
+    assert channel_seconds(73.4e9, 2) == pytest.approx(1.0)
+    assert channel_seconds(73.4e9, 10) == pytest.approx(0.2)
+    assert channel_seconds(40e9, 1, BLACKWELL) == pytest.approx(1.0)
 
 
 def test_a_mid_size_ring_on_few_channels_is_slower_than_the_alpha_beta_ring() -> None:
@@ -96,6 +98,22 @@ def test_nccl_corrects_the_tree_for_mid_size_buffers() -> None:
     assert tree_correction(32 * MIB, 1) == 0.9
     assert tree_correction(8, 0) == 1.0
     assert tree_correction(2**30, 2) == 1.0
+    # Between powers of two on a log scale: 2.83 MiB is half way from 0.6 to 0.8 (LL128).
+    assert tree_correction(2 * MIB * 2**0.5, 1) == pytest.approx(0.7)
+
+
+def test_a_larger_buffer_is_never_faster_through_the_tree_or_the_channels() -> None:
+    for text in (
+        "8B allreduce nodes=2 gpus=1 nics=4 over=roce-400 algo=tree",
+        "8B allreduce nodes=4 gpus=8 intra=nvlink3 over=ib-hdr",
+        "8B allreduce nodes=1 gpus=8 over=nvlink4 algo=ring",
+    ):
+        request = parse_request(text)
+        times = [
+            estimate(replace(request, bytes=int(8 * 1.02**k)), CATALOGUE).fastest.seconds
+            for k in range(0, 1100, 3)
+        ]
+        assert times == sorted(times), text
 
 
 @pytest.mark.parametrize("size", [2, 16, 32])
