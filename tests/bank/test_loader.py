@@ -501,7 +501,11 @@ def test_bank_error_lists_every_problem() -> None:
 
 
 def test_every_shipped_question_file_passes_the_loader_and_the_schema() -> None:
-    files = sorted(p for p in QUESTIONS.rglob("*") if p.suffix in (".yaml", ".yml"))
+    files = sorted(
+        p
+        for p in QUESTIONS.rglob("*")
+        if p.suffix in (".yaml", ".yml") and p.relative_to(QUESTIONS).parts[0] != "tracks"
+    )
     if not files:
         pytest.skip("questions/ holds no question files yet")
     failures = [str(p) for p in check_paths([QUESTIONS])[1]]
