@@ -24,6 +24,11 @@ VERB_REVIEW = "Re-ask a question that is due for review, privately"
 VERB_REPORT = "The flagged and the hardest questions, privately (admins)"
 VERB_DASHBOARD = "A private link to the web dashboard (admins: the workspace; me: your page)"
 VERB_ME = "Your points, streak and due reviews, privately"
+VERB_TRACK = "This channel's learning track and your progress, privately"
+VERB_TRACK_START = "Run a learning track here, a unit each scheduled day (admins)"
+VERB_TRACK_STOP = "Stop this channel's learning track (admins)"
+VERB_TRACK_LIST = "The learning tracks you can run"
+OPTION_TRACK = "The track's name (see /quiz track list)"
 VERB_HELP = "How to use the quiz"
 OPTION_TAG = "Only questions with this tag, or computed for one computed from /bandwidth"
 OPTION_PERIOD = "Which answers count (default: this week)"
@@ -369,3 +374,55 @@ APOLOGY = (
 # ---------------------------------------------------------------- web pages
 
 INSTALL_TOO_OFTEN = "Too many install requests from this address; try again in {seconds} seconds."
+
+
+# ---------------------------------------------------------------- learning tracks
+
+BAD_TRACK_NAME = "{word} is not a track name; the names are listed by {example}."
+TRACKS_NOT_KEPT = "Learning tracks need a store that keeps them; this one does not."
+TRACK_NONE_SHIPPED = "No learning track is installed (the question folders have no tracks/)."
+TRACK_UNKNOWN = "There is no track {name}. The tracks: {names}."
+TRACK_UNKNOWN_NEAR = "There is no track {name}. Did you mean {near}?"
+TRACK_ALREADY_RUNNING = "The track {title} is already running here; stop it first with {stop}."
+TRACK_ADMINS_ONLY = "Only admins can start or stop a learning track here ({admins})."
+TRACK_NEEDS_SCHEDULE = (
+    "A track opens one unit each scheduled day, and this channel has no daily question yet: "
+    "give a time, for example {example}."
+)
+TRACK_STARTED = (
+    "Started {title} here: {units} units, one each scheduled day. The first opens {when}."
+)
+TRACK_STOPPED = "Stopped {title} after {opened} of {units} units."
+TRACK_NOT_RUNNING = "No learning track is running here. Start one with {start}."
+TRACK_LIST_TITLE = "Learning tracks"
+TRACK_LIST_LINE = "{name}: {title}, {units} units"
+TRACK_LIST_NOTE = "An admin starts one in a channel with {start}."
+TRACK_TITLE = "Track: {title}"
+TRACK_NOT_STARTED = "Its first unit opens with the channel's next daily question."
+TRACK_CHANNEL_ON = "This channel is on unit {unit} of {units}: {name}."
+TRACK_CHANNEL_ENDED = "It ended after {opened} of {units} units."
+TRACK_UNIT_LINE = "{mark} Unit {unit}: {name} ({people} people done)"
+TRACK_UNIT_LINE_ONE = "{mark} Unit {unit}: {name} (1 person done)"
+TRACK_YOU = "You have done {done} of the {opened} units opened so far."
+TRACK_YOU_NEXT = "Next for you: {question} (answer it when it comes up, or in {command})."
+TRACK_YOU_ALL_DONE = "You are up to date with every unit opened so far."
+TRACK_RULE = (
+    "A unit is done when each of its questions was last answered right at or after it was due."
+)
+TRACK_DAY = "{title}, unit {unit} of {units}: {name}"
+TRACK_DAY_QUESTIONS_ONE = "This unit has one question: the one below."
+TRACK_DAY_QUESTIONS_MANY = (
+    "This unit has {n} questions: the one below, and the others in {command} for each of you."
+)
+TRACK_END_TITLE = "{title} is complete: {units} units."
+TRACK_END_FINISHERS = "Finished every unit: {who}."
+TRACK_END_NOBODY = "Nobody has finished every unit yet; the cards stay in your reviews."
+TRACK_END_UNITS = "Units done, one count per unit: {counts}."
+TRACK_END_PEOPLE_ONE = "1 person completed at least one unit."
+TRACK_END_PEOPLE_MANY = "{n} people completed at least one unit."
+TRACK_YOU_WAITING = "Your next card of this track falls due {when}; it counts from then."
+TRACK_ASK_TITLE = "Track: {title}, unit {unit}"
+TRACK_ASK_FOOTER = (
+    "Only you see this; it counts towards the unit, not towards scores. {command} asks the next."
+)
+ME_TRACK = "Track {title}: {done} of {opened} units done so far ({units} in all)."

@@ -34,9 +34,11 @@ async def open_runtime(
     """Load the bank, open (and migrate) the store, build the engine; close the store on exit."""
     from bot.bank.loader import load_bank
     from bot.bank.templates import load_templates
+    from bot.bank.tracks import load_tracks
     from bot.storage import open_store
 
     bank = load_bank(settings.question_paths(), load_templates())
+    tracks = load_tracks(settings.question_paths(), bank)
     store = await open_store(
         settings.database_url,
         migrate=settings.auto_migrate,
@@ -46,7 +48,12 @@ async def open_runtime(
     )
     try:
         engine = QuizEngine(
-            store, bank, clock=clock, rng=rng, default_minutes=settings.round_minutes
+            store,
+            bank,
+            clock=clock,
+            rng=rng,
+            default_minutes=settings.round_minutes,
+            tracks=tracks,
         )
         yield Runtime(settings=settings, bank=bank, store=store, engine=engine)
     finally:

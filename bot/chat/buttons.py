@@ -7,6 +7,7 @@ is one entry here and the flow it runs.
 - a card's choice: ``quiz:{round_id}:{key}``
 - a review question's choice: ``review:{question_id}:{key}`` (question ids: ``[a-z0-9-]``, and
   a computed question's ``template#seed``)
+- a learning track question's choice, asked privately: ``track:{question_id}:{key}``
 - a button that runs a ``/quiz`` verb: ``quiz:start-review``, ``quiz:dashboard``
 """
 
@@ -22,6 +23,7 @@ VERBS = {"start-review": "review", "dashboard": "dashboard"}
 PATTERN = re.compile(
     r"quiz:(?P<round_id>[0-9]{1,20}):(?P<key>[A-E])"
     r"|review:(?P<question_id>[a-z0-9][a-z0-9-]*(?:#[1-9][0-9]{0,8}|#0)?):(?P<review_key>[A-E])"
+    r"|track:(?P<track_question>[a-z0-9][a-z0-9-]*(?:#[1-9][0-9]{0,8}|#0)?):(?P<track_key>[A-E])"
     r"|quiz:(?P<verb>" + "|".join(map(re.escape, VERBS)) + ")"
 )
 
@@ -43,6 +45,14 @@ class ReviewChoice:
 
 
 @dataclass(frozen=True, slots=True)
+class TrackChoice:
+    """A choice on a learning track's question, asked privately."""
+
+    question_id: str
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
 class RunVerb:
     """A button that runs a ``/quiz`` verb with no options (its name is a key of ``VERBS``)."""
 
@@ -54,7 +64,7 @@ class RunVerb:
         return VERBS[self.name]
 
 
-Button = Choice | ReviewChoice | RunVerb
+Button = Choice | ReviewChoice | TrackChoice | RunVerb
 START_REVIEW = RunVerb("start-review")
 DASHBOARD = RunVerb("dashboard")
 
@@ -66,6 +76,8 @@ def button_id(button: Button) -> str:
             value = f"quiz:{round_id}:{key}"
         case ReviewChoice(question_id, key):
             value = f"review:{question_id}:{key}"
+        case TrackChoice(question_id, key):
+            value = f"track:{question_id}:{key}"
         case RunVerb(name):
             value = f"quiz:{name}"
     if len(value) > ID_MAX or read_button(value) != button:
@@ -82,4 +94,6 @@ def read_button(value: str) -> Button | None:
         return Choice(int(m["round_id"]), m["key"])
     if m["question_id"] is not None:
         return ReviewChoice(m["question_id"], m["review_key"])
+    if m["track_question"] is not None:
+        return TrackChoice(m["track_question"], m["track_key"])
     return RunVerb(m["verb"])

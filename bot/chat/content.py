@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from bot.chat.buttons import ReviewChoice, TrackChoice
 from bot.engine.model import Place, Question, QuestionCard, Reveal
 from bot.text import Text
 
@@ -45,11 +46,19 @@ class Panel:
 
 @dataclass(frozen=True, slots=True)
 class ReviewAsk:
-    """A question due for review, asked again privately, with its own buttons."""
+    """A question asked privately with its own buttons: due for review, or (``track``) the
+    asker's next question of a learning track."""
 
     question: Question
     title: Text
     footer: Text
+    track: bool = False
+
+    def button(self, key: str) -> ReviewChoice | TrackChoice:
+        """Return the button of one choice."""
+        if self.track:
+            return TrackChoice(self.question.id, key)
+        return ReviewChoice(self.question.id, key)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from bot.chat import words
 from bot.chat._charts import ChartAllowance, Charts
 from bot.chat._publish import Publisher
 from bot.chat._turn import Turn
-from bot.chat.buttons import Choice, ReviewChoice, RunVerb, read_button
+from bot.chat.buttons import Choice, ReviewChoice, RunVerb, TrackChoice, read_button
 from bot.chat.content import MessageUser, Panel
 from bot.chat.events import Click, Command, Press, Reaction, ReviewClick
 from bot.chat.flows import FLOWS, Context, dashboard_for
@@ -150,6 +150,9 @@ class Chat:
             case ReviewChoice(question_id, key):
                 review = ReviewClick(event.place, event.user, question_id, key)
                 await self.review_click(review, exchange, kind=kind)
+            case TrackChoice(question_id, key):
+                track = ReviewClick(event.place, event.user, question_id, key)
+                await self.track_click(track, exchange, kind=kind)
             case RunVerb():
                 run = Command(event.place, event.user, "quiz", verb=button.verb, options={})
                 await self.command(run, exchange, kind=kind)
@@ -166,8 +169,10 @@ class Chat:
         is asked only as ``/quiz`` asks it (never with ``admins_only``).
         """
         summary = await self.engine.player_summary(place.platform, place.workspace, user)
+        tracks = await self.engine.tracks.mine(place.platform, place.workspace, user)
         dashboard = await dashboard_for(self, lambda: self.is_admin(place, user, platform_admin))
-        return words.me(summary, dashboard=dashboard), words.leaderboard(summary.week)
+        page = words.me(summary, dashboard=dashboard, tracks=tracks)
+        return page, words.leaderboard(summary.week)
 
     # ---------------------------------------------------------------- answers
 
@@ -255,6 +260,24 @@ class Chat:
             try:
                 await turn.start(private=True)
                 outcome = await self.engine.answer_review(
+                    self.platform, event.place.workspace, event.user, event.question_id, event.key
+                )
+                await turn.reply(words.review_feedback(outcome), private=True)
+            except Exception as exc:
+                await self._fail(exc, turn, self._where(event.place, event.user))
+            finally:
+                await turn.close()
+
+    async def track_click(
+        self, event: ReviewClick, exchange: Exchange, *, kind: str = "button"
+    ) -> None:
+        """Grade a learning track question asked privately: it reviews the person's card as
+        practice does (scores never change), and counts towards the track's unit."""
+        async with self._handling(kind):
+            turn = Turn(exchange)
+            try:
+                await turn.start(private=True)
+                outcome = await self.engine.answer_practice(
                     self.platform, event.place.workspace, event.user, event.question_id, event.key
                 )
                 await turn.reply(words.review_feedback(outcome), private=True)

@@ -25,7 +25,7 @@ from bot.engine.model import DifficultyMode, Period, Place, Round
 from bot.errors import UserError
 from bot.links import LinkMaker, Scope
 from bot.scheduler import ScheduleService, schedule_request
-from bot.text import Code, Link, Pre, Text, lines, say
+from bot.text import Code, Link, Moment, Pre, Text, Verbatim, When, lines, say
 
 
 class Services(Protocol):
@@ -286,13 +286,73 @@ async def dashboard(ctx: Context, call: Call) -> None:
 
 
 async def me(ctx: Context, call: Call) -> None:
-    """Show the caller's own totals, streak, due reviews and week, privately."""
-    summary = await ctx.chat.engine.player_summary(
-        ctx.place.platform, ctx.place.workspace, ctx.user
+    """Show the caller's own totals, streak, due reviews, tracks and week, privately."""
+    engine, place = ctx.chat.engine, ctx.place
+    summary = await engine.player_summary(place.platform, place.workspace, ctx.user)
+    tracks = await engine.tracks.mine(place.platform, place.workspace, ctx.user)
+    dashboard = await dashboard_for(ctx.chat, ctx.is_admin)
+    await ctx.turn.reply(words.me(summary, dashboard=dashboard, tracks=tracks), private=True)
+
+
+async def track(ctx: Context, call: Call) -> None:
+    """Show this channel's learning track and the caller's progress, privately, then ask the
+    caller's next question of it; with no track here, the tracks there are."""
+    book = ctx.chat.engine.tracks
+    progress = await book.progress(ctx.place, ctx.user)
+    if progress is None:
+        lead = say(M.TRACK_NOT_RUNNING, start=Code("/quiz track start NAME"))
+        await ctx.turn.reply(words.track_list(book.tracks, lead=lead), private=True)
+        return
+    await ctx.turn.reply(words.track(progress), private=True)
+    if progress.next_question is not None:
+        question = ctx.chat.engine.bank.by_id(progress.next_question)
+        await ctx.turn.reply(words.track_ask(question, progress), private=True)
+
+
+async def track_list(ctx: Context, call: Call) -> None:
+    """Show the learning tracks there are to run, privately."""
+    await ctx.turn.reply(words.track_list(ctx.chat.engine.tracks.tracks), private=True)
+
+
+async def track_start(ctx: Context, call: Call) -> None:
+    """Run a learning track in this channel on its daily schedule (admins); a time given sets
+    the schedule as ``/quiz schedule`` does."""
+    name = call.args.text("name") or ""
+    book, service = ctx.chat.engine.tracks, ctx.chat.schedules
+    book.get(name)  # an unknown name is refused before anything else
+    await ctx.require_admin(M.TRACK_ADMINS_ONLY)
+    time = call.args.text("time")
+    if time is not None:
+        request = schedule_request(time, zone=call.args.text("tz"), days=call.args.text("days"))
+        view = await service.set(ctx.place, request, user=ctx.user, admin=True)
+    else:
+        if call.args.text("tz") is not None or call.args.text("days") is not None:
+            needs = say(M.SCHEDULE_NEEDS_TIME, example=Code("time:09:30"))
+            raise BadInput(needs, grammar=QUIZ, verb=call.verb)
+        shown = await service.show(ctx.place)
+        if shown is None:
+            example = Code(f"/quiz track start {name} 09:30 Europe/Berlin weekdays")
+            raise UserError(say(M.TRACK_NEEDS_SCHEDULE, example=example))
+        view = shown
+    chosen, _ = await book.start(ctx.place, name, ctx.user)
+    when = Moment(view.next_post.at, When.RELATIVE)
+    await ctx.say(
+        say(M.TRACK_STARTED, title=Verbatim(chosen.title), units=len(chosen.units), when=when)
     )
-    await ctx.turn.reply(
-        words.me(summary, dashboard=await dashboard_for(ctx.chat, ctx.is_admin)), private=True
-    )
+
+
+async def track_stop(ctx: Context, call: Call) -> None:
+    """Stop this channel's learning track (admins); the schedule stays."""
+    await ctx.require_admin(M.TRACK_ADMINS_ONLY)
+    book = ctx.chat.engine.tracks
+    stopped = await book.stop(ctx.place)
+    if stopped is None:
+        await ctx.say(say(M.TRACK_NOT_RUNNING, start=Code(words.TRACK_START_USAGE)))
+        return
+    named = book.tracks.get(stopped.track)
+    title = named.title if named is not None else stopped.track
+    units = len(named.units) if named is not None else stopped.opened
+    await ctx.say(say(M.TRACK_STOPPED, title=Verbatim(title), opened=stopped.opened, units=units))
 
 
 async def dashboard_for(chat: Services, is_admin: Callable[[], Awaitable[bool]]) -> bool:
@@ -373,6 +433,10 @@ FLOWS: dict[tuple[str, str], Flow] = {
     ("quiz", "report"): Flow(report),
     ("quiz", "dashboard"): Flow(dashboard),
     ("quiz", "me"): Flow(me),
+    ("quiz", "track"): Flow(track),
+    ("quiz", "track-list"): Flow(track_list),
+    ("quiz", "track-start"): Flow(track_start),
+    ("quiz", "track-stop"): Flow(track_stop),
     ("quiz", "help"): Flow(instant=show_help),
     ("bandwidth", ""): Flow(bandwidth, check=admitted_estimate),
 }

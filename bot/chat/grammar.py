@@ -30,6 +30,7 @@ RETENTION_PERCENT_MIN, RETENTION_PERCENT_MAX = 70, 97
 _KEYED = re.compile(r"^([a-z]+)[=:](.*)$", re.IGNORECASE)
 _MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 _HHMM = re.compile(r"^\d{1,2}:\d{2}$")
+_TRACK_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,119}")
 
 
 class Form(StrEnum):
@@ -426,6 +427,13 @@ def _whole(name: str, low: int, high: int) -> Callable[[str], int]:
     return read
 
 
+def _track_name(word: str) -> str:
+    name = word.strip().lower()
+    if not _TRACK_NAME.fullmatch(name):
+        raise UserError(say(M.BAD_TRACK_NAME, word=echo(word), example=Code("/quiz track list")))
+    return name
+
+
 def _looks_like_time(word: str) -> bool:
     return bool(_HHMM.match(word))
 
@@ -620,6 +628,56 @@ QUIZ = Grammar(
             ),
         ),
         Verb("me", M.VERB_ME),
+        Verb("track", M.VERB_TRACK),
+        Verb("track-list", M.VERB_TRACK_LIST, spelled="track list"),
+        Verb(
+            "track-start",
+            M.VERB_TRACK_START,
+            (
+                Option(
+                    "name",
+                    M.OPTION_TRACK,
+                    _track_name,
+                    "NAME",
+                    "collectives-in-ten-days",
+                    Marked.FIRST,
+                    low=1,
+                    high=120,
+                    required=True,
+                ),
+                Option(
+                    "time",
+                    M.OPTION_TIME,
+                    _checked(parse_time),
+                    "[HH:MM]",
+                    "09:30",
+                    looks=_looks_like_time,
+                    twice=M.SCHEDULE_TWICE,
+                ),
+                Option(
+                    "tz",
+                    M.OPTION_ZONE,
+                    parse_zone,
+                    "[Area/City]",
+                    "Europe/Berlin",
+                    looks=_looks_like_zone,
+                    twice=M.SCHEDULE_TWICE,
+                    noun="zone",
+                ),
+                Option(
+                    "days",
+                    M.OPTION_DAYS,
+                    lambda w: parse_days(w).value,
+                    "[daily|weekdays]",
+                    looks=_looks_like_days,
+                    kind=Kind.CHOICE,
+                    choices=("daily", "weekdays"),
+                    twice=M.SCHEDULE_TWICE,
+                ),
+            ),
+            spelled="track start",
+        ),
+        Verb("track-stop", M.VERB_TRACK_STOP, spelled="track stop"),
         Verb("help", M.VERB_HELP, words=("?",)),
     ),
 )

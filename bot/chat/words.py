@@ -7,7 +7,7 @@ themselves are chosen here, once.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from bot import messages as M
@@ -29,7 +29,9 @@ from bot.engine.model import (
     UserStats,
 )
 from bot.engine.review import ReviewOutcome, ReviewQueue
+from bot.engine.tracks import MyTrack, Track, TrackProgress
 from bot.scheduler import ScheduleView, describe_schedule
+from bot.scheduler._track_day import unit_name
 from bot.text import (
     Code,
     Icon,
@@ -334,8 +336,8 @@ def report(items: Sequence[QuestionReport]) -> Panel:
     return Panel(say(M.REPORT_TITLE), body, note)
 
 
-def me(s: PlayerSummary, *, dashboard: bool = False) -> Panel:
-    """Return a player's own page: totals, streak, reviews and this week's rank."""
+def me(s: PlayerSummary, *, dashboard: bool = False, tracks: Sequence[MyTrack] = ()) -> Panel:
+    """Return a player's own page: totals, streak, reviews, tracks and this week's rank."""
     body = say(
         M.ME_BODY,
         points=s.points,
@@ -353,7 +355,9 @@ def me(s: PlayerSummary, *, dashboard: bool = False) -> Panel:
     c = s.week.caller
     week = say(M.ME_WEEK, rank=c.rank, points=c.points) if c else say(M.ME_WEEK_NONE)
     start = s.reviews_due > 0
-    return Panel(say(M.ME_TITLE), join([body, reviews]), week, start, dashboard)
+    taken = my_tracks(tracks)
+    parts = [body, reviews] if taken is None else [body, reviews, taken]
+    return Panel(say(M.ME_TITLE), join(parts), week, start, dashboard)
 
 
 def schedule(view: ScheduleView | None) -> Text:
@@ -405,6 +409,98 @@ def review_feedback(outcome: ReviewOutcome) -> Feedback:
             M.REVIEW_COMES_BACK if outcome.counted else M.REVIEW_ANSWERED_FOR_NOW, when=when
         )
     return Feedback(lines(head, why, Verbatim(outcome.short), after), replaces=True)
+
+
+# ---------------------------------------------------------------- learning tracks
+
+TRACK_START_USAGE = "/quiz track start NAME [HH:MM] [Area/City] [daily|weekdays]"
+
+
+def track_list(tracks: Mapping[str, Track], *, lead: Text | None = None) -> Panel:
+    """Return the learning tracks there are to run, with how to start one (``lead`` first)."""
+    rows = [
+        say(M.TRACK_LIST_LINE, name=Code(t.name), title=Verbatim(t.title), units=len(t.units))
+        for t in tracks.values()
+    ]
+    listed = join(rows) if rows else say(M.TRACK_NONE_SHIPPED)
+    body = listed if lead is None else join([lead, listed])
+    return Panel(
+        say(M.TRACK_LIST_TITLE), body, say(M.TRACK_LIST_NOTE, start=Code(TRACK_START_USAGE))
+    )
+
+
+def track(progress: TrackProgress) -> Panel:
+    """Return a channel's track: where the channel is, who did which unit, and the asker."""
+    t, run = progress.track, progress.run
+    units = len(t.units)
+    if run.finished:
+        status = say(M.TRACK_CHANNEL_ENDED, opened=run.opened, units=units)
+    elif progress.current is None:
+        status = say(M.TRACK_NOT_STARTED)
+    else:
+        unit = t.units[progress.current]
+        status = say(
+            M.TRACK_CHANNEL_ON,
+            unit=progress.current + 1,
+            units=units,
+            name=Verbatim(unit_name(unit, progress.current)),
+        )
+    rows = []
+    for index, unit in enumerate(t.units[: run.opened]):
+        people = len(progress.done.get(index, ()))
+        rows.append(
+            say(
+                M.TRACK_UNIT_LINE_ONE if people == 1 else M.TRACK_UNIT_LINE,
+                mark=Icon.RIGHT if index in progress.mine else "·",
+                unit=index + 1,
+                name=Verbatim(unit_name(unit, index)),
+                people=people,
+            )
+        )
+    you: list[Text] = []
+    if run.opened:
+        you.append(say(M.TRACK_YOU, done=len(progress.mine), opened=run.opened))
+        if progress.next_question is not None:
+            you.append(
+                say(
+                    M.TRACK_YOU_NEXT,
+                    question=Code(progress.next_question),
+                    command=Code("/quiz track"),
+                )
+            )
+        elif progress.waiting_until is not None:
+            when = Moment(progress.waiting_until, When.RELATIVE)
+            you.append(say(M.TRACK_YOU_WAITING, when=when))
+        elif not run.finished:
+            you.append(say(M.TRACK_YOU_ALL_DONE))
+    body = join([status, *rows, *you])
+    return Panel(say(M.TRACK_TITLE, title=Verbatim(t.title)), body, say(M.TRACK_RULE))
+
+
+def track_ask(question: Question, progress: TrackProgress) -> ReviewAsk:
+    """Return the asker's next question of the track, to answer privately."""
+    unit = next((i for i, u in enumerate(progress.track.units) if question.id in u.questions), 0)
+    title = say(M.TRACK_ASK_TITLE, title=Verbatim(progress.track.title), unit=unit + 1)
+    footer = say(M.TRACK_ASK_FOOTER, command=Code("/quiz track"))
+    return ReviewAsk(question, title, footer, track=True)
+
+
+def my_tracks(mine: Sequence[MyTrack]) -> Text | None:
+    """Return a person's place in the tracks they take part in (None: none)."""
+    if not mine:
+        return None
+    return join(
+        [
+            say(
+                M.ME_TRACK,
+                title=Verbatim(m.track.title),
+                done=m.done,
+                opened=m.opened,
+                units=len(m.track.units),
+            )
+            for m in mine
+        ]
+    )
 
 
 def apology(error_id: str) -> Text:

@@ -43,6 +43,7 @@ from bot.engine.model import (
 from bot.engine.ports import Clock, RoundAlreadyOpen, Store, utc_now
 from bot.engine.review import ReviewOutcome, ReviewQueue
 from bot.engine.rules import points_for
+from bot.engine.tracks import Track, TrackBook
 from bot.errors import NotFound, UserError
 from bot.text import Code, Text, echo, say
 
@@ -174,6 +175,7 @@ class QuizEngine:
         rng: random.Random | None = None,
         default_minutes: int = 10,
         retention: float = learning.DEFAULT_RETENTION,
+        tracks: Mapping[str, Track] | None = None,
     ) -> None:
         self.store = store
         self.memory = learning.Memory(retention)
@@ -188,6 +190,8 @@ class QuizEngine:
         self.default_minutes = default_minutes
         self._rounds: OrderedDict[int, Round] = OrderedDict()
         self._loading: dict[int, asyncio.Task[Round | None]] = {}
+        # The learning tracks and their runs in channels.
+        self.tracks = TrackBook(tracks or {}, store, self._now)
 
     def _now(self) -> datetime:
         now = self.clock()
@@ -205,18 +209,26 @@ class QuizEngine:
         slot: str | None = None,
         note: str | None = None,
         computed: bool = False,
+        question_id: str | None = None,
     ) -> QuestionCard:
         """Pick the next question for the channel, open a round and return its card.
 
         ``computed`` (or the tag ``computed``) asks a question drawn from a template; with no
         tag, the channel's ``computed_percent`` of rounds ask one too (docs/questions.md,
         "Computed questions in a channel").
+        ``question_id`` asks that question (a learning track's day).
         """
         if tag is not None and tag.casefold() == COMPUTED:
             computed, tag = True, None
         if computed and not self.bank.templates:
             raise UserError(say(M.NO_TEMPLATES))
-        candidates = self.bank.filter(None if computed else tag)
+        if question_id is not None:
+            try:
+                candidates: Sequence[Question] = (self.bank.by_id(question_id),)
+            except KeyError:
+                raise UserError(say(M.NOT_IN_BANK)) from None
+        else:
+            candidates = self.bank.filter(None if computed else tag)
         if not candidates and not computed:
             raise UserError(say(M.NO_SUCH_TAG, tag=echo(tag)) if tag else say(M.EMPTY_BANK))
         existing = await self.store.open_round(place)
@@ -225,12 +237,13 @@ class QuizEngine:
         settings = await self.channel_settings(place)
         mixed = (
             tag is None
+            and question_id is None
             and self.bank.templates
             and settings.computed_percent > 0
             and self.rng.random() * 100 < settings.computed_percent
         )
-        picked = None
-        if computed or mixed:
+        picked = candidates[0] if question_id is not None else None
+        if picked is None and (computed or mixed):
             # Mixed in, a computed question keeps to the channel's difficulty mode; asked for,
             # any template will do.
             picked = await self._pick_computed(place, None if computed else settings.difficulty)

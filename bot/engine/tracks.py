@@ -15,12 +15,16 @@ the rule and its reasons.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+import difflib
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from bot import messages as M
 from bot.engine.model import Place
+from bot.errors import UserError
+from bot.text import Code, Verbatim, echo, join, say
 
 # The FSRS rating of a wrong answer (learning.Grade.AGAIN); a right one is rated higher.
 _AGAIN = 1
@@ -79,6 +83,7 @@ class CardMark:
     question_id: str
     at: datetime  # the latest answer
     counts: bool  # right, and given at or after the card was due
+    due_at: datetime  # when the card is due next
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +103,8 @@ class TrackProgress:
     run: TrackRun
     done: Mapping[int, frozenset[str]]  # unit index -> the people who completed it
     mine: frozenset[int]  # the units the asker completed
-    next_question: str | None  # the asker's first unanswered question of the opened units
+    next_question: str | None  # the asker's first question of the opened units to answer now
+    waiting_until: datetime | None = None  # else, when the asker's next card falls due
 
     @property
     def current(self) -> int | None:
@@ -157,19 +163,23 @@ def completed(
 
 
 def next_question(
-    track: Track, opened: int, answered_right: Iterable[str], done: Iterable[int]
-) -> str | None:
-    """Return the first question of the opened, not yet completed units that still needs a
-    right answer from the person, or None when every opened unit is done."""
-    right = set(answered_right)
+    track: Track, opened: int, mine: Mapping[str, CardMark], done: Iterable[int], now: datetime
+) -> tuple[str | None, datetime | None]:
+    """Return the person's next question of the opened units not yet completed: the first
+    whose card does not count yet and is due (or was never answered). When every such card is
+    waiting for its due date, return None and the soonest date."""
     finished = set(done)
+    soonest: datetime | None = None
     for index, unit in enumerate(track.units[:opened]):
         if index in finished:
             continue
         for q in unit.questions:
-            if q not in right:
-                return q
-    return None
+            mark = mine.get(q)
+            if mark is None or (not mark.counts and mark.due_at <= now):
+                return q, None
+            if not mark.counts:
+                soonest = mark.due_at if soonest is None else min(soonest, mark.due_at)
+    return None, soonest
 
 
 def summarise(track: Track, done: Sequence[UnitDone]) -> TrackSummary:
@@ -234,3 +244,157 @@ class TrackStore(Protocol):
         """Return the running tracks of a workspace where the person answered a round since it
         started."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class TrackDay:
+    """What a scheduled post does for a channel's track: open a unit, or end the track."""
+
+    track: Track
+    run: TrackRun
+    unit: int | None  # the unit opened (None: the track ended and ``summary`` is set)
+    question_id: str | None = None  # the unit's question the day's round asks
+    summary: TrackSummary | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MyTrack:
+    """A person's place in a track running in a channel (their page shows it)."""
+
+    track: Track
+    run: TrackRun
+    done: int  # units the person completed
+    opened: int  # units opened so far in the channel
+
+
+class TrackBook:
+    """The learning tracks of the bank and the runs in channels, on a store that keeps them."""
+
+    def __init__(
+        self,
+        tracks: Mapping[str, Track],
+        store: object,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.tracks = dict(sorted(tracks.items()))
+        self._store = store if isinstance(store, TrackStore) else None
+        self.clock = clock
+
+    @property
+    def store(self) -> TrackStore:
+        """Return the store that keeps runs (UserError when the configured one keeps none)."""
+        if self._store is None:
+            raise UserError(say(M.TRACKS_NOT_KEPT))
+        return self._store
+
+    def get(self, name: str) -> Track:
+        """Return the track of this name; UserError naming the nearest when there is none."""
+        track = self.tracks.get(name.strip().lower())
+        if track is not None:
+            return track
+        if not self.tracks:
+            raise UserError(say(M.TRACK_NONE_SHIPPED))
+        near = difflib.get_close_matches(name.lower(), list(self.tracks), n=1)
+        names = join([Code(n) for n in self.tracks], ", ")
+        if near:
+            raise UserError(say(M.TRACK_UNKNOWN_NEAR, name=echo(name), near=Code(near[0])))
+        raise UserError(say(M.TRACK_UNKNOWN, name=echo(name), names=names))
+
+    async def start(self, place: Place, name: str, user: str) -> tuple[Track, TrackRun]:
+        """Start a track in a channel (UserError if unknown, or if one is already running)."""
+        track = self.get(name)
+        run = TrackRun(place, track.name, self.clock(), user)
+        stored = await self.store.start_track(run)
+        if stored is None:
+            running = await self.store.track_run(place)
+            title = (
+                self.tracks[running.track].title if running and running.track in self.tracks else ""
+            )
+            raise UserError(
+                say(M.TRACK_ALREADY_RUNNING, title=Verbatim(title), stop=Code("/quiz track stop"))
+            )
+        return track, stored
+
+    async def stop(self, place: Place) -> TrackRun | None:
+        """End the channel's running track early; None when none was running."""
+        return await self.store.stop_track(place, self.clock())
+
+    async def progress(self, place: Place, user: str) -> TrackProgress | None:
+        """Return the channel's latest track, who completed which unit, and the asker's place
+        (None when no track ever ran here, or its file is gone)."""
+        run = await self.store.track_run(place)
+        if run is None or run.track not in self.tracks:
+            return None
+        track = self.tracks[run.track]
+        done, marks = await self._refresh(track, run, also=user)
+        per_unit: dict[int, set[str]] = {}
+        for d in done:
+            per_unit.setdefault(d.unit, set()).add(d.user)
+        mine = frozenset(d.unit for d in done if d.user == user)
+        cards = {m.question_id: m for m in marks if m.user == user}
+        ask, waiting = next_question(track, run.opened, cards, mine, self.clock())
+        return TrackProgress(
+            track,
+            run,
+            {u: frozenset(people) for u, people in per_unit.items()},
+            mine,
+            None if run.finished else ask,
+            None if run.finished else waiting,
+        )
+
+    async def mine(self, platform: str, workspace: str, user: str) -> list[MyTrack]:
+        """Return the person's place in each running track they take part in."""
+        if self._store is None:
+            return []
+        out = []
+        for run in await self.store.user_tracks(platform, workspace, user):
+            track = self.tracks.get(run.track)
+            if track is None:
+                continue
+            done, _ = await self._refresh(track, run, also=user)
+            units = {d.unit for d in done if d.user == user}
+            out.append(MyTrack(track, run, len(units), run.opened))
+        return out
+
+    async def day(
+        self, place: Place, slot: str, asked: Callable[[], Awaitable[Mapping[str, int]]]
+    ) -> TrackDay | None:
+        """Return what the scheduled post of ``slot`` does for the channel's track, and record
+        it: open the next unit, or, after the last unit's day, end the track. None when no
+        track runs here. A slot tried again opens the same unit again."""
+        if self._store is None:
+            return None
+        run = await self.store.track_run(place)
+        if run is None or run.finished or run.track not in self.tracks:
+            return None
+        track = self.tracks[run.track]
+        if run.last_slot == slot and run.opened:
+            index = run.opened - 1
+        elif run.opened < len(track.units):
+            if not await self.store.open_unit(run, slot):
+                return None  # another replica moved the run on: it posts the day
+            index = run.opened
+            run = replace(run, opened=run.opened + 1, last_slot=slot)
+        else:
+            done, _ = await self._refresh(track, run, also=None)
+            if not await self.store.finish_track(run, self.clock()):
+                return None
+            return TrackDay(track, run, None, summary=summarise(track, done))
+        unit = track.units[index]
+        asked_counts = await asked()
+        fewest = min(asked_counts.get(q, 0) for q in unit.questions)
+        question = next(q for q in unit.questions if asked_counts.get(q, 0) == fewest)
+        return TrackDay(track, run, index, question_id=question)
+
+    async def _refresh(
+        self, track: Track, run: TrackRun, *, also: str | None
+    ) -> tuple[list[UnitDone], list[CardMark]]:
+        """Record the units newly completed in a run; return all completions and the marks."""
+        opened_questions = [q for unit in track.units[: run.opened] for q in unit.questions]
+        marks = await self.store.track_marks(run.place, run.started_at, opened_questions, also)
+        known_list = await self.store.units_done(run.id)
+        known = {(d.user, d.unit): d.at for d in known_list}
+        new = completed(track, run.opened, marks, known)
+        if new:
+            await self.store.record_units(run.id, new)
+        return [*known_list, *new], marks

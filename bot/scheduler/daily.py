@@ -55,6 +55,7 @@ from bot.scheduler._times import (
     next_slot,
     slot_on,
 )
+from bot.scheduler._track_day import summary_text, unit_text
 from bot.scheduler.port import ClaimKind, Publisher, Schedule, ScheduleState, ScheduleStore
 
 log = logging.getLogger(__name__)
@@ -322,10 +323,27 @@ class _Tick:
         except Exception:
             log.exception("could not publish the reveal of round %s", rnd.id)
 
+    async def track_day(self, schedule: Schedule, slot: Slot) -> str | None:
+        """Run the channel's learning track's day, if one runs: post the unit it opens (and
+        return the question its round asks), or the track's end."""
+        place = schedule.place
+        day = await self.engine.tracks.day(
+            place, slot.key, lambda: self.engine.store.question_counts(place)
+        )
+        if day is None:
+            return None
+        post = unit_text(day) if day.summary is None else summary_text(day.summary)
+        try:
+            await self.publisher.post_text(place, post)
+        except Exception:
+            log.exception("could not post the learning track's day in %s", _where(schedule))
+        return day.question_id
+
     async def post_card(self, schedule: Schedule, slot: Slot) -> TickReport:
         late = self.clock() - slot.at > LATE_NOTE_AFTER
         duration = timedelta(minutes=schedule.close_minutes or 0)
         try:
+            question_id = await self.track_day(schedule, slot)
             card = await self.engine.start_round(
                 schedule.place,
                 tag=schedule.tag,
@@ -333,6 +351,7 @@ class _Tick:
                 scheduled=True,
                 slot=slot.key,
                 note=late_note(schedule, slot) if late else None,
+                question_id=question_id,
             )
         except UserError as exc:
             log.warning("daily question %s in %s not posted: %s", slot.key, _where(schedule), exc)

@@ -265,6 +265,45 @@ card_reviews = sa.Table(
     sa.Index("ix_card_reviews_user", "platform", "workspace", "user_id", "answered_at"),
 )
 
+# Learning tracks run in channels (bot/engine/tracks.py): one running track per channel, each
+# scheduled post opening its next unit; ``opened`` counts the units opened so far.
+track_runs = sa.Table(
+    "track_runs",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("platform", sa.String(16), nullable=False),
+    sa.Column("workspace", sa.String(64), nullable=False),
+    sa.Column("channel", sa.String(64), nullable=False),
+    sa.Column("track", sa.String(120), nullable=False),
+    sa.Column("started_at", UTCDateTime, nullable=False),
+    sa.Column("started_by", sa.String(64), nullable=False),
+    sa.Column("opened", sa.Integer, nullable=False),
+    sa.Column("last_slot", sa.String(40), nullable=True),
+    sa.Column("finished_at", UTCDateTime, nullable=True),
+    sa.Index("ix_track_runs_place", "platform", "workspace", "channel", "id"),
+    # One running track per channel: a second start (from any replica) fails the insert.
+    sa.Index(
+        "uq_track_runs_running",
+        "platform",
+        "workspace",
+        "channel",
+        unique=True,
+        sqlite_where=sa.text("finished_at IS NULL"),
+        postgresql_where=sa.text("finished_at IS NULL"),
+    ),
+)
+
+# The units each person completed in a track run, recorded once, dated by the answer that
+# completed them.
+track_units = sa.Table(
+    "track_units",
+    metadata,
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("track_runs.id"), primary_key=True),
+    sa.Column("user_id", sa.String(64), primary_key=True),
+    sa.Column("unit", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("done_at", UTCDateTime, nullable=False),
+)
+
 # Slack apps installed into many workspaces through the OAuth flow: one row per installer and
 # one (user_id "") for the workspace's latest installation. ``data`` holds the installation as
 # JSON, bot token included, so this table deserves the database's access controls.
@@ -509,6 +548,11 @@ MIGRATIONS: list[Migration] = [
         15,
         "conversation references for messages nobody asked for (Teams)",
         _create(conversation_references),
+    ),
+    (
+        16,
+        "learning tracks run in channels, and the units people completed",
+        _create(track_runs, track_units),
     ),
 ]
 

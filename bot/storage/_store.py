@@ -69,6 +69,7 @@ from bot.storage._schema import (
     workspace_settings,
 )
 from bot.storage._sqlite_writer import SqliteWriter, Trace
+from bot.storage._tracks import TracksSql
 
 log = logging.getLogger(__name__)
 
@@ -222,7 +223,7 @@ def _tune_sqlite(engine: AsyncEngine, pragmas: tuple[str, ...]) -> None:
 
 @with_round_metrics
 @with_retries
-class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql):
+class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql, TracksSql):
     """The Store and ScheduleStore protocols on SQLAlchemy Core; each method is one transaction."""
 
     def __init__(

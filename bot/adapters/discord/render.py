@@ -20,7 +20,7 @@ from bot.chat import (
     ReviewAsk,
     words,
 )
-from bot.chat.buttons import DASHBOARD, START_REVIEW, Button, Choice, ReviewChoice, button_id
+from bot.chat.buttons import DASHBOARD, START_REVIEW, Button, Choice, button_id
 from bot.engine.model import Difficulty, Question, QuestionCard, Reveal
 from bot.text import Icon, Style, Text, When, clip, render, safe_url, say
 
@@ -190,11 +190,11 @@ def reveal_view(reveal: Reveal) -> discord.ui.View:
     return view
 
 
-def review_view(question: Question) -> discord.ui.View:
-    """Return one review button per choice."""
+def review_view(ask: ReviewAsk) -> discord.ui.View:
+    """Return one button per choice of a question asked privately."""
     view = Buttons()
-    for c in question.choices:
-        view.add_item(AnswerButton(ReviewChoice(question.id, c.key), label=label(c.key, c.text)))
+    for c in ask.question.choices:
+        view.add_item(AnswerButton(ask.button(c.key), label=label(c.key, c.text)))
     return view
 
 
@@ -331,7 +331,7 @@ def message(content: Content) -> dict[str, Any]:
         case Reveal():
             return {"embed": reveal_embed(content), "view": reveal_view(content)}
         case ReviewAsk():
-            return {"embed": review_embed(content), "view": review_view(content.question)}
+            return {"embed": review_embed(content), "view": review_view(content)}
         case EstimateView():
             return _estimate(content)
     raise TypeError(f"cannot render {type(content).__name__}")

@@ -27,7 +27,7 @@ from slack_sdk.models.views import View
 
 from bot import messages as M
 from bot.chat import Explanation, Panel, ReviewAsk, words
-from bot.chat.buttons import DASHBOARD, START_REVIEW, Button, Choice, ReviewChoice, button_id
+from bot.chat.buttons import DASHBOARD, START_REVIEW, Button, Choice, button_id
 from bot.engine.model import Choice as Choice_
 from bot.engine.model import Question, QuestionCard, Reveal
 from bot.text import Icon, Style, Text, When, chunks, clip, render, safe_url, say
@@ -203,7 +203,7 @@ def review_question(ask: ReviewAsk) -> Message:
         *_sections(_question_text(q), "quiz_review_question"),
         ActionsBlock(
             block_id=REVIEW_BLOCK,
-            elements=_buttons(q, lambda c: ReviewChoice(q.id, c.key)),
+            elements=_buttons(q, lambda c: ask.button(c.key)),
         ),
         ContextBlock(elements=[MarkdownTextObject(text=mrkdwn(ask.footer))]),
     ]
