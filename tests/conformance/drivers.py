@@ -34,11 +34,13 @@ from bot.adapters.slack.app import HttpMode, assemble, web_client
 from bot.adapters.teams.app import MESSAGES_PATH, TeamsBot, TeamsHttp, client_factory
 from bot.bank.loader import load_bank
 from bot.bank.templates import load_templates
+from bot.bank.tracks import load_tracks
 from bot.chat import Charts
 from bot.chat.grammar import GRAMMARS, Kind, Marked
 from bot.chat.runner import Loops, run
 from bot.engine import QuizEngine
 from bot.engine.model import Place
+from bot.engine.tracks import Track
 from bot.storage import SqlStore, open_store
 from tests.adapters.slack.conftest import Sender, block_actions, make_settings, reaction
 from tests.chat.observe import Handled
@@ -51,6 +53,13 @@ from tests.standins.teams_connector import TENANT, StandInTokens, TeamsStandIn
 BANK = Path(__file__).resolve().parents[1] / "adapters" / "slack" / "bank"
 # The bundled computed-question templates, as the bot runs with them.
 TEMPLATES = load_templates()
+
+
+def tracks_of(folder: Path) -> dict[str, Track]:
+    """Return the learning tracks of a test bank (its tracks/ folder)."""
+    return load_tracks([folder], load_bank([folder]))
+
+
 USERS = ("ada", "bob", "cy", "dee", "eve", "fay", "admin")
 GRAMMAR = {g.name: g for g in GRAMMARS}
 CHARTS = Charts.load()
@@ -209,7 +218,11 @@ class SlackDriver:
         store = await open_store(f"sqlite+aiosqlite:///{self.tmp_path / 'quiz.db'}")
         self.store = GatedStore(store)
         self.engine = QuizEngine(
-            self.store, load_bank([BANK], TEMPLATES), clock=self.clock, rng=random.Random(0)
+            self.store,
+            load_bank([BANK], TEMPLATES),
+            clock=self.clock,
+            rng=random.Random(0),
+            tracks=tracks_of(BANK),
         )
         settings = make_settings(self.tmp_path, self.standin)
         client = web_client(settings, self.session)
@@ -340,8 +353,17 @@ class SlackDriver:
     async def scheduled_card(self) -> Card:
         """Wait for a card nobody asked for (the daily question) and return it."""
         before = len(self.standin.of("chat.postMessage"))
-        await self.standin.wait_calls("chat.postMessage", before + 1, within=WITHIN)
-        post = self.standin.of("chat.postMessage")[before]
+
+        def cards() -> list[Any]:
+            return [
+                c
+                for c in self.standin.of("chat.postMessage")[before:]
+                if any(b["type"] == "actions" for b in c.params.get("blocks", []))
+            ]
+
+        # A learning track's day posts its unit first: the card is the first post with buttons.
+        await self.standin.wait_for(lambda: bool(cards()), WITHIN)
+        post = cards()[0]
         actions = next(b for b in post.params["blocks"] if b["type"] == "actions")
         round_id = int(actions["block_id"].split("_")[2])
 
@@ -443,6 +465,26 @@ class SlackDriver:
         assert seen is not None
         return seen
 
+    def posted(self) -> list[str]:
+        """Return what was posted in the channel outside threads, oldest first."""
+        return [
+            " ".join([c.params.get("text", ""), *texts(c.params.get("blocks"))])
+            for c in self.standin.of("chat.postMessage")
+            if "thread_ts" not in c.params and c.ok
+        ]
+
+    async def track(self, *, user: str = "ada") -> ReviewSeen:
+        """Run /quiz track; return what was shown and the buttons of the question it asked."""
+        before = len(self.standin.of("chat.postEphemeral"))
+        seen = await self.command("quiz", "track", {}, user=user)
+        values: list[str] = []
+        for c in self.standin.of("chat.postEphemeral")[before:]:
+            if c.params.get("user") == self.uid(user) and "blocks" in c.params:
+                for block in c.params["blocks"]:
+                    if block["type"] == "actions":
+                        values = [e["action_id"] for e in block["elements"]]
+        return ReviewSeen(seen, values)
+
 
 # ---------------------------------------------------------------- Discord
 
@@ -480,7 +522,11 @@ class DiscordDriver:
         store = await open_store(f"sqlite+aiosqlite:///{self.tmp_path / 'quiz.db'}")
         self.store = GatedStore(store)
         self.engine = QuizEngine(
-            self.store, load_bank([BANK], TEMPLATES), clock=self.clock, rng=random.Random(0)
+            self.store,
+            load_bank([BANK], TEMPLATES),
+            clock=self.clock,
+            rng=random.Random(0),
+            tracks=tracks_of(BANK),
         )
         self.client = QuizClient(
             self.engine,
@@ -731,6 +777,32 @@ class DiscordDriver:
         seen = await self._interact(payload)
         assert seen is not None
         return seen
+
+    def posted(self) -> list[str]:
+        """Return what was posted in the channel, oldest first."""
+        path = f"/channels/{self.place.channel}/messages"
+        return [
+            " ".join(texts(c.body))
+            for c in self.api.calls
+            if c.method == "POST" and c.path == path and c.status < 300 and c.body
+        ]
+
+    async def track(self, *, user: str = "ada") -> ReviewSeen:
+        """Run /quiz track; return what was shown and the buttons of the question it asked."""
+        payload = self._payload("quiz", "track", {}, user)
+        start = len(self.api.messages)
+        seen = await self._interact(payload)
+        assert seen is not None
+        for message in list(self.api.messages.values())[start:]:
+            values = [
+                b["custom_id"]
+                for row in message.get("components", [])
+                for b in row["components"]
+                if b.get("custom_id", "").startswith("track:")
+            ]
+            if values:
+                return ReviewSeen(seen, values, message["id"])
+        return ReviewSeen(seen, [])
 
 
 # ---------------------------------------------------------------- Microsoft Teams
@@ -1044,7 +1116,11 @@ class TerminalDriver:
         """Open the store and the engine."""
         self._sql = await open_store(f"sqlite+aiosqlite:///{self.tmp_path / 'quiz.db'}")
         self.engine = QuizEngine(
-            self._sql, load_bank([BANK], TEMPLATES), clock=self.clock, rng=random.Random(0)
+            self._sql,
+            load_bank([BANK], TEMPLATES),
+            clock=self.clock,
+            rng=random.Random(0),
+            tracks=tracks_of(BANK),
         )
 
     async def stop(self) -> None:

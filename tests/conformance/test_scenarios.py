@@ -16,7 +16,7 @@ from bot.engine import ChannelSettings, Period
 from bot.engine.model import DifficultyMode
 from bot.links import LinkMaker, Purpose, Scope, verify
 from bot.scheduler import schedule_store_of
-from tests.conformance.drivers import TEMPLATES
+from tests.conformance.drivers import TEMPLATES, eventually
 
 PNG = b"\x89PNG\r\n\x1a\n"
 # Teams' reactions are a fixed set (like, heart, laugh, surprised, sad, angry): none is a letter.
@@ -649,3 +649,113 @@ async def test_every_command_answers_in_time_while_the_database_is_held(
     # The platform had its first response while the database kept every query waiting.
     assert first == FIRST_RESPONSE[chat.platform]
     assert says in seen
+
+
+# ---------------------------------------------------------------- learning tracks
+
+
+async def posted_with(chat: Any, part: str) -> str:
+    """Wait until a channel post contains ``part``; return that post."""
+    found: list[str] = []
+
+    async def there() -> bool:
+        found[:] = [p for p in chat.posted() if part in p]
+        return bool(found)
+
+    await eventually(there)
+    return found[-1]
+
+
+async def test_with_no_track_running_the_tracks_are_listed(chat: Any) -> None:
+    seen = await chat.command("quiz", "track", {}, user="bob")
+    assert seen.private
+    assert "No learning track is running here" in seen
+    assert "two-days" in seen and "Two days of clusters, 2 units" in seen
+    listed = await chat.command("quiz", "track-list", {}, user="bob")
+    assert listed.private and "two-days" in listed
+
+
+async def test_a_member_cannot_start_a_track(chat: Any) -> None:
+    options = {"name": "two-days", "time": "09:05", "tz": "UTC"}
+    seen = await chat.command("quiz", "track-start", options, user="bob")
+    assert seen.private and "Only admins can start or stop a learning track" in seen
+    assert await chat.engine.tracks.store.track_run(chat.place) is None
+    assert await schedule_store_of(chat.engine).get_schedule(chat.place) is None
+
+
+async def test_an_unknown_track_is_refused_with_the_nearest_name(chat: Any) -> None:
+    seen = await chat.command("quiz", "track-start", {"name": "two-dayz"}, user="admin")
+    assert seen.private and "There is no track" in seen and "two-days" in seen
+    assert await chat.engine.tracks.store.track_run(chat.place) is None
+
+
+async def test_a_track_needs_a_time_where_there_is_no_schedule(chat: Any) -> None:
+    seen = await chat.command("quiz", "track-start", {"name": "two-days"}, user="admin")
+    assert seen.private and "this channel has no daily question yet" in seen
+    assert await chat.engine.tracks.store.track_run(chat.place) is None
+
+
+async def test_a_track_opens_a_unit_each_day_and_ends_with_a_summary(chat: Any) -> None:
+    options = {"name": "two-days", "time": "09:05", "tz": "UTC"}
+    started = await chat.command("quiz", "track-start", options, user="admin")
+    assert started.private and "Started Two days of clusters here: 2 units" in started
+    again = await chat.command("quiz", "track-start", options, user="admin")
+    assert "is already running here" in again
+
+    # Day 1: the unit's post, then its question as the daily card.
+    chat.clock.advance(minutes=5)
+    card = await chat.scheduled_card()
+    day = await posted_with(chat, "unit 1 of 2")
+    assert "Two days of clusters" in day and "Links" in day
+    assert "The network between the nodes comes first." in day
+    assert (await chat.engine.get_round(card.round_id)).question_id == "slack-test-interconnect"
+    await chat.click(card, "A", user="ada")
+    await chat.click(card, "B", user="bob")
+
+    mine = await chat.track(user="ada")
+    assert mine.seen.private
+    assert "This channel is on unit 1 of 2: Links." in mine.seen
+    assert "You have done 1 of the 1 units opened so far." in mine.seen
+    assert "(1 person done)" in mine.seen
+    assert mine.values == []  # nothing left to ask ada
+    bobs = await chat.track(user="bob")
+    assert "You have done 0 of the 1 units" in bobs.seen
+    assert bobs.values == []  # bob's missed card is not due again yet
+    assert "falls due" in bobs.seen
+
+    # Day 2: the second unit; ada answers it privately from /quiz track.
+    chat.clock.advance(days=1)
+    await posted_with(chat, "unit 2 of 2")
+    asked = await chat.track(user="ada")
+    assert "Storage" in asked.seen and asked.values
+    assert all(v.startswith("track:slack-test-checkpoint:") for v in asked.values)
+    told = await chat.review_click(asked, 0, user="ada")  # A: the right answer
+    assert told.private and "Right!" in told
+    done = await chat.track(user="ada")
+    assert "You have done 2 of the 2 units opened so far." in done.seen
+    me = await chat.command("quiz", "me", {}, user="ada")
+    assert "Track Two days of clusters: 2 of 2 units done so far (2 in all)." in me
+
+    # Day 3: the summary, and a daily question as before.
+    chat.clock.advance(days=1)
+    summary = await posted_with(chat, "is complete")
+    assert "Two days of clusters" in summary and "is complete: 2 units." in summary
+    assert "Units done, one count per unit: 1, 1." in summary
+    assert f"Finished every unit: {chat.mention('ada')}." in summary
+    assert "2 people completed at least one unit." not in summary
+    assert "1 person completed at least one unit." in summary
+    ended = await chat.command("quiz", "track", {}, user="ada")
+    assert "It ended after 2 of 2 units." in ended
+
+
+async def test_an_admin_stops_a_track_and_the_schedule_stays(chat: Any) -> None:
+    await chat.command("quiz", "schedule", {"time": "09:05", "tz": "UTC"}, user="admin")
+    started = await chat.command("quiz", "track-start", {"name": "two-days"}, user="admin")
+    assert "Started Two days of clusters here" in started
+    refused = await chat.command("quiz", "track-stop", {}, user="bob")
+    assert "Only admins" in refused
+    stopped = await chat.command("quiz", "track-stop", {}, user="admin")
+    assert stopped.private and "Stopped Two days of clusters after 0 of 2 units." in stopped
+    assert await schedule_store_of(chat.engine).get_schedule(chat.place) is not None
+    nothing = await chat.command("quiz", "track-stop", {}, user="admin")
+    assert "No learning track is running here" in nothing
