@@ -666,6 +666,16 @@ async def posted_with(chat: Any, part: str) -> str:
     return found[-1]
 
 
+async def daily_card_out(chat: Any, slot: str) -> None:
+    """Wait until the daily card of ``slot`` is posted (so that nothing posts meanwhile)."""
+
+    async def out() -> bool:
+        rnd = await open_round(chat)
+        return rnd is not None and rnd.slot == slot and rnd.message_ref is not None
+
+    await eventually(out)
+
+
 async def test_with_no_track_running_the_tracks_are_listed(chat: Any) -> None:
     seen = await chat.command("quiz", "track", {}, user="bob")
     assert seen.private
@@ -726,6 +736,7 @@ async def test_a_track_opens_a_unit_each_day_and_ends_with_a_summary(chat: Any) 
     # Day 2: the second unit; ada answers it privately from /quiz track.
     chat.clock.advance(days=1)
     await posted_with(chat, "unit 2 of 2")
+    await daily_card_out(chat, "2026-03-03")
     asked = await chat.track(user="ada")
     assert "Storage" in asked.seen and asked.values
     assert all(v.startswith("track:slack-test-checkpoint:") for v in asked.values)
@@ -739,6 +750,7 @@ async def test_a_track_opens_a_unit_each_day_and_ends_with_a_summary(chat: Any) 
     # Day 3: the summary, and a daily question as before.
     chat.clock.advance(days=1)
     summary = await posted_with(chat, "is complete")
+    await daily_card_out(chat, "2026-03-04")
     assert "Two days of clusters" in summary and "is complete: 2 units." in summary
     assert "Units done, one count per unit: 1, 1." in summary
     assert f"Finished every unit: {chat.mention('ada')}." in summary
