@@ -843,7 +843,11 @@ class TeamsDriver:
         store = await open_store(f"sqlite+aiosqlite:///{self.tmp_path / 'quiz.db'}")
         self.store = GatedStore(store)
         self.engine = QuizEngine(
-            self.store, load_bank([BANK], TEMPLATES), clock=self.clock, rng=random.Random(0)
+            self.store,
+            load_bank([BANK], TEMPLATES),
+            clock=self.clock,
+            rng=random.Random(0),
+            tracks=tracks_of(BANK),
         )
         configuration = AgentAuthConfiguration(client_id=self.standin.app_id)
         self.bot = TeamsBot(
@@ -1088,6 +1092,25 @@ class TeamsDriver:
         seen = self._said(start, user, None, answer)
         assert seen is not None
         return seen
+
+    def posted(self) -> list[str]:
+        """Return what was posted in the channel, oldest first."""
+        return [" ".join(texts(p.activity)) for p in self.standin.in_conversation(TEAMS_CHANNEL)]
+
+    async def track(self, *, user: str = "ada") -> ReviewSeen:
+        """Run /quiz track; return what was shown and the buttons of the question it asked."""
+        chat = self.standin.chat_id(self.uid(user))
+        before = len(self.standin.in_conversation(chat))
+        seen = await self.command("quiz", "track", {}, user=user)
+        for p in self.standin.in_conversation(chat)[before:]:
+            values = [
+                a["data"]["button"]
+                for a in _card(p.activity).get("actions", [])
+                if a.get("data", {}).get("button", "").startswith("track:")
+            ]
+            if values:
+                return ReviewSeen(seen, values, p.id)
+        return ReviewSeen(seen, [])
 
 
 def _card(activity: dict[str, Any]) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from bot.chat import (
     ReviewAsk,
     words,
 )
-from bot.chat.buttons import DASHBOARD, START_REVIEW, Button, Choice, ReviewChoice, button_id
+from bot.chat.buttons import DASHBOARD, START_REVIEW, Button, Choice, button_id
 from bot.engine.model import Difficulty, Question, QuestionCard, Reveal
 from bot.text import Icon, Style, Text, When, clip, render, safe_url
 
@@ -263,7 +263,7 @@ def review_card(ask: ReviewAsk) -> dict[str, Any]:
         _choices(q),
         block(markdown(ask.footer), isSubtle=True, size="Small"),
     ]
-    actions = [_button(ReviewChoice(q.id, c.key), label(c.key, c.text)) for c in q.choices]
+    actions = [_button(ask.button(c.key), label(c.key, c.text)) for c in q.choices]
     return card(body, actions)
 
 
