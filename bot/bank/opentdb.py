@@ -283,6 +283,29 @@ def _entry(entry: object, decode: Callable[[str], str], tags: Sequence[str]) -> 
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Alike:
+    """Two imported questions whose stems are nearly the same: ``later`` repeats ``first``."""
+
+    later: ImportedQuestion
+    first: ImportedQuestion
+    similarity: float
+
+
+def alike_stems(questions: Sequence[ImportedQuestion]) -> list[Alike]:
+    """Return the pairs of questions whose stems the linter would call near-duplicates.
+
+    An exact repeat is skipped by ``convert``; this finds the ones that differ by a word or two
+    ("What does CPU stand for?" asked twice in other words), so the importer can say so at once
+    instead of leaving it to ``quizbot validate --lint``.
+    """
+    from bot.bank.lint import Limits, similarities
+
+    stems = [q.question for q in questions]
+    pairs = similarities(stems, (1, 2), Limits().stem_similarity_percent)
+    return [Alike(questions[j], questions[i], share) for i, j, share in pairs]
+
+
 def check_tags(tags: Sequence[str]) -> tuple[str, ...]:
     """Return the tags if each is a valid tag, else raise ``UserError`` naming the bad one."""
     for tag in tags:

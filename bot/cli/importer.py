@@ -51,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def run_opentdb(args: argparse.Namespace) -> int:
     """Convert the response in ``args.file`` and write the question files to ``args.out``."""
-    from bot.bank.opentdb import check_tags, convert
+    from bot.bank.opentdb import alike_stems, check_tags, convert
 
     source: Path = args.file
     out: Path = args.out
@@ -101,6 +101,12 @@ def run_opentdb(args: argparse.Namespace) -> int:
             continue
         refused += 1
         print(f"{source}: skipped {question.id}: {path} {problem}", file=sys.stderr)
+    for alike in alike_stems(conversion.questions):
+        print(
+            f"{source}: note: {alike.later.id} asks nearly what {alike.first.id} asks (stems"
+            f" {alike.similarity:.0%} alike); both written: keep one before adding them to a bank",
+            file=sys.stderr,
+        )
     skipped = len(conversion.skipped) + refused
     print(
         f"imported {written} question(s) into {out} ({unchanged} already there, "

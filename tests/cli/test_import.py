@@ -77,6 +77,43 @@ def test_import_writes_valid_files_and_reports_skips(tmp_path: Path) -> None:
     assert [c.text for c in boolean.choices] == ["True", "False"]
 
 
+def test_near_duplicate_stems_are_reported_and_imports_are_not_alike_otherwise(
+    tmp_path: Path,
+) -> None:
+    entries = [
+        entry("What does the acronym CPU stand for?", "Central Processing Unit", ["A", "B", "C"]),
+        entry(
+            "What does the acronym CPU stand for in computing?",
+            "Central Processing Unit",
+            ["D", "E", "F"],
+        ),
+        entry("In which year did the Berlin Wall fall?", "1989", ["1987", "1991", "1985"]),
+        entry("The logo for Snapchat is a bell.", "False", ["True"], kind="boolean"),
+        entry("Linux was first released in 1991.", "True", ["False"], kind="boolean"),
+    ]
+    source = write_response(tmp_path / "trivia.json", entries)
+    out = tmp_path / "out"
+    run = quizbot(str(source), "--out", str(out), cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "imported 5 question(s)" in run.stdout
+    notes = run.stderr.splitlines()
+    assert len(notes) == 1, run.stderr
+    assert notes[0].startswith(f"{source}: note: what-does-the-acronym-cpu-stand-for-in-computing-")
+    assert "asks nearly what what-does-the-acronym-cpu-stand-for-" in notes[0]
+    # The linter agrees: the one real pair and nothing the importer's own wording made alike,
+    # and no length cue from "False" being one letter longer than "True".
+    from bot.bank.lint import lint
+
+    report = lint(load_bank([out]).questions)
+    alike = [f for f in report.findings if f.rule == "near-duplicate"]
+    assert {f.question_id for f in alike} == {
+        next(q.id for q in load_bank([out]) if q.text.endswith("in computing?"))
+    }
+    binary = {q.id for q in load_bank([out]) if len(q.choices) == 2}
+    assert len(binary) == 2
+    assert not [f for f in report.findings if f.rule == "length-cue" and f.question_id in binary]
+
+
 def test_rerun_is_idempotent_and_never_overwrites_a_changed_file(tmp_path: Path) -> None:
     source = write_response(tmp_path / "trivia.json", ENTRIES[:2])
     out = tmp_path / "out"
