@@ -5,7 +5,7 @@ A pure package: it reads its data files and, for charts only, imports matplotlib
 
     reply = answer("70B params bf16 allreduce nodes=4 gpus=8")      # or "plan llama3-70b gpus=128"
     reply.table                     # the text table; reply.title, reply.filename for the chart
-    png = render_chart(reply.result)  # slow: run it in a worker thread
+    png = render_chart(reply.result, quiz=True)  # slow: run it in a worker thread
 
 and ``quizbot bandwidth`` calls the parts::
 
