@@ -52,9 +52,9 @@ PLATFORMS = ("slack", "discord", "teams")
 class Admins:
     """The people QUIZBOT_ADMINS lists: in one workspace each, or (a bare id) in every one.
 
-    An entry ``slack:T0123:U0456`` (or ``discord:GUILD:USER``) makes that user an admin of that
-    workspace or server only. A bare user id is an admin in every workspace the bot serves: an
-    operator-wide entry, meant for a bot that serves one team.
+    An entry ``slack:T0123:U0456`` (or ``discord:GUILD:USER``, ``teams:TENANT:29:USER``) makes
+    that user an admin of that workspace, server or tenant only. A bare user id is an admin in
+    every workspace the bot serves: an operator-wide entry, meant for a bot that serves one team.
     """
 
     everywhere: frozenset[str] = frozenset()
@@ -68,8 +68,9 @@ class Admins:
         for entry in (part.strip() for part in text.split(",")):
             if not entry:
                 continue
-            parts = entry.split(":")
-            if len(parts) == 1:
+            # A Teams user id has a colon of its own (29:1a2b...): the user is all after the second.
+            parts = entry.split(":", 2)
+            if len(parts) == 1 or (parts[0].isdigit() and parts[0] not in PLATFORMS):
                 everywhere.add(entry)
             elif len(parts) == 3 and parts[0] in PLATFORMS and all(parts):
                 scoped.add((parts[0], parts[1], parts[2]))

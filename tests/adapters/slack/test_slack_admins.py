@@ -185,7 +185,7 @@ def test_admins_are_listed_bare_or_scoped(value: str, everywhere: set, scoped: s
     assert (admins.everywhere, admins.scoped) == (everywhere, scoped)
 
 
-@pytest.mark.parametrize("value", ["slack:T1", "teams:T1:U1", "slack::U1", "a:b:c:d"])
+@pytest.mark.parametrize("value", ["slack:T1", "matrix:T1:U1", "slack::U1", "a:b:c:d"])
 def test_a_bad_admins_entry_is_one_clear_line(value: str) -> None:
     with pytest.raises(ConfigError, match="is neither a user id nor PLATFORM:WORKSPACE:USER"):
         Admins.parse(value)

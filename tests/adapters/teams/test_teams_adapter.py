@@ -18,7 +18,9 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from bot.adapters.teams import render
 from bot.adapters.teams.handlers import command_of, heard, pressed, typed_text
 from bot.chat import Chart, NotAMember, PostText
+from bot.config import Admins
 from bot.engine.model import Place
+from bot.errors import ConfigError
 from bot.text import text
 from tests.conformance.drivers import TeamsDriver, driving
 from tests.conftest import FakeClock
@@ -261,3 +263,27 @@ async def test_a_large_chart_is_served_by_the_bot_and_a_small_one_inlined(
     assert teams.bot.images.url(large) is None
     body: list[dict[str, Any]] = render._with_chart([], large, teams.bot.images.url)
     assert body[0]["type"] == "TextBlock" and "too large" in body[0]["text"]
+
+
+# ---------------------------------------------------------------- admins
+
+
+def test_quizbot_admins_reads_teams_ids_with_their_colon() -> None:
+    admins = Admins.parse(f"teams:{TENANT}:29:ada, 29:bob")
+    assert admins.lists("teams", TENANT, "29:ada")
+    assert not admins.lists("teams", "another-tenant", "29:ada")
+    assert admins.lists("teams", "another-tenant", "29:bob")
+    with pytest.raises(ConfigError):
+        Admins.parse(f"teams:{TENANT}")
+
+
+async def test_a_listed_admin_is_an_admin_in_a_chat_without_a_team(tmp_path: Path) -> None:
+    async with driving("teams", tmp_path, FakeClock()) as driver:
+        driver.core.admins = Admins.parse(f"teams:{TENANT}:29:dee")
+        start = len(driver.standin.calls)
+        await driver._deliver(driver.standin.mention("report", user="29:dee", personal=True))
+        chat = driver.standin.chat_id("29:dee")
+        said = [c for c in driver.standin.calls[start:] if chat in urllib.parse.unquote(c.path)]
+        assert said and "Question report" in str(said[-1].body)
+        # Nobody was asked about team ownership: there is no team in a chat.
+        assert not [c for c in driver.standin.calls[start:] if "/members/" in c.path]
