@@ -35,6 +35,7 @@ async def open_runtime(
     from bot.bank.loader import load_bank
     from bot.bank.templates import load_templates
     from bot.bank.tracks import load_tracks
+    from bot.bank.workspace import WorkspaceBanks
     from bot.storage import open_store
 
     bank = load_bank(settings.question_paths(), load_templates())
@@ -54,6 +55,7 @@ async def open_runtime(
             rng=rng,
             default_minutes=settings.round_minutes,
             tracks=tracks,
+            banks=WorkspaceBanks(bank, store),
         )
         yield Runtime(settings=settings, bank=bank, store=store, engine=engine)
     finally:

@@ -165,6 +165,12 @@ class QuestionBank:
             self._instances.popitem(last=False)
         return question
 
+    def with_questions(self, questions: Iterable[Question]) -> QuestionBank:
+        """Return a bank of these questions with this bank's templates (a workspace's bank)."""
+        return QuestionBank(
+            questions, self._templates.values(), self._catalogue[0] if self._catalogue else None
+        )
+
     def tags(self) -> tuple[str, ...]:
         """Return every tag used in the bank, sorted."""
         return tuple(self._by_tag)

@@ -113,6 +113,20 @@ def check_paths(
     return QuestionBank(questions, templates), []
 
 
+def check_text(
+    text: str, name: str, seen_ids: dict[str, str] | None = None
+) -> tuple[list[Question], list[Problem]]:
+    """Check question text that is not a file (a workspace's question, a form, an import).
+
+    The same rules as a file's, problems named ``name:line``; an image must be an https URL.
+    Return the questions (none when any problem was found) and the problems.
+    """
+    checker = _FileChecker(Path(name), {} if seen_ids is None else seen_ids, text)
+    questions = checker.run()
+    problems = sorted(checker.problems, key=lambda p: p.line)
+    return ([] if problems else questions), problems
+
+
 def _question_files(paths: Sequence[Path]) -> Iterator[tuple[Path, str | None]]:
     """Yield each question file once, in load order, or a path with the reason it holds none."""
     seen: set[Path] = set()
@@ -182,11 +196,13 @@ def _kind(node: Node) -> str:
 class _FileChecker:
     """Check one file, collecting problems instead of stopping at the first."""
 
-    def __init__(self, path: Path, seen_ids: dict[str, str]) -> None:
+    def __init__(self, path: Path, seen_ids: dict[str, str], text: str | None = None) -> None:
         self.path = path
         self.name = str(path)
         self.seen_ids = seen_ids
         self.problems: list[Problem] = []
+        # Text given directly (a workspace's question, a form): there is no folder around it.
+        self.given = text
 
     def add(self, where: Node | int, message: str) -> None:
         line = where if isinstance(where, int) else _line(where)
@@ -218,6 +234,8 @@ class _FileChecker:
         return self.question_list(root)
 
     def compose(self) -> Node | None:
+        if self.given is not None:
+            return self.compose_text(self.given)
         try:
             data = self.path.read_bytes()
         except OSError as exc:
@@ -229,6 +247,9 @@ class _FileChecker:
             line = data.count(b"\n", 0, exc.start) + 1
             self.add(line, f"not UTF-8 text: byte {data[exc.start]:#04x} cannot be decoded")
             return None
+        return self.compose_text(text)
+
+    def compose_text(self, text: str) -> Node | None:
         if not text.strip():
             self.add(1, "file is empty: expected a question or a `questions:` list")
             return None
@@ -703,6 +724,9 @@ class _FileChecker:
                 f"image '{value}' must be an https URL or a path relative to the file "
                 '(a URL holds no spaces and none of < > | " `)',
             )
+            return None
+        if self.given is not None:
+            self.add(node, f"image '{value}' must be an https URL: this question has no folder")
             return None
         if value.startswith(("/", "\\", "~")) or Path(value).is_absolute():
             self.add(node, f"image '{value}' must be a path relative to the file, not absolute")

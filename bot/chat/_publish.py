@@ -254,7 +254,7 @@ class Publisher:
                 if rnd.is_closed or rnd.message_ref is None:
                     return
                 count = await self.engine.answered_count(round_id)
-                card = QuestionCard(rnd, self.engine.question_of(rnd), answered=count)
+                card = QuestionCard(rnd, await self.engine.question_of(rnd), answered=count)
                 await self.port.send(UpdateCard(rnd.place, rnd.message_ref, card))
         except Exception:
             # A stale count is harmless; the next answer schedules another try.

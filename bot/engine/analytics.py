@@ -192,9 +192,11 @@ def reports(
     """Return one report per question of the bank, in bank order.
 
     Aggregates of questions no longer in the bank are left out: there is nothing to rewrite.
+    Aggregates are keyed by ``Question.asked_as`` (the id, and ``@N`` for revision N).
     """
     by_id = {a.question_id: a for a in aggregates}
-    return [report(q, by_id.get(q.id)) for q in questions]
+    # A workspace's own question is counted per revision: its report is its latest revision's.
+    return [report(q, by_id.get(q.asked_as)) for q in questions]
 
 
 def hardest(items: Sequence[QuestionReport], count: int = 5) -> list[QuestionReport]:

@@ -50,6 +50,7 @@ from bot.text import Code, Text, echo, say
 FASTEST_SHOWN = 3
 LEADERBOARD_SIZE = 10
 ROUND_CACHE_SIZE = 4096
+TOPIC_CACHE_SIZE = 64
 # A right answer in a scheduled round reads the latest 8 rounds for the streak, then twice as
 # many each time the run fills them, and all of them only past the last: the rows read are at
 # most about four times the run, whatever the history. (With 8 then 64, a run of 8 read every
@@ -77,6 +78,37 @@ class Bank(Protocol):
     def instance(self, template_id: str, seed: int) -> Question:
         """Return a template's question for a seed, id ``template#seed`` (KeyError if none)."""
         ...
+
+
+class Banks(Protocol):
+    """Where each workspace's bank comes from (bot.bank.workspace.WorkspaceBanks)."""
+
+    async def bank_for(self, platform: str, workspace: str) -> Bank:
+        """Return the workspace's bank as it is now."""
+        ...
+
+    async def revision(
+        self, platform: str, workspace: str, question_id: str, revision: int
+    ) -> Question | None:
+        """Return one revision of a workspace's own question, or None."""
+        ...
+
+
+class OneBank:
+    """Every workspace sees the same bank (no workspace banks)."""
+
+    def __init__(self, bank: Bank) -> None:
+        self.bank = bank
+
+    async def bank_for(self, platform: str, workspace: str) -> Bank:
+        """Return the one bank."""
+        return self.bank
+
+    async def revision(
+        self, platform: str, workspace: str, question_id: str, revision: int
+    ) -> Question | None:
+        """Return None: there are no revisions."""
+        return None
 
 
 def pick_question(
@@ -176,10 +208,15 @@ class QuizEngine:
         default_minutes: int = 10,
         retention: float = learning.DEFAULT_RETENTION,
         tracks: Mapping[str, Track] | None = None,
+        banks: Banks | None = None,
     ) -> None:
+        """``bank`` is the files' bank; ``banks`` gives each workspace its own (default: it)."""
         self.store = store
+        self.banks: Banks = banks if banks is not None else OneBank(bank)
         self.memory = learning.Memory(retention)
-        self._topics: tuple[Sequence[Question], dict[str, str], dict[str, Question]] | None = None
+        self._topics: OrderedDict[int, tuple[Bank, dict[str, str], dict[str, Question]]] = (
+            OrderedDict()
+        )
         self._memories: dict[tuple[str, str], tuple[datetime, learning.Memory]] = {}
         self._rates_cache: dict[
             tuple[str, str], tuple[datetime, Mapping[str, tuple[int, int]]]
@@ -216,19 +253,21 @@ class QuizEngine:
         ``computed`` (or the tag ``computed``) asks a question drawn from a template; with no
         tag, the channel's ``computed_percent`` of rounds ask one too (docs/questions.md,
         "Computed questions in a channel").
-        ``question_id`` asks that question (a learning track's day).
+        ``question_id`` asks that question (a learning track's day). The workspace's bank is
+        read as it is now: a change made on any replica is in the next round.
         """
         if tag is not None and tag.casefold() == COMPUTED:
             computed, tag = True, None
         if computed and not self.bank.templates:
             raise UserError(say(M.NO_TEMPLATES))
+        bank = await self.bank_for(place.platform, place.workspace)
         if question_id is not None:
             try:
-                candidates: Sequence[Question] = (self.bank.by_id(question_id),)
+                candidates: Sequence[Question] = (bank.by_id(question_id),)
             except KeyError:
                 raise UserError(say(M.NOT_IN_BANK)) from None
         else:
-            candidates = self.bank.filter(None if computed else tag)
+            candidates = bank.filter(None if computed else tag)
         if not candidates and not computed:
             raise UserError(say(M.NO_SUCH_TAG, tag=echo(tag)) if tag else say(M.EMPTY_BANK))
         existing = await self.store.open_round(place)
@@ -261,10 +300,15 @@ class QuizEngine:
                 closes_at=now + duration if duration > timedelta(0) else None,
                 scheduled=scheduled,
                 slot=slot,
+                revision=question.revision,
             )
         except RoundAlreadyOpen:
             raise UserError(say(M.ALREADY_OPEN)) from None
         return QuestionCard(round=rnd, question=question, answered=0, note=note)
+
+    async def bank_for(self, platform: str, workspace: str) -> Bank:
+        """Return a workspace's bank: the files' bank with its own questions laid over it."""
+        return await self.banks.bank_for(platform, workspace)
 
     async def _pick(
         self,
@@ -322,11 +366,18 @@ class QuizEngine:
         """Return every bank question's answer analytics in a scope (None: everywhere).
 
         Computed questions that were answered follow the bank's, one report per instance,
-        each rebuilt from its id: the ``COMPUTED_REPORTED`` most answered, in id order.
+        each rebuilt from its id: the ``COMPUTED_REPORTED`` most answered, in id order. In one
+        workspace the questions are its bank's, each own question's figures its latest
+        revision's; across workspaces, the files' bank's.
         """
         aggregates = await self.store.question_aggregates(platform, workspace)
-        questions = self.bank.filter(None)
-        known = {q.id for q in questions}
+        bank = (
+            await self.bank_for(platform, workspace)
+            if platform is not None and workspace is not None
+            else self.bank
+        )
+        questions = bank.filter(None)
+        known = {q.asked_as for q in questions}
         answered = sorted(
             (
                 a
@@ -349,7 +400,7 @@ class QuizEngine:
         """Return a person's level: a Rasch ability from their latest answers (docs/learning.md)."""
         rates = await self._rates(platform, workspace)
         results = await self.store.user_results(platform, workspace, user, learning.LEVEL_ANSWERS)
-        known = self._by_id()
+        known = self._by_id(await self.bank_for(platform, workspace))
         return learning.level(
             (right, learning.question_difficulty(analytics.expected_rate(known[q], rates)))
             for q, right in results
@@ -382,7 +433,8 @@ class QuizEngine:
         ``topic`` keeps to one topic of the bank; ``avoid`` leaves out questions already asked
         in the session. None when nothing is left.
         """
-        topics = self.topics()
+        bank = await self.bank_for(platform, workspace)
+        topics = self.topics(bank)
         wanted = [q for q, t in topics.items() if (topic is None or t == topic) and q not in avoid]
         if not wanted:
             return None
@@ -394,14 +446,14 @@ class QuizEngine:
         for card in due:
             if card.key.question_id in allowed:
                 return learning.PracticeItem(
-                    self.bank.by_id(card.key.question_id), learning.PracticeKind.DUE, None
+                    bank.by_id(card.key.question_id), learning.PracticeKind.DUE, None
                 )
         # Nothing due: what the person has seen and their level, read at the same time.
         seen, me = await asyncio.gather(
             self.store.seen_questions(platform, workspace, user),
             self.level(platform, workspace, user),
         )
-        known = self._by_id()
+        known = self._by_id(bank)
         fresh = [known[q] for q in wanted if q not in seen]
         if not fresh:
             return None
@@ -452,8 +504,9 @@ class QuizEngine:
                 raise NotFound(say(M.NOT_IN_BANK))
             if due_only and await self.store.card(card_key) is None:
                 raise NotFound(say(M.NOT_IN_REVIEW))
+        bank = await self.bank_for(card_key.platform, card_key.workspace)
         try:
-            question = self.bank.by_id(card_key.question_id)
+            question = bank.by_id(card_key.question_id)
         except KeyError:
             raise NotFound(say(M.NOT_IN_BANK)) from None
         choice = key.strip().upper()
@@ -483,19 +536,32 @@ class QuizEngine:
             counted=counted,
         )
 
-    def topics(self) -> dict[str, str]:
-        """Return every bank question's topic (the folder of its file), in the bank's order."""
-        questions = self.bank.filter(None)
-        if self._topics is None or self._topics[0] != questions:
-            by_id = {q.id: q for q in questions}
-            topics = {q.id: learning.topic_of(q.source) for q in questions}
-            self._topics = (questions, topics, by_id)
-        return self._topics[1]
+    def topics(self, bank: Bank | None = None) -> dict[str, str]:
+        """Return every question's topic (the folder of its file), in the bank's order.
 
-    def _by_id(self) -> dict[str, Question]:
-        self.topics()
-        assert self._topics is not None
-        return self._topics[2]
+        The files' bank by default; a workspace's own questions are in the topic ``workspace``.
+        """
+        return self._indexed(bank or self.bank)[1]
+
+    def _by_id(self, bank: Bank) -> dict[str, Question]:
+        return self._indexed(bank)[2]
+
+    def _indexed(self, bank: Bank) -> tuple[Bank, dict[str, str], dict[str, Question]]:
+        # A workspace's bank is a new object after each change: the few latest are kept.
+        found = self._topics.get(id(bank))
+        if found is not None and found[0] is bank:
+            self._topics.move_to_end(id(bank))
+            return found
+        questions = bank.filter(None)
+        entry = (
+            bank,
+            {q.id: learning.topic_of(q.source) for q in questions},
+            {q.id: q for q in questions},
+        )
+        self._topics[id(bank)] = entry
+        if len(self._topics) > TOPIC_CACHE_SIZE:
+            self._topics.popitem(last=False)
+        return entry
 
     async def mastery(
         self, platform: str, workspace: str, user: str | None = None
@@ -505,7 +571,7 @@ class QuizEngine:
         People with no answer in the workspace are left out; a topic's questions never answered
         count 0 (docs/learning.md).
         """
-        topics = self.topics()
+        topics = self.topics(await self.bank_for(platform, workspace))
         sizes = Counter(topics.values())
         order = list(dict.fromkeys(topics.values()))
         rows = await self.store.mastery_sums(
@@ -576,8 +642,16 @@ class QuizEngine:
         """Return the open round in a channel, if any."""
         return await self.store.open_round(place)
 
-    def question_of(self, rnd: Round) -> Question:
-        """Return the question a round asks (NotFound if the bank no longer has it)."""
+    async def question_of(self, rnd: Round) -> Question:
+        """Return the question a round asks, the revision it asked (NotFound if it is gone)."""
+        if rnd.revision is not None:
+            place = rnd.place
+            asked = await self.banks.revision(
+                place.platform, place.workspace, rnd.question_id, rnd.revision
+            )
+            if asked is None:
+                raise NotFound(say(M.NOT_IN_BANK))
+            return asked
         try:
             return self.bank.by_id(rnd.question_id)
         except KeyError:
@@ -590,7 +664,7 @@ class QuizEngine:
         rnd = await self._cached_round(round_id)
         if rnd is None or (rnd.place.platform, rnd.place.workspace) != (platform, workspace):
             raise NotFound(say(M.QUESTION_NOT_HERE))
-        question = self.question_of(rnd)
+        question = await self.question_of(rnd)
         key = choice_key.strip().upper()
         if key not in question.keys:
             raise UserError(not_a_choice(choice_key, question))
@@ -685,7 +759,7 @@ class QuizEngine:
 
     async def reveal(self, rnd: Round) -> Reveal:
         """Compute the results of a round: distribution, share correct, fastest correct."""
-        question = self.question_of(rnd)
+        question = await self.question_of(rnd)
         answers = await self.store.round_answers(rnd.id)
         counts = Counter(a.choice for a in answers)
         total = len(answers)
@@ -900,24 +974,15 @@ class QuizEngine:
     async def _due_cards(self, platform: str, workspace: str, user: str) -> list[MemoryCard]:
         now = self._now()
         cards = await self.store.cards(platform, workspace, user)
-        return [c for c in cards if learning.is_due(c, now) and self._known(c.key.question_id)]
-
-    def _known(self, question_id: str) -> bool:
-        # A computed instance is known by its template: counting cards rebuilds nothing.
-        template = template_of(question_id)
-        if template is not None and template in self.bank.templates:
-            return True
-        try:
-            self.bank.by_id(question_id)
-        except KeyError:
-            return False
-        return True
+        bank = await self.bank_for(platform, workspace)
+        return [c for c in cards if learning.is_due(c, now) and _known(bank, c.key.question_id)]
 
     async def next_review(self, platform: str, workspace: str, user: str) -> Question | None:
         """Return the user's most overdue card's question, or None when nothing is due."""
+        bank = await self.bank_for(platform, workspace)
         for card in await self._due_cards(platform, workspace, user):
             try:
-                return self.bank.by_id(card.key.question_id)
+                return bank.by_id(card.key.question_id)
             except KeyError:
                 continue  # a computed instance that no longer draws: the next one
         return None
@@ -925,10 +990,11 @@ class QuizEngine:
     async def review_queue(self, platform: str, workspace: str, user: str) -> ReviewQueue:
         """Return how many reviews are due and waiting, and when the next falls due."""
         now = self._now()
+        bank = await self.bank_for(platform, workspace)
         cards = [
             c
             for c in await self.store.cards(platform, workspace, user)
-            if c.seen and self._known(c.key.question_id)
+            if c.seen and _known(bank, c.key.question_id)
         ]
         due = sum(learning.is_due(c, now) for c in cards)
         later = [c.due_at for c in cards if not learning.is_due(c, now)]
@@ -945,6 +1011,19 @@ class QuizEngine:
         return await self._answer_outside_round(
             CardKey(platform, workspace, user, question_id), key, Source.REVIEW, due_only=True
         )
+
+
+def _known(bank: Bank, question_id: str) -> bool:
+    """Return whether a bank has a question; a computed instance is known by its template."""
+    # Counting cards rebuilds no computed question.
+    template = template_of(question_id)
+    if template is not None and template in bank.templates:
+        return True
+    try:
+        bank.by_id(question_id)
+    except KeyError:
+        return False
+    return True
 
 
 def not_a_choice(given: str, question: Question) -> Text:

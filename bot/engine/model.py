@@ -93,6 +93,8 @@ class Question:
     chart: ChartSpec | None = None
     source: str = ""
     line: int = 0
+    # The revision of a workspace's own question (1, 2, ...); None for a question of the files.
+    revision: int | None = None
     # Where each key sits in the source file: "answer", "choices.B", "explanation.why_not.C",
     # "references.0"... so that a check can point at the line it is about.
     lines: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
@@ -104,6 +106,11 @@ class Question:
             if found is not None:
                 return found
         return self.line
+
+    @property
+    def asked_as(self) -> str:
+        """Return the key answers are counted under: the id, and ``@N`` for revision N."""
+        return self.id if self.revision is None else f"{self.id}@{self.revision}"
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -145,6 +152,8 @@ class Round:
     message_ref: str | None = None
     scheduled: bool = False
     slot: str | None = None
+    # The revision of a workspace's own question asked; None for a question of the files.
+    revision: int | None = None
 
     @property
     def is_closed(self) -> bool:

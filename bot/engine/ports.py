@@ -71,6 +71,7 @@ class Store(Protocol):
         closes_at: datetime | None,
         scheduled: bool = False,
         slot: str | None = None,
+        revision: int | None = None,
     ) -> Round:
         """Insert an open round; raise RoundAlreadyOpen if the channel has one."""
         ...

@@ -92,11 +92,12 @@ class ScheduleService:
         """Store the channel's schedule (admins only) and return it with its next post."""
         if not admin:
             raise UserError(NOT_ADMIN)
+        bank = await self.engine.bank_for(place.platform, place.workspace)
         if request.tag is not None and request.tag.casefold() == COMPUTED:
             # A daily computed question: the engine draws it from a template.
             if not self.engine.bank.templates:
                 raise UserError(say(M.NO_TEMPLATES))
-        elif request.tag is not None and not self.engine.bank.filter(request.tag):
+        elif request.tag is not None and not bank.filter(request.tag):
             raise UserError(say(M.NO_SUCH_TAG, tag=echo(request.tag)))
         schedule = Schedule(
             place=place,

@@ -287,7 +287,7 @@ class _Tick:
             await self._settle(schedule, ClaimKind.POST, slot, "posted", rnd.id)
             return TickReport()
         try:
-            question = self.engine.question_of(rnd)
+            question = await self.engine.question_of(rnd)
         except NotFound:
             # The bank changed under it: nobody can answer that card; post a new one.
             await self.engine.withdraw(rnd.id)
@@ -380,13 +380,21 @@ class _Tick:
     async def post_digest(self, schedule: Schedule, slot: Slot) -> TickReport:
         place = schedule.place
         since = slot.at - WEEK
+        bank = await self.engine.bank_for(place.platform, place.workspace)
+
+        def question(question_id: str) -> Question | None:
+            try:
+                return bank.by_id(question_id)
+            except KeyError:
+                return None
+
         digest = build_digest(
             place,
             slot.at,
             schedule.zone,
             await self.store.channel_scores(place, since, slot.at),
             await self.store.channel_rounds(place, since, slot.at),
-            self._question,
+            question,
         )
         if digest is None:
             await self._settle(schedule, ClaimKind.DIGEST, slot, "empty", None)
@@ -399,12 +407,6 @@ class _Tick:
             return TickReport(failed=1)
         await self._settle(schedule, ClaimKind.DIGEST, slot, "posted", None)
         return TickReport(digests=1)
-
-    def _question(self, question_id: str) -> Question | None:
-        try:
-            return self.engine.bank.by_id(question_id)
-        except KeyError:
-            return None
 
     async def _settle(
         self, schedule: Schedule, kind: ClaimKind, slot: Slot, outcome: str, round_id: int | None

@@ -27,6 +27,12 @@ def _scope(platform: str | None, workspace: str | None) -> list[sa.ColumnElement
 
 
 _right = sa.case((answers.c.correct, 1), else_=0)
+# What answers are counted under: the question's id, and "@N" for revision N of a workspace's
+# own question (Question.asked_as), so an edited question's analytics start afresh.
+_asked = sa.case(
+    (rounds.c.revision.is_(None), rounds.c.question_id),
+    else_=rounds.c.question_id + sa.literal_column("'@'") + sa.cast(rounds.c.revision, sa.String),
+)
 
 
 class AnalyticsSql:
@@ -43,27 +49,23 @@ class AnalyticsSql:
         where = _scope(platform, workspace)
         joined = answers.join(rounds, answers.c.round_id == rounds.c.id)
 
-        asked = (
-            sa.select(rounds.c.question_id, sa.func.count().label("n"))
-            .where(*where)
-            .group_by(rounds.c.question_id)
-        )
+        asked = sa.select(_asked, sa.func.count().label("n")).where(*where).group_by(_asked)
         picks = (
-            sa.select(rounds.c.question_id, answers.c.choice, sa.func.count().label("n"))
+            sa.select(_asked, answers.c.choice, sa.func.count().label("n"))
             .select_from(joined)
             .where(*where)
-            .group_by(rounds.c.question_id, answers.c.choice)
+            .group_by(_asked, answers.c.choice)
         )
 
         # Median answer time: the middle one or two of each question's ordered times.
         ranked = (
             sa.select(
-                rounds.c.question_id.label("q"),
+                _asked.label("q"),
                 answers.c.elapsed_ms.label("ms"),
                 sa.func.row_number()
-                .over(partition_by=rounds.c.question_id, order_by=answers.c.elapsed_ms)
+                .over(partition_by=_asked, order_by=answers.c.elapsed_ms)
                 .label("rn"),
-                sa.func.count().over(partition_by=rounds.c.question_id).label("cnt"),
+                sa.func.count().over(partition_by=_asked).label("cnt"),
             )
             .select_from(joined)
             .where(*where)
@@ -83,7 +85,7 @@ class AnalyticsSql:
         # other questions, one pair per answer, answerers with MIN_USER_ANSWERS or more only.
         per_qu = (
             sa.select(
-                rounds.c.question_id.label("q"),
+                _asked.label("q"),
                 answers.c.platform.label("p"),
                 answers.c.workspace.label("w"),
                 answers.c.user_id.label("u"),
@@ -92,9 +94,7 @@ class AnalyticsSql:
             )
             .select_from(joined)
             .where(*where)
-            .group_by(
-                rounds.c.question_id, answers.c.platform, answers.c.workspace, answers.c.user_id
-            )
+            .group_by(_asked, answers.c.platform, answers.c.workspace, answers.c.user_id)
             .cte("per_qu")
         )
         per_u = (
@@ -147,10 +147,10 @@ class AnalyticsSql:
             correct = {
                 q: int(c or 0)
                 for q, c in await conn.execute(
-                    sa.select(rounds.c.question_id, sa.func.sum(_right))
+                    sa.select(_asked, sa.func.sum(_right))
                     .select_from(joined)
                     .where(*where)
-                    .group_by(rounds.c.question_id)
+                    .group_by(_asked)
                 )
             }
         return [

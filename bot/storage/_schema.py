@@ -67,6 +67,9 @@ rounds = sa.Table(
     sa.Column("revealed_at", UTCDateTime, nullable=True),
     sa.Column("reveal_owner", sa.String(32), nullable=True),
     sa.Column("reveal_until", UTCDateTime, nullable=True),
+    # The revision of a workspace's own question the round asked (bank_revisions); None for a
+    # question of the bundled bank or of QUIZBOT_QUESTIONS.
+    sa.Column("revision", sa.Integer, nullable=True),
     sa.Index("ix_rounds_place", "platform", "workspace", "channel", "opened_at"),
     # One open round per channel: a second /quiz next (from any replica) fails the insert.
     sa.Index(
@@ -387,6 +390,43 @@ conversation_references = sa.Table(
 )
 
 
+# A workspace's own questions (docs/questions.md#workspace-banks): every edit is a new row, the
+# question as its YAML text, numbered 1, 2, ... per (workspace, question id). The latest
+# revision of each is in the workspace's bank; rounds name the revision they asked.
+bank_revisions = sa.Table(
+    "bank_revisions",
+    metadata,
+    sa.Column("platform", sa.String(16), primary_key=True),
+    sa.Column("workspace", sa.String(64), primary_key=True),
+    sa.Column("question_id", sa.String(120), primary_key=True),
+    sa.Column("revision", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("body", sa.Text, nullable=False),
+    sa.Column("author", sa.String(64), nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+)
+
+# Questions of the bundled bank (or QUIZBOT_QUESTIONS) a workspace keeps out of its rounds.
+bank_hidden = sa.Table(
+    "bank_hidden",
+    metadata,
+    sa.Column("platform", sa.String(16), primary_key=True),
+    sa.Column("workspace", sa.String(64), primary_key=True),
+    sa.Column("question_id", sa.String(120), primary_key=True),
+    sa.Column("hidden_by", sa.String(64), nullable=False),
+    sa.Column("hidden_at", UTCDateTime, nullable=False),
+)
+
+# One number per workspace, raised in the transaction of every change to its bank: a replica
+# compares it with the one its copy was built at before each round, and rebuilds on a change.
+bank_generations = sa.Table(
+    "bank_generations",
+    metadata,
+    sa.Column("platform", sa.String(16), primary_key=True),
+    sa.Column("workspace", sa.String(64), primary_key=True),
+    sa.Column("generation", sa.Integer, nullable=False),
+)
+
+
 def _create(*tables: sa.Table) -> Callable[[Connection], None]:
     def run(conn: Connection) -> None:
         for table in tables:
@@ -515,6 +555,12 @@ def _ladder_to_cards(conn: Connection) -> None:
     review_items.drop(conn)
 
 
+def _workspace_banks(conn: Connection) -> None:
+    """Create the workspace banks' tables and give rounds the revision they asked."""
+    _create(bank_revisions, bank_hidden, bank_generations)(conn)
+    _add_column(rounds, "revision")(conn)
+
+
 Migration = tuple[int, str, Callable[[Connection], None]]
 
 MIGRATIONS: list[Migration] = [
@@ -553,6 +599,11 @@ MIGRATIONS: list[Migration] = [
         16,
         "learning tracks run in channels, and the units people completed",
         _create(track_runs, track_units),
+    ),
+    (
+        17,
+        "workspace banks: question revisions, hidden questions, rounds' revision",
+        _workspace_banks,
     ),
 ]
 

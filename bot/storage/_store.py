@@ -54,6 +54,7 @@ from bot.storage._answers import (
     sqlite_outcome,
     sqlite_settle,
 )
+from bot.storage._bank import BankSql
 from bot.storage._cards import CardCache, CardsSql
 from bot.storage._dashboard import DashboardSql
 from bot.storage._metrics import with_round_metrics
@@ -116,6 +117,7 @@ def _round(row: Any) -> Round:
         message_ref=row.message_ref,
         scheduled=bool(row.scheduled),
         slot=row.slot,
+        revision=row.revision,
     )
 
 
@@ -223,7 +225,7 @@ def _tune_sqlite(engine: AsyncEngine, pragmas: tuple[str, ...]) -> None:
 
 @with_round_metrics
 @with_retries
-class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql, TracksSql):
+class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql, TracksSql, BankSql):
     """The Store and ScheduleStore protocols on SQLAlchemy Core; each method is one transaction."""
 
     def __init__(
@@ -366,9 +368,11 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql, TracksSql):
         closes_at: datetime | None,
         scheduled: bool = False,
         slot: str | None = None,
+        revision: int | None = None,
     ) -> Round:
         """Insert an open round; raise RoundAlreadyOpen if the channel has one."""
         values = dict(
+            revision=revision,
             platform=place.platform,
             workspace=place.workspace,
             channel=place.channel,
@@ -394,6 +398,7 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql, TracksSql):
             closes_at=closes_at,
             scheduled=scheduled,
             slot=slot,
+            revision=revision,
         )
 
     async def set_message_ref(self, round_id: int, ref: str) -> None:

@@ -21,7 +21,7 @@ from aiohttp import web
 from bot import links
 from bot.engine import activity, analytics, learning
 from bot.engine.activity import DayActivity, HistoryRow, StreakRow
-from bot.engine.engine import QuizEngine
+from bot.engine.engine import Bank, QuizEngine
 from bot.engine.learning import MemoryCard, is_due
 from bot.engine.model import Period, Place, ScoreRow
 from bot.engine.names import Known, NameKind, Names
@@ -322,7 +322,13 @@ class Dashboard:
             grant=grant,
             people=people,
             team=learning.team_mastery(people),
-            topics=list(dict.fromkeys(self.engine.topics().values())),
+            topics=list(
+                dict.fromkeys(
+                    self.engine.topics(
+                        await self.engine.bank_for(grant.platform, grant.workspace)
+                    ).values()
+                )
+            ),
         )
 
     async def questions(self, request: web.Request, grant: Grant) -> web.StreamResponse:
@@ -348,7 +354,8 @@ class Dashboard:
         """One question: its text, how the answers split, its explanation, why it is flagged."""
         qid = request.match_info["qid"]
         try:
-            question = self.engine.bank.by_id(qid)
+            bank = await self.engine.bank_for(grant.platform, grant.workspace)
+            question = bank.by_id(qid)
         except KeyError:
             return await self._named_page("missing.html", status=404, grant=grant, what="question")
         [item] = analytics.reports(
@@ -420,10 +427,11 @@ class Dashboard:
         streak = activity.player_streaks(channel_streaks).get(
             user, activity.PlayerStreak(user, 0, 0)
         )
+        bank = await self.engine.bank_for(grant.platform, grant.workspace)
         items = [
             c
             for c in await self.store.cards(grant.platform, grant.workspace, user)
-            if c.seen and _known(self.engine, c.key.question_id)
+            if c.seen and _known(bank, c.key.question_id)
         ]
         due = [c for c in items if is_due(c, now)]
         history = await self.store.user_history(grant.platform, grant.workspace, user)
@@ -439,7 +447,7 @@ class Dashboard:
             waiting=len(items) - len(due),
             history=history,
             people=mine,
-            topics=list(dict.fromkeys(self.engine.topics().values())),
+            topics=list(dict.fromkeys(self.engine.topics(bank).values())),
         )
 
 
@@ -449,9 +457,9 @@ def _topic_label(topic: str) -> str:
     return (rest if head.isdigit() and rest else topic).replace("-", " ")
 
 
-def _known(engine: QuizEngine, qid: str) -> bool:
+def _known(bank: Bank, qid: str) -> bool:
     try:
-        engine.bank.by_id(qid)
+        bank.by_id(qid)
     except KeyError:
         return False
     return True

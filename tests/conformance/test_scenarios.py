@@ -156,7 +156,7 @@ async def test_next_computed_asks_answers_and_reveals_the_working(chat: Any) -> 
     rnd = await chat.engine.get_round(card.round_id)
     template, _, seed = rnd.question_id.partition("#")
     assert template in {t.id for t in TEMPLATES} and seed.isdigit()
-    question = chat.engine.question_of(rnd)
+    question = await chat.engine.question_of(rnd)
     # The drawn numbers reached the channel: the stem's first words and every choice.
     assert question.text.split(",")[0][:40] in card.shown
     for choice in question.choices:
@@ -185,7 +185,7 @@ async def test_next_computed_asks_answers_and_reveals_the_working(chat: Any) -> 
 
 async def test_a_missed_computed_question_is_reviewed_by_its_instance_id(chat: Any) -> None:
     card = await chat.card("computed")
-    question = chat.engine.question_of(await chat.engine.get_round(card.round_id))
+    question = await chat.engine.question_of(await chat.engine.get_round(card.round_id))
     wrong = next(k for k in question.keys if k != question.answer)
     await chat.click(card, wrong, user="dee")
     chat.clock.advance(days=1)
@@ -217,7 +217,7 @@ async def test_a_daily_schedule_of_computed_questions(chat: Any) -> None:
     card = await chat.scheduled_card()
     rnd = await chat.engine.get_round(card.round_id)
     assert rnd.scheduled and "#" in rnd.question_id
-    question = chat.engine.question_of(rnd)
+    question = await chat.engine.question_of(rnd)
     assert all(choice.text in card.shown for choice in question.choices)
 
 

@@ -61,7 +61,7 @@ async def test_a_computed_round_stores_its_instance_id_and_survives_a_restart(
     store = await open_store(database_url)
     try:
         engine = engine_on(store, clock, seed=99)
-        again = engine.question_of(await engine.get_round(card.round_id))
+        again = await engine.question_of(await engine.get_round(card.round_id))
         assert again == card.question
         outcome = await engine.answer("slack", "T1", card.round_id, "U1", again.answer)
         assert outcome.status is AnswerStatus.ACCEPTED and outcome.correct

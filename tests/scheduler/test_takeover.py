@@ -66,7 +66,7 @@ async def dead_claimant(store: SqlStore, engine: QuizEngine, where: Place) -> in
 
 async def card_of(engine: QuizEngine, round_id: int) -> QuestionCard:
     rnd = await engine.get_round(round_id)
-    return QuestionCard(rnd, engine.question_of(rnd))
+    return QuestionCard(rnd, await engine.question_of(rnd))
 
 
 # ---------------------------------------------------------------- the tick's part

@@ -1,0 +1,339 @@
+"""Workspace banks: a workspace's own questions, kept in the store, over the files' bank.
+
+A workspace (a Slack workspace, a Discord server) sees the bank of the files (the bundled
+``questions/`` or ``QUIZBOT_QUESTIONS``), less the questions it hid, with its own questions laid
+over it: one with the id of a file's question replaces it, the others follow. Every edit of an
+own question is a new revision, stored as the question's YAML text; a round records the revision
+it asked, and answers are counted per revision (``Question.asked_as``).
+
+Every change raises the workspace's generation in the store. ``WorkspaceBanks`` keeps one copy
+of each workspace's bank and reads the generation before handing it out, so a change made on
+any replica is in the next round of every replica, with no restart and no message between them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, Protocol
+
+import yaml
+
+from bot.bank.bank import Problem, QuestionBank
+from bot.bank.lint import Finding, lint
+from bot.bank.loader import check_text
+from bot.engine.model import Difficulty, Question
+
+# Own questions' topic, as the folder of a file is a file's question's topic.
+TOPIC = "workspace"
+# Revisions are immutable: a process keeps this many it has read.
+REVISION_CACHE = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRevision:
+    """One revision of a workspace's own question, as the store keeps it."""
+
+    question_id: str
+    revision: int
+    body: str
+    author: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class BankLayer:
+    """What a workspace lays over the files' bank: its own questions, and the ids it hid."""
+
+    generation: int
+    questions: tuple[StoredRevision, ...]
+    hidden: frozenset[str]
+
+
+class BankStore(Protocol):
+    """The store's part in workspace banks."""
+
+    async def bank_generation(self, platform: str, workspace: str) -> int:
+        """Return the workspace bank's generation: 0 until its first change."""
+        ...
+
+    async def bank_layer(self, platform: str, workspace: str) -> BankLayer:
+        """Return the workspace's own questions (latest revisions) and hidden ids."""
+        ...
+
+    async def question_revision(
+        self, platform: str, workspace: str, question_id: str, revision: int
+    ) -> StoredRevision | None:
+        """Return one revision of a workspace's question, or None."""
+        ...
+
+    async def save_revisions(
+        self,
+        platform: str,
+        workspace: str,
+        bodies: Sequence[tuple[str, str]],
+        *,
+        author: str,
+        at: datetime,
+    ) -> list[tuple[str, int]]:
+        """Store a new revision of each changed (id, body), in one transaction."""
+        ...
+
+    async def set_hidden(
+        self,
+        platform: str,
+        workspace: str,
+        question_ids: Sequence[str],
+        hidden: bool,
+        *,
+        by: str,
+        at: datetime,
+    ) -> list[str]:
+        """Hide (or show again) these questions in the workspace; return the ids changed."""
+        ...
+
+
+# ---------------------------------------------------------------- the question as data
+
+
+def question_data(q: Question) -> dict[str, Any]:
+    """Return a question as the mapping its YAML file holds, fields in the format's order.
+
+    Defaults are left out (no tags, medium difficulty), so loading the mapping gives back an
+    equal question.
+    """
+    data: dict[str, Any] = {
+        "id": q.id,
+        "question": q.text,
+        "choices": {c.key: c.text for c in q.choices},
+        "answer": q.answer,
+    }
+    explanation: dict[str, Any] = {"short": q.short, "full": q.full}
+    if q.why_not:
+        explanation["why_not"] = {c.key: q.why_not[c.key] for c in q.choices if c.key in q.why_not}
+    data["explanation"] = explanation
+    if q.tags:
+        data["tags"] = list(q.tags)
+    if q.difficulty is not Difficulty.MEDIUM:
+        data["difficulty"] = q.difficulty.value
+    if q.references:
+        data["references"] = [{"title": r.title, "url": r.url} for r in q.references]
+    if q.image is not None:
+        data["image"] = q.image
+    if q.chart is not None:
+        data["chart"] = _chart_data(q)
+    return data
+
+
+def _chart_data(q: Question) -> dict[str, Any]:
+    chart = q.chart
+    assert chart is not None
+    out: dict[str, Any] = {}
+    if chart.plan is not None:
+        p = chart.plan
+        plan: dict[str, Any] = {"model": p.model, "gpus": p.gpus}
+        for name in ("tp", "seq", "batch", "gpu"):
+            value = getattr(p, name)
+            if value is not None:
+                plan[name] = value
+        for name in ("pp", "cp", "zero"):
+            value = getattr(p, name)
+            if value != 1:
+                plan[name] = value
+        out["plan"] = plan
+    else:
+        out = {"size": chart.size, "op": chart.op, "nodes": chart.nodes, "gpus": chart.gpus}
+    if chart.over:
+        out["over"] = list(chart.over)
+    return out
+
+
+def dump(data: object) -> str:
+    """Return YAML text for question data: block style, Unicode as written, keys in order."""
+    # safe_dump quotes any text YAML would read as a boolean, a number or a date.
+    text: str = yaml.safe_dump(
+        data, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100
+    )
+    return text
+
+
+def question_yaml(q: Question) -> str:
+    """Return one question as the YAML text of its own file (a revision's body)."""
+    return dump(question_data(q))
+
+
+def bank_yaml(questions: Iterable[Question]) -> str:
+    """Return questions as one YAML file of the format: a ``questions:`` list."""
+    return dump({"questions": [question_data(q) for q in questions]})
+
+
+def source_of(question_id: str) -> str:
+    """Return the source an own question is named by in messages and topics."""
+    return f"{TOPIC}/{question_id}"
+
+
+def from_revision(stored: StoredRevision) -> Question:
+    """Return the question a stored revision holds (ValueError if its body no longer loads)."""
+    name = f"{source_of(stored.question_id)}@{stored.revision}"
+    questions, problems = check_text(stored.body, name)
+    if problems or len(questions) != 1:
+        raise ValueError("; ".join(str(p) for p in problems) or f"{name}: not one question")
+    return replace(questions[0], revision=stored.revision)
+
+
+def layered(base: QuestionBank, own: Sequence[Question], hidden: Iterable[str]) -> QuestionBank:
+    """Return the files' bank less the hidden ids, own questions replacing those of their ids."""
+    hide = set(hidden)
+    mine = {q.id: q for q in own}
+    out = [mine.pop(q.id, q) for q in base if q.id not in hide]
+    out += [q for q in own if q.id in mine and q.id not in hide]
+    return base.with_questions(out)
+
+
+# ---------------------------------------------------------------- checking what is submitted
+
+# Chat markup that would reach the wire live if a renderer ever let it through: Slack's special
+# mentions and links (<!channel>, <@U1>, <#C1>, <https://...|text>), Discord's mentions
+# (@everyone, @here, <@123>, <@&123>, <#123>) and masked links. A workspace's question is text.
+MARKUP = re.compile(
+    r"<[!@#][^>]*>|<https?://[^>]*>|@(?:everyone|here|channel)\b|\[[^\]]*\]\(\s*https?://",
+    re.IGNORECASE,
+)
+
+
+def _texts(q: Question) -> Iterable[tuple[str, str]]:
+    yield "question", q.text
+    for c in q.choices:
+        yield f"choices.{c.key}", c.text
+    yield "explanation.short", q.short
+    yield "explanation.full", q.full
+    for key, why in q.why_not.items():
+        yield f"explanation.why_not.{key}", why
+    for n, r in enumerate(q.references):
+        yield f"references.{n}", r.title
+
+
+def markup_problems(q: Question) -> list[Problem]:
+    """Return a problem for each field of a question that holds a mention or chat markup."""
+    out = []
+    for field, text in _texts(q):
+        found = MARKUP.search(text)
+        if found is not None:
+            out.append(
+                Problem(
+                    q.source,
+                    q.line_of(field),
+                    f"{field} holds {found.group(0)!r}: mentions and chat markup are not "
+                    "allowed in a workspace's question; write plain text",
+                )
+            )
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """Questions submitted to a workspace's bank, checked: what to save, or why not."""
+
+    questions: tuple[Question, ...]
+    problems: tuple[Problem, ...]
+    warnings: tuple[Finding, ...]
+
+    def refused(self, *, allow_warnings: bool = False) -> bool:
+        """Return whether nothing may be saved: a problem, or a warning not allowed."""
+        return bool(self.problems) or (bool(self.warnings) and not allow_warnings)
+
+
+def check_submission(
+    text: str, name: str, current: QuestionBank, *, new_only: bool = False
+) -> Checked:
+    """Check question text for a workspace: the format, chat markup, ids, and the lint rules.
+
+    ``current`` is the workspace's bank as it is; the lint runs over it with the submitted
+    questions laid over it, and keeps the warnings about the submitted ones. ``new_only``
+    refuses an id the workspace's bank has already (adding, not editing).
+    """
+    questions, problems = check_text(text, name)
+    problems = list(problems)
+    for q in questions:
+        problems += markup_problems(q)
+        if new_only and q.id in current:
+            problems.append(
+                Problem(
+                    q.source,
+                    q.line_of("id"),
+                    f"duplicate id '{q.id}': the workspace's bank has a question with this id "
+                    "already (import the file to make a new revision of it)",
+                )
+            )
+    if problems:
+        return Checked((), tuple(problems), ())
+    ids = {q.id for q in questions}
+    candidate = layered(current, questions, ())
+    topics = {q.id: TOPIC for q in questions}
+    report = lint(candidate.questions, topics)
+    warnings = tuple(
+        f for f in report.findings if f.question_id in ids and f.rule != "letter-balance"
+    )
+    return Checked(tuple(questions), (), warnings)
+
+
+# ---------------------------------------------------------------- one bank per workspace
+
+
+class WorkspaceBanks:
+    """Hand out each workspace's bank, rebuilt when its generation in the store moves."""
+
+    def __init__(self, base: QuestionBank, store: BankStore) -> None:
+        self.base = base
+        self.store = store
+        self._banks: dict[tuple[str, str], tuple[int, QuestionBank]] = {}
+        self._revisions: OrderedDict[tuple[str, str, str, int], Question] = OrderedDict()
+
+    async def bank_for(self, platform: str, workspace: str) -> QuestionBank:
+        """Return the workspace's bank as the store has it now (one small read when unchanged)."""
+        key = (platform, workspace)
+        generation = await self.store.bank_generation(platform, workspace)
+        if generation == 0:
+            return self.base
+        cached = self._banks.get(key)
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+        layer = await self.store.bank_layer(platform, workspace)
+        own = []
+        for stored in layer.questions:
+            q = self._remember(platform, workspace, stored)
+            if q is not None:
+                own.append(q)
+        bank = layered(self.base, own, layer.hidden)
+        self._banks[key] = (layer.generation, bank)
+        return bank
+
+    async def revision(
+        self, platform: str, workspace: str, question_id: str, revision: int
+    ) -> Question | None:
+        """Return one revision of a workspace's question (what a round asked), or None."""
+        cached = self._revisions.get((platform, workspace, question_id, revision))
+        if cached is not None:
+            return cached
+        stored = await self.store.question_revision(platform, workspace, question_id, revision)
+        return None if stored is None else self._remember(platform, workspace, stored)
+
+    def _remember(self, platform: str, workspace: str, stored: StoredRevision) -> Question | None:
+        try:
+            q = from_revision(stored)
+        except ValueError:
+            # Saved bodies passed the same loader; one that no longer loads (a rule made
+            # stricter since) stays out of rounds rather than stopping the workspace's bank.
+            return None
+        self._revisions[(platform, workspace, stored.question_id, stored.revision)] = q
+        if len(self._revisions) > REVISION_CACHE:
+            self._revisions.popitem(last=False)
+        return q
+
+
+def own_ids(bank: QuestionBank) -> Mapping[str, int]:
+    """Return the ids of a bank's own (workspace) questions with their revisions."""
+    return {q.id: q.revision for q in bank if q.revision is not None}

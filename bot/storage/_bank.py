@@ -1,0 +1,226 @@
+"""SQL for workspace banks: question revisions, hidden questions and the bank's generation.
+
+Every change to a workspace's bank raises its generation in the same transaction, first, so
+that on PostgreSQL two changes to one workspace queue on that row instead of numbering the same
+revision twice (SQLite's writers are one at a time already).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot.bank.workspace import BankLayer, StoredRevision
+from bot.storage._schema import bank_generations, bank_hidden, bank_revisions
+
+
+def _ws(table: sa.Table, platform: str, workspace: str) -> sa.ColumnElement[bool]:
+    return sa.and_(table.c.platform == platform, table.c.workspace == workspace)
+
+
+def _revision(row: Any) -> StoredRevision:
+    return StoredRevision(
+        question_id=row.question_id,
+        revision=int(row.revision),
+        body=row.body,
+        author=row.author,
+        created_at=row.created_at,
+    )
+
+
+class BankSql:
+    """The workspace-bank part of the store, mixed into SqlStore."""
+
+    if TYPE_CHECKING:
+
+        def read(self) -> AbstractAsyncContextManager[AsyncConnection]: ...
+
+        def write(self) -> AbstractAsyncContextManager[AsyncConnection]: ...
+
+        def _insert(self, table: sa.Table) -> Any: ...
+
+    async def bank_generation(self, platform: str, workspace: str) -> int:
+        """Return the workspace bank's generation: 0 until its first change."""
+        query = sa.select(bank_generations.c.generation).where(
+            _ws(bank_generations, platform, workspace)
+        )
+        async with self.read() as conn:
+            value = (await conn.execute(query)).scalar()
+        return int(value or 0)
+
+    async def bank_layer(self, platform: str, workspace: str) -> BankLayer:
+        """Return the workspace's own questions (latest revisions) and hidden ids, as one read."""
+        latest = (
+            sa.select(
+                bank_revisions.c.question_id.label("q"),
+                sa.func.max(bank_revisions.c.revision).label("r"),
+            )
+            .where(_ws(bank_revisions, platform, workspace))
+            .group_by(bank_revisions.c.question_id)
+            .subquery()
+        )
+        own = (
+            sa.select(bank_revisions)
+            .join(
+                latest,
+                sa.and_(
+                    bank_revisions.c.question_id == latest.c.q,
+                    bank_revisions.c.revision == latest.c.r,
+                ),
+            )
+            .where(_ws(bank_revisions, platform, workspace))
+            .order_by(bank_revisions.c.created_at, bank_revisions.c.question_id)
+        )
+        hidden = sa.select(bank_hidden.c.question_id).where(_ws(bank_hidden, platform, workspace))
+        generation = sa.select(bank_generations.c.generation).where(
+            _ws(bank_generations, platform, workspace)
+        )
+        # The generation is read first: a change that lands between the reads leaves a copy
+        # marked older than what it holds, which is rebuilt once more, never one marked newer.
+        async with self.read() as conn:
+            gen = int((await conn.execute(generation)).scalar() or 0)
+            revisions = tuple(_revision(r) for r in await conn.execute(own))
+            hidden_ids = frozenset((await conn.execute(hidden)).scalars())
+        return BankLayer(generation=gen, questions=revisions, hidden=hidden_ids)
+
+    async def question_revision(
+        self, platform: str, workspace: str, question_id: str, revision: int
+    ) -> StoredRevision | None:
+        """Return one revision of a workspace's question, or None."""
+        query = sa.select(bank_revisions).where(
+            _ws(bank_revisions, platform, workspace),
+            bank_revisions.c.question_id == question_id,
+            bank_revisions.c.revision == revision,
+        )
+        async with self.read() as conn:
+            row = (await conn.execute(query)).first()
+        return None if row is None else _revision(row)
+
+    async def question_history(
+        self, platform: str, workspace: str, question_id: str
+    ) -> list[StoredRevision]:
+        """Return every revision of a workspace's question, oldest first."""
+        query = (
+            sa.select(bank_revisions)
+            .where(
+                _ws(bank_revisions, platform, workspace),
+                bank_revisions.c.question_id == question_id,
+            )
+            .order_by(bank_revisions.c.revision)
+        )
+        async with self.read() as conn:
+            return [_revision(r) for r in await conn.execute(query)]
+
+    async def save_revisions(
+        self,
+        platform: str,
+        workspace: str,
+        bodies: Sequence[tuple[str, str]],
+        *,
+        author: str,
+        at: datetime,
+    ) -> list[tuple[str, int]]:
+        """Store a new revision of each (question id, body) whose body changed, in one transaction.
+
+        Return the (question id, revision) pairs written; a body equal to its question's latest
+        revision writes nothing (so a retry after a lost commit writes nothing twice).
+        """
+        written: list[tuple[str, int]] = []
+        async with self.write() as conn:
+            await self._bump(conn, platform, workspace)
+            ids = [q for q, _ in bodies]
+            latest: dict[str, tuple[int, str]] = {}
+            rows = await conn.execute(
+                sa.select(
+                    bank_revisions.c.question_id,
+                    bank_revisions.c.revision,
+                    bank_revisions.c.body,
+                )
+                .where(
+                    _ws(bank_revisions, platform, workspace),
+                    bank_revisions.c.question_id.in_(ids),
+                )
+                .order_by(bank_revisions.c.revision)
+            )
+            for qid, rev, body in rows:
+                latest[qid] = (int(rev), body)
+            for qid, body in bodies:
+                rev, before = latest.get(qid, (0, None))
+                if before == body:
+                    continue
+                await conn.execute(
+                    bank_revisions.insert().values(
+                        platform=platform,
+                        workspace=workspace,
+                        question_id=qid,
+                        revision=rev + 1,
+                        body=body,
+                        author=author,
+                        created_at=at,
+                    )
+                )
+                latest[qid] = (rev + 1, body)
+                written.append((qid, rev + 1))
+        return written
+
+    async def set_hidden(
+        self,
+        platform: str,
+        workspace: str,
+        question_ids: Sequence[str],
+        hidden: bool,
+        *,
+        by: str,
+        at: datetime,
+    ) -> list[str]:
+        """Hide (or show again) these questions in the workspace; return the ids changed."""
+        changed: list[str] = []
+        async with self.write() as conn:
+            await self._bump(conn, platform, workspace)
+            have = set(
+                (
+                    await conn.execute(
+                        sa.select(bank_hidden.c.question_id).where(
+                            _ws(bank_hidden, platform, workspace),
+                            bank_hidden.c.question_id.in_(list(question_ids)),
+                        )
+                    )
+                ).scalars()
+            )
+            for qid in dict.fromkeys(question_ids):
+                if hidden and qid not in have:
+                    await conn.execute(
+                        bank_hidden.insert().values(
+                            platform=platform,
+                            workspace=workspace,
+                            question_id=qid,
+                            hidden_by=by,
+                            hidden_at=at,
+                        )
+                    )
+                    changed.append(qid)
+                elif not hidden and qid in have:
+                    await conn.execute(
+                        bank_hidden.delete().where(
+                            _ws(bank_hidden, platform, workspace),
+                            bank_hidden.c.question_id == qid,
+                        )
+                    )
+                    changed.append(qid)
+        return changed
+
+    async def _bump(self, conn: AsyncConnection, platform: str, workspace: str) -> None:
+        """Raise the workspace bank's generation (and lock its row until the commit)."""
+        stmt = self._insert(bank_generations).values(
+            platform=platform, workspace=workspace, generation=1
+        )
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["platform", "workspace"],
+            set_={"generation": bank_generations.c.generation + 1},
+        )
+        await conn.execute(stmt)
