@@ -197,6 +197,8 @@ ANSWERED = "{n} answered"
 CARD_HOW_TO_ANSWER = (
     "Click a button, or react with {emoji} (answers by reaction are confirmed privately)."
 )
+# Teams has no letter reactions: its cards are answered with the buttons only.
+CARD_HOW_TO_ANSWER_BUTTONS = "Click a button to answer: only you are told whether you were right."
 CLOSED = "Closed: the answer is on the question and explained in its thread."
 CANNOT_POST = "I can't post in this channel yet: {how}, then try again."
 REACTIONS_CANNOT_COUNT = "emoji answers can't reach me in this channel: use the buttons"

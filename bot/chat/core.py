@@ -11,7 +11,7 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from bot import messages as M
@@ -304,6 +304,28 @@ class Chat:
                 stopped,
                 closed,
                 extra={"platform": self.platform, "workspace": workspace},
+            )
+
+    async def left_channels(self, places: Sequence[Place], *, kind: str = "event") -> None:
+        """The bot was removed from some channels of a workspace (a Teams team of a tenant).
+
+        As ``left_workspace`` does for a whole workspace: their daily questions stop and their
+        open rounds close without a reveal. Raises if a change could not be made.
+        """
+        async with self._handling(kind):
+            stopped = closed = 0
+            for place in places:
+                stopped += await self.schedules.store.delete_schedule(place)
+                rnd = await self.engine.open_round(place)
+                if rnd is not None and await self.engine.close(rnd.id) is not None:
+                    await self.engine.reveal_done(rnd.id)  # nowhere left to post it
+                    closed += 1
+            log.info(
+                "removed from %d channels: %d daily schedules stopped, %d open rounds closed",
+                len(places),
+                stopped,
+                closed,
+                extra={"platform": self.platform},
             )
 
     # ---------------------------------------------------------------- the error boundary

@@ -63,6 +63,30 @@ class ConversationSql:
             return None
         return Reference(row.service_url, json.loads(row.reference))
 
+    async def channels_of_team(self, platform: str, workspace: str, team: str) -> list[str]:
+        """Return the channels of a workspace whose reference names this team."""
+        table = conversation_references
+        query = sa.select(table.c.channel, table.c.reference).where(
+            table.c.platform == platform, table.c.workspace == workspace
+        )
+        async with self.store.read() as conn:
+            rows = (await conn.execute(query)).all()
+        return [row.channel for row in rows if json.loads(row.reference).get("team") == team]
+
+    async def forget(self, platform: str, workspace: str, channels: list[str]) -> int:
+        """Remove the references of these channels; return how many there were."""
+        if not channels:
+            return 0
+        table = conversation_references
+        stmt = table.delete().where(
+            table.c.platform == platform,
+            table.c.workspace == workspace,
+            table.c.channel.in_(channels),
+        )
+        async with self.store.write() as conn:
+            result = await conn.execute(stmt)
+        return int(result.rowcount or 0)
+
     async def forget_workspace(self, platform: str, workspace: str) -> int:
         """Remove every reference of a workspace; return how many there were."""
         table = conversation_references

@@ -257,6 +257,17 @@ class TeamsStandIn:
             )
         return activity
 
+    def removed(self, *, user: str = "29:owner", deleted: bool = False) -> JsonDict:
+        """Return the update Teams sends when the bot is removed from the team (or it is deleted)."""
+        activity = self._base(user, user, self._in_channel(TEAM, None), type="conversationUpdate")
+        activity["channelData"].update(
+            team={"id": TEAM, "name": "Platform"},
+            eventType="teamDeleted" if deleted else "teamMemberRemoved",
+        )
+        if not deleted:
+            activity["membersRemoved"] = [{"id": f"28:{self.app_id}"}]
+        return activity
+
     def chat_id(self, user: str) -> str:
         """Return the id of a person's one-to-one chat with the bot (made on first use)."""
         return self.chats.setdefault(user, f"a:chat-{user.split(':')[-1]}")

@@ -41,6 +41,7 @@ from bot.adapters.teams.handlers import (
     command_of,
     heard,
     pressed,
+    removed_from_team,
     typed_text,
 )
 from bot.chat import Charts, Chat, Press
@@ -134,6 +135,14 @@ class QuizAgent:
         where = heard(raw)
         if where is None:
             log.info("an activity without a tenant, conversation or sender was ignored")
+            return
+        team = removed_from_team(raw)
+        if team is not None:
+            # Stop the team's daily questions, then forget where its channels are reached (in
+            # that order: if stopping fails, logged, the channels are still known).
+            places = await self.port.team_places(where.place.workspace, team)
+            await self.chat.left_channels(places)
+            await self.port.forget(places)
             return
         await self.port.remember(where, self.chat.engine.clock())
         self.learn_names(where)

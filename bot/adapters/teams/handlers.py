@@ -131,6 +131,27 @@ def heard(activity: Mapping[str, Any]) -> Heard | None:
     )
 
 
+def removed_from_team(activity: Mapping[str, Any]) -> str | None:
+    """Return the team the bot was just removed from (or that was deleted), else None.
+
+    Teams says so with a ``conversationUpdate`` (``teamDeleted``, or the bot among
+    ``membersRemoved``) or an ``installationUpdate`` whose action is ``remove``.
+    """
+    data = activity.get("channelData") or {}
+    team = (data.get("team") or {}).get("id")
+    if not team:
+        return None
+    kind = activity.get("type")
+    bot_id = (activity.get("recipient") or {}).get("id")
+    if kind == "conversationUpdate":
+        removed = {m.get("id") for m in activity.get("membersRemoved") or []}
+        if data.get("eventType") == "teamDeleted" or bot_id in removed:
+            return str(team)
+    if kind == "installationUpdate" and activity.get("action") == "remove":
+        return str(team)
+    return None
+
+
 def typed_text(activity: Mapping[str, Any]) -> str:
     """Return a message's text with the bot's mention taken out (the command as typed).
 
@@ -275,6 +296,19 @@ class TeamsPort:
             render.PLATFORM, heard.place.workspace, heard.place.channel, reference, now
         )
         self._known[key] = reference
+
+    async def team_places(self, tenant: str, team: str) -> list[Place]:
+        """Return the places of a team's channels the bot has heard from."""
+        channels = await self.conversations.channels_of_team(render.PLATFORM, tenant, team)
+        return [Place(render.PLATFORM, tenant, channel) for channel in channels]
+
+    async def forget(self, places: list[Place]) -> None:
+        """Forget where these channels (of one tenant) are reached."""
+        for place in places:
+            self._known.pop((place.workspace, place.channel), None)
+        if places:
+            channels = [place.channel for place in places]
+            await self.conversations.forget(render.PLATFORM, places[0].workspace, channels)
 
     async def reference(self, place: Place) -> Reference:
         """Return where a place is reached; NotAMember if the bot never heard from it."""

@@ -189,7 +189,8 @@ def question_card(c: QuestionCard) -> dict[str, Any]:
     ]
     if q.image and q.image.startswith("https://"):
         body.append({"type": "Image", "url": q.image, "altText": M.CARD_IMAGE_ALT})
-    body.append(block(_escape(words.how_to_answer().plain()), isSubtle=True, size="Small"))
+    # Teams' reactions are a fixed set with no letters: the buttons are the one way to answer.
+    body.append(block(_escape(M.CARD_HOW_TO_ANSWER_BUTTONS), isSubtle=True, size="Small"))
     actions = [_button(Choice(c.round_id, ch.key), label(ch.key, ch.text)) for ch in q.choices]
     return card(body, actions)
 

@@ -16,7 +16,13 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from bot.adapters.teams import render
-from bot.adapters.teams.handlers import command_of, heard, pressed, typed_text
+from bot.adapters.teams.handlers import (
+    command_of,
+    heard,
+    pressed,
+    removed_from_team,
+    typed_text,
+)
 from bot.chat import Chart, NotAMember, PostText
 from bot.config import Admins
 from bot.engine.model import Place
@@ -191,6 +197,7 @@ async def test_the_card_has_one_execute_button_per_choice_and_the_reveal_none(
         f"quiz:{card.round_id}:{c.key}" for c in choices
     ]
     assert {a["type"] for a in actions} == {"Action.Execute"}
+    assert "react" not in str(content["content"]["body"])  # no letter reactions on Teams
     await teams.command("quiz", "close", {}, user="admin")
     shown = await teams.revealed(card)
     assert "closed" in shown.text
@@ -227,6 +234,39 @@ async def test_a_channel_never_heard_from_is_not_a_member_and_a_lost_card_is_gon
     assert found
     # The connector's 404 reached the core as Gone, which posts the results anew.
     assert ("PUT", f"/v3/conversations/{CHANNEL}/activities/{card.ref}", 404) in paths(teams)
+
+
+@pytest.mark.parametrize("deleted", [False, True])
+async def test_removed_from_the_team_its_schedules_stop_and_its_rounds_close(
+    teams: TeamsDriver, deleted: bool
+) -> None:
+    # Far from the test clock's 09:00, so no daily question is posted meanwhile.
+    seen = await teams.command("quiz", "schedule", {"time": "21:00"}, user="admin")
+    assert "Scheduled." in seen
+    card = await teams.card("storage")
+    chat = teams.place  # the channel, and a one-to-one chat that is in no team
+    personal = Place("teams", TENANT, teams.standin.chat_id("29:ada"))
+    await teams._deliver(teams.standin.mention("me", user="29:ada", personal=True))
+    start = len(teams.standin.calls)
+    answer = await teams.standin.deliver(teams.url, teams.standin.removed(deleted=deleted))
+    assert answer.status < 300
+    assert teams.standin.calls[start:] == []  # nothing is posted where the bot was removed
+    assert await teams.core.schedules.show(chat) is None
+    assert (await teams.engine.get_round(card.round_id)).is_closed
+    with pytest.raises(NotAMember):
+        await teams.bot.port.send(PostText(chat, text("still here?")))
+    # The person's chat with the bot is no part of the team: it is still reached.
+    await teams.bot.port.send(PostText(personal, text("still here")))
+
+
+def test_other_updates_are_not_a_removal() -> None:
+    base = {"type": "conversationUpdate", "recipient": {"id": "28:bot"}}
+    team = {"channelData": {"team": {"id": "19:t"}}}
+    assert removed_from_team(base | team | {"membersRemoved": [{"id": "29:ada"}]}) is None
+    assert removed_from_team(base | team | {"membersAdded": [{"id": "28:bot"}]}) is None
+    assert removed_from_team(base | {"membersRemoved": [{"id": "28:bot"}]}) is None  # no team
+    removal = {"type": "installationUpdate", "action": "remove"} | team
+    assert removed_from_team(removal) == "19:t"
 
 
 # ---------------------------------------------------------------- charts
