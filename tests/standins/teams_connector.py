@@ -258,7 +258,7 @@ class TeamsStandIn:
         return activity
 
     def removed(self, *, user: str = "29:owner", deleted: bool = False) -> JsonDict:
-        """Return the update Teams sends when the bot is removed from the team (or it is deleted)."""
+        """Return the update Teams sends when the bot leaves the team (or the team is deleted)."""
         activity = self._base(user, user, self._in_channel(TEAM, None), type="conversationUpdate")
         activity["channelData"].update(
             team={"id": TEAM, "name": "Platform"},
