@@ -96,7 +96,7 @@ def test_dockerfile_ships_the_question_bank_and_points_at_it():
     entry = [args for word, args in steps if word == "ENTRYPOINT"]
     assert entry == ['["quizbot"]']
     exposed = {p for word, args in steps if word == "EXPOSE" for p in args.split()}
-    assert exposed == {"3000", "8080"}
+    assert exposed == {"3000", "3978", "8080"}
 
 
 def dockerignore() -> list[str]:
@@ -243,14 +243,14 @@ def test_compose_matches_the_compose_specification(compose):
         jsonschema.validators.validator_for(spec)(spec).validate(broken)
 
 
-def test_compose_has_the_database_the_migration_and_both_bots(compose):
+def test_compose_has_the_database_the_migration_and_the_bots(compose):
     services = compose["services"]
-    assert set(services) == {"postgres", "migrate", "slack", "discord"}
+    assert set(services) == {"postgres", "migrate", "slack", "discord", "teams"}
     assert services["postgres"]["image"].startswith("postgres:")
     assert "pg_isready" in " ".join(services["postgres"]["healthcheck"]["test"])
     assert services["migrate"]["command"] == ["db", "upgrade"]
     assert services["migrate"]["depends_on"]["postgres"]["condition"] == "service_healthy"
-    for name, command in (("slack", "slack"), ("discord", "discord")):
+    for name, command in (("slack", "slack"), ("discord", "discord"), ("teams", "teams")):
         service = services[name]
         assert service["command"][0] == command
         assert service["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
@@ -259,6 +259,7 @@ def test_compose_has_the_database_the_migration_and_both_bots(compose):
         assert (DEPLOY / service["build"]["context"] / service["build"]["dockerfile"]).is_file()
         assert service["restart"] == "unless-stopped"
     assert services["slack"]["ports"] == ["3000:3000"]
+    assert services["teams"]["ports"] == ["3978:3978"]
     used = {v.split(":")[0] for s in services.values() for v in s.get("volumes", [])}
     assert used <= set(compose["volumes"])
 
@@ -432,7 +433,11 @@ def unit(name: str) -> configparser.ConfigParser:
 
 @pytest.mark.parametrize(
     ("name", "command"),
-    [("quizbot-slack.service", "slack"), ("quizbot-discord.service", "discord")],
+    [
+        ("quizbot-slack.service", "slack"),
+        ("quizbot-discord.service", "discord"),
+        ("quizbot-teams.service", "teams"),
+    ],
 )
 def test_systemd_unit_runs_the_bot_as_a_service_user(name: str, command: str):
     parsed = unit(name)
@@ -447,7 +452,9 @@ def test_systemd_unit_runs_the_bot_as_a_service_user(name: str, command: str):
 
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd is not installed")
-@pytest.mark.parametrize("name", ["quizbot-slack.service", "quizbot-discord.service"])
+@pytest.mark.parametrize(
+    "name", ["quizbot-slack.service", "quizbot-discord.service", "quizbot-teams.service"]
+)
 def test_systemd_analyze_finds_nothing_wrong(name: str, tmp_path: Path):
     # verify insists the program exists: point the copy at this checkout's quizbot.
     quizbot = tool("quizbot")
