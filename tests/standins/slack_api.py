@@ -36,6 +36,7 @@ BOT_SCOPE: dict[str, str | None] = {
     "conversations.join": "channels:join",
     "conversations.history": "channels:history",
     "users.info": "users:read",
+    "team.info": "team:read",
     "files.getUploadURLExternal": "files:write",
     "files.completeUploadExternal": "files:write",
     "reactions.add": "reactions:write",
@@ -122,8 +123,11 @@ class SlackApiStandIn:
         granted: Iterable[str] | None = None,
         limits: SlackLimits | None = None,
         people: dict[str, str] | None = None,
+        team_name: str = "Stand-in Cluster Team",
     ) -> None:
         self.team_id = team_id
+        # What team.info calls every workspace (its domain is "standin" in the payloads).
+        self.team_name = team_name
         self.limits = limits
         # Under ``limits``: when each channel last had a message, each workspace's last minute.
         self._channel_posted: dict[str, float] = {}
@@ -450,6 +454,9 @@ class SlackApiStandIn:
                     "is_bot": False,
                 },
             }
+        if method == "team.info":
+            team = str(params.get("team") or self.team_id)
+            return {"ok": True, "team": {"id": team, "name": self.team_name, "domain": "standin"}}
         if method == "files.getUploadURLExternal":
             file_id = f"F{next(self._files):08d}"
             return {"ok": True, "upload_url": f"{base}/upload/{file_id}", "file_id": file_id}

@@ -14,7 +14,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.adapters.slack.app import assemble, start_http, web_client
+from bot.adapters.slack.app import SlackBot, assemble, start_http, web_client
 from bot.bank.loader import load_bank
 from bot.chat import Charts
 from bot.engine import QuizEngine
@@ -47,7 +47,9 @@ async def said(slack: Sender, standin: SlackApiStandIn, text: str, user: str) ->
 
 
 @pytest.fixture
-async def served(tmp_path: Path) -> AsyncIterator[tuple[Sender, SlackApiStandIn, FakeClock]]:
+async def served(
+    tmp_path: Path,
+) -> AsyncIterator[tuple[Sender, SlackApiStandIn, FakeClock, SlackBot]]:
     standin = SlackApiStandIn(team_id="T0TEAM", admins=[ADMIN])
     await standin.start()
     clock = FakeClock()
@@ -66,6 +68,7 @@ async def served(tmp_path: Path) -> AsyncIterator[tuple[Sender, SlackApiStandIn,
                 Sender(standin=standin, session=session, url=f"{base}/slack/events"),
                 standin,
                 clock,
+                bot,
             )
         finally:
             await runner.cleanup()
@@ -80,7 +83,7 @@ PEOPLE = {"U07ADA12345": "ada.lovelace", "U07BOB67890": "bob.kahn", "U07CYR24680
 async def test_rounds_on_slack_then_the_admin_reads_them_in_the_browser(
     served, tmp_path, monkeypatch
 ):
-    slack, standin, clock = served
+    slack, standin, clock, bot = served
     for user, handle in PEOPLE.items():
         monkeypatch.setitem(HANDLES, user, handle)
     round_id = await slack.post_card("storage")
@@ -94,6 +97,7 @@ async def test_rounds_on_slack_then_the_admin_reads_them_in_the_browser(
     refused = await said(slack, standin, "dashboard", "U07BOB67890")
     assert "can open the workspace's dashboard" in refused and "/dashboard/open" not in refused
     (link,) = LINK.findall(await said(slack, standin, "dashboard", ADMIN))
+    await bot.chat.names.settle()  # the names learnt from those requests are stored
 
     playwright_api = pytest.importorskip("playwright.async_api")
     async with playwright_api.async_playwright() as p:
@@ -122,7 +126,8 @@ async def test_rounds_on_slack_then_the_admin_reads_them_in_the_browser(
             await page.goto(link.split("/dashboard")[0] + "/dashboard/channels")
             card = await page.inner_text("#channel-C0QUIZ")
             assert await page.inner_text("#channel-C0QUIZ h2") == "#quiz"
-            assert "standin" in await page.inner_text("header .where")
+            # The workspace's name from team.info, not its id or its domain.
+            assert "Stand-in Cluster Team" in await page.inner_text("header .where")
             assert "Daily question at 09:30 Europe/Paris, on weekdays." in card
             assert "Next post: Tuesday 2026-03-03 09:30 Europe/Paris" in card
             await shot(page, "slack-channels")

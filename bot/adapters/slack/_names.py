@@ -1,9 +1,13 @@
-"""Names on Slack: from the request payloads, and ``users.info`` for people seen only by id.
+"""Names on Slack: from the request payloads, ``users.info`` and ``team.info``.
 
 Slash commands carry ``user_name``, ``channel_name`` and ``team_domain``; button clicks carry the
 user's ``username`` (or ``name``), the channel's ``name`` and the team's ``domain``. Events
 (reactions) carry only ids, so a person first met there is looked up with ``users.info`` (the
 ``users:read`` scope the admin check already uses): their display name, else their real name.
+
+A workspace's domain is its address (``acme-infra`` of acme-infra.slack.com), not its name:
+where quizbot may ask Slack, the name comes from ``team.info`` (the ``team:read`` scope), and the
+domain stands in only when Slack refuses (an app installed before that scope was added).
 """
 
 from __future__ import annotations
@@ -65,27 +69,50 @@ def read_names(body: dict[str, Any]) -> tuple[str, dict[Key, str], list[Key]]:
 
 
 def learner(book: NameBook) -> Callable[[AsyncBoltRequest, Next], Awaitable[BoltResponse]]:
-    """Return the Bolt middleware that hands every request's names to the name book."""
+    """Return the Bolt middleware that hands every request's names to the name book.
+
+    Where the book may ask Slack (its lookup is ``SlackNames``), a workspace's domain is kept
+    aside for that lookup and the workspace's name asked of Slack instead.
+    """
+    asks_slack = isinstance(book.lookup, SlackNames)
+    domains = book.lookup.domains if isinstance(book.lookup, SlackNames) else {}
 
     async def learn_names(req: AsyncBoltRequest, next: Next) -> BoltResponse:
         body = req.body
         if isinstance(body, dict):
             workspace, names, seen = read_names(body)
-            # Only people are looked up; a channel's or workspace's id alone is not.
-            book.learn(workspace, names, [k for k in seen if k[0] is NameKind.USER])
+            wanted = [k for k in seen if k[0] is NameKind.USER]
+            if asks_slack and workspace:
+                key = (NameKind.WORKSPACE, workspace)
+                domain = names.pop(key, None)
+                if domain is not None:
+                    domains[workspace] = domain
+                wanted.append(key)
+            # Only people and workspaces are looked up; a channel's id alone is not.
+            book.learn(workspace, names, wanted)
         return await next()
 
     return learn_names
 
 
-def lookup(client: AsyncWebClient) -> Callable[[str, NameKind, str], Awaitable[str | None]]:
-    """Return the name book's lookup: ``users.info`` for a person."""
+class SlackNames:
+    """The name book's lookup: ``users.info`` for a person, ``team.info`` for a workspace."""
 
-    async def ask(workspace: str, kind: NameKind, ident: str) -> str | None:
-        if kind is not NameKind.USER:
-            return None
+    def __init__(self, client: AsyncWebClient) -> None:
+        self.client = client
+        # Each workspace's domain, from its requests: its name when team.info is refused.
+        self.domains: dict[str, str] = {}
+
+    async def __call__(self, workspace: str, kind: NameKind, ident: str) -> str | None:
+        if kind is NameKind.USER:
+            return await self._person(ident)
+        if kind is NameKind.WORKSPACE:
+            return await self._workspace(ident)
+        return None
+
+    async def _person(self, ident: str) -> str | None:
         try:
-            response = await client.users_info(user=ident)
+            response = await self.client.users_info(user=ident)
         except SlackApiError as exc:
             log.info("users.info %s: %s", ident, exc.response.get("error"))
             return None
@@ -96,4 +123,11 @@ def lookup(client: AsyncWebClient) -> Callable[[str, NameKind, str], Awaitable[s
                 return _text(name)
         return _text(user.get("name")) or None
 
-    return ask
+    async def _workspace(self, ident: str) -> str | None:
+        try:
+            response = await self.client.team_info(team=ident)
+        except SlackApiError as exc:
+            log.info("team.info %s: %s; its domain stands in", ident, exc.response.get("error"))
+            return self.domains.get(ident)
+        team = response.get("team") or {}
+        return _text(team.get("name")) or _text(team.get("domain")) or self.domains.get(ident)

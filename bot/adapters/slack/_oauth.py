@@ -58,6 +58,7 @@ BOT_SCOPES = (
     "groups:history",
     "reactions:read",
     "users:read",
+    "team:read",
     "files:write",
 )
 

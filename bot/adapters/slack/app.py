@@ -29,8 +29,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import messages as M
 from bot.adapters.slack._home import HomeTab
 from bot.adapters.slack._metrics import ApiErrorCounter
-from bot.adapters.slack._names import learner
-from bot.adapters.slack._names import lookup as names_lookup
+from bot.adapters.slack._names import SlackNames, learner
 from bot.adapters.slack._oauth import (
     SqlInstallationStore,
     SqlStateStore,
@@ -200,9 +199,9 @@ def assemble(
         admins_only=settings.listed_admins_only(),
         charts=charts,
         refresh_every=refresh_every,
-        # With only the listed admins, users.info (users:read) stays unused: names come from
-        # the requests alone.
-        name_lookup=None if settings.listed_admins_only() else names_lookup(client),
+        # With only the listed admins, users.info (users:read) and team.info (team:read) stay
+        # unused: names come from the requests alone.
+        name_lookup=None if settings.listed_admins_only() else SlackNames(client),
     )
     logging.getLogger("slack_bolt.AsyncApp").addFilter(TOKEN_IN_CLIENT)
     app = AsyncApp(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bot.engine.names import NameKind
 from tests.adapters.slack.conftest import CHANNEL, TEAM, Harness, reaction
+from tests.standins.slack_api import BOT_SCOPE, POST_PUBLIC
 
 ADA, GRACE, KATHERINE = "U07ABC12345", "U07DEF67890", "U07GHI24680"
 
@@ -28,7 +29,9 @@ async def test_names_come_from_commands_clicks_and_users_info(slack: Harness) ->
     assert names[(NameKind.USER, GRACE)] == GRACE.lower()  # the click's username
     assert names[(NameKind.USER, KATHERINE)] == "Katherine J."
     assert names[(NameKind.CHANNEL, CHANNEL)] == "quiz"
-    assert names[(NameKind.WORKSPACE, TEAM)] == "standin"
+    # The payloads give the workspace's domain; its name comes from team.info, asked once.
+    assert names[(NameKind.WORKSPACE, TEAM)] == "Stand-in Cluster Team"
+    assert [c.params["team"] for c in slack.standin.of("team.info")] == [TEAM]
     asked = [c.params["user"] for c in slack.standin.of("users.info")]
     assert asked.count(KATHERINE) == 1
 
@@ -38,3 +41,16 @@ async def test_names_come_from_commands_clicks_and_users_info(slack: Harness) ->
     await slack.handled.wait(before + 1)
     await stored(slack)
     assert [c.params["user"] for c in slack.standin.of("users.info")].count(KATHERINE) == 1
+
+
+async def test_without_team_read_the_workspace_domain_stands_in(slack: Harness) -> None:
+    # An app installed before team:read was asked for: team.info is refused, the domain is shown.
+    slack.standin.granted = {s for s in BOT_SCOPE.values() if s and s != "team:read"}
+    slack.standin.granted.add(POST_PUBLIC)
+    before = slack.handled.count
+    assert (await slack.command("leaderboard", user=ADA)).status == 200
+    await slack.handled.wait(before + 1)
+    names = await stored(slack)
+    assert names[(NameKind.WORKSPACE, TEAM)] == "standin"
+    [refused] = slack.standin.of("team.info")
+    assert refused.params["team"] == TEAM
