@@ -1,4 +1,5 @@
-"""SQL for conversation references: where a platform can reach a conversation unprompted.
+"""SQL for conversation references (where a platform can reach a conversation unprompted) and
+for the chart images a platform serves by URL.
 
 Microsoft Teams lets a bot post only into a conversation it has heard from, through the service
 URL that conversation's activities named. Every activity the bot receives refreshes its row, so
@@ -9,13 +10,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
 
 from bot.storage._retry import with_retries
-from bot.storage._schema import conversation_references
+from bot.storage._schema import chart_images, conversation_references
 from bot.storage._store import SqlStore
 
 
@@ -94,3 +95,35 @@ class ConversationSql:
         async with self.store.write() as conn:
             result = await conn.execute(stmt)
         return int(result.rowcount or 0)
+
+
+# A served chart is kept this long after it was drawn: cards older than this lose their image.
+CHART_KEEP = timedelta(days=90)
+
+
+@with_retries
+class ChartSql:
+    """Chart images by key (a hash of the image), shared by every replica."""
+
+    def __init__(self, store: SqlStore) -> None:
+        self.store = store
+
+    async def keep(self, key: str, png: bytes, now: datetime) -> None:
+        """Store an image under its key (once), and drop those past ``CHART_KEEP``."""
+        stmt = (
+            self.store._insert(chart_images)
+            .values(key=key, png=png, created_at=now)
+            .on_conflict_do_nothing(index_elements=["key"])
+        )
+        async with self.store.write() as conn:
+            await conn.execute(stmt)
+            await conn.execute(
+                chart_images.delete().where(chart_images.c.created_at < now - CHART_KEEP)
+            )
+
+    async def png(self, key: str) -> bytes | None:
+        """Return a kept image, or None."""
+        query = sa.select(chart_images.c.png).where(chart_images.c.key == key)
+        async with self.store.read() as conn:
+            found = (await conn.execute(query)).scalar()
+        return bytes(found) if found is not None else None

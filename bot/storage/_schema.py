@@ -427,6 +427,17 @@ bank_generations = sa.Table(
 )
 
 
+# Chart images a platform serves by URL because they are too large to send in a message
+# (Teams' cards), shared by every replica and kept across restarts.
+chart_images = sa.Table(
+    "chart_images",
+    metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("png", sa.LargeBinary, nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+)
+
+
 def _create(*tables: sa.Table) -> Callable[[Connection], None]:
     def run(conn: Connection) -> None:
         for table in tables:
@@ -605,6 +616,7 @@ MIGRATIONS: list[Migration] = [
         "workspace banks: question revisions, hidden questions, rounds' revision",
         _workspace_banks,
     ),
+    (18, "chart images served by URL (Teams cards)", _create(chart_images)),
 ]
 
 

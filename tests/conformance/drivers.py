@@ -18,6 +18,7 @@ import io
 import itertools
 import json
 import random
+import sqlite3
 import sys
 import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -1009,9 +1010,12 @@ class TeamsDriver:
                 if url.startswith("data:image/png;base64,"):
                     found.append(base64.b64decode(url.split(",", 1)[1]))
                 elif "/teams/charts/" in url:
-                    png = self.bot.images.png(url.rsplit("/", 1)[1].removesuffix(".png"))
-                    assert png is not None, url
-                    found.append(png)
+                    # Served by the bot from the database; read there (this method is not async).
+                    key = url.rsplit("/", 1)[1].removesuffix(".png")
+                    with contextlib.closing(sqlite3.connect(self.tmp_path / "quiz.db")) as db:
+                        row = db.execute("SELECT png FROM chart_images WHERE key = ?", (key,))
+                        (png,) = row.fetchone()
+                    found.append(bytes(png))
         return found
 
     async def scheduled_card(self) -> Card:

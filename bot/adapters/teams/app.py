@@ -53,7 +53,7 @@ from bot.engine.names import NameKind
 from bot.links import LinkMaker
 from bot.observability.heap import freeze_heap
 from bot.observability.redact import install_redaction
-from bot.storage import ConversationSql, SqlStore
+from bot.storage import ChartSql, ConversationSql, SqlStore
 from bot.web import dashboard_for
 
 log = logging.getLogger(__name__)
@@ -188,7 +188,7 @@ class TeamsBot:
         public_url: str | None = None,
     ) -> None:
         self.engine = engine
-        self.images = ChartImages(public_url)
+        self.images = ChartImages(public_url, ChartSql(store), engine.clock)
         self.configuration = configuration
         self.keys_url = keys_url
         self.anonymous = anonymous
@@ -234,7 +234,7 @@ class TeamsBot:
             return response if response is not None else web.Response(status=202)
 
         async def chart(request: web.Request) -> web.StreamResponse:
-            png = self.images.png(request.match_info["key"])
+            png = await self.images.png(request.match_info["key"])
             if png is None:
                 raise web.HTTPNotFound()
             return web.Response(body=png, content_type="image/png")

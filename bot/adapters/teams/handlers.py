@@ -9,9 +9,9 @@ import hashlib
 import html
 import logging
 import re
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import aiohttp
@@ -27,6 +27,7 @@ from bot.chat import (
     Chart,
     Command,
     Content,
+    EstimateView,
     Explanation,
     FindCard,
     Gone,
@@ -40,7 +41,7 @@ from bot.chat import (
 from bot.chat.grammar import GRAMMARS
 from bot.engine.model import Place, QuestionCard, Reveal
 from bot.observability.metrics import count_api_error, http_error_kind
-from bot.storage import ConversationSql, Reference
+from bot.storage import ChartSql, ConversationSql, Reference
 from bot.text import Link, Text, say
 
 log = logging.getLogger(__name__)
@@ -238,33 +239,41 @@ class ChartImages:
     """Charts too large to inline in a card, served at ``/teams/charts/{key}.png``.
 
     Teams refuses a message over about 28 KB, and most charts are larger as a data URI: those
-    are kept here (the most recent ``keep``) and the card names their URL under the bot's public
-    address (``QUIZBOT_PUBLIC_URL``), which Teams fetches the image from. A small chart is
-    inlined, and without a public address a large one is left out with a line saying so.
+    are stored in the database (every replica serves them, and they outlive a restart) and the
+    card names their URL under the bot's public address (``QUIZBOT_PUBLIC_URL``), from which
+    Teams fetches the image. A small chart is inlined; without a public address a large one is
+    left out with a line saying so.
     """
 
     PATH = "/teams/charts/{key}.png"
 
-    def __init__(self, base: str | None, *, keep: int = 256) -> None:
+    def __init__(self, base: str | None, sql: ChartSql, clock: Callable[[], datetime]) -> None:
         self.base = base.rstrip("/") if base else None
-        self.keep = keep
-        self._png: OrderedDict[str, bytes] = OrderedDict()
+        self.sql = sql
+        self.clock = clock
+
+    @staticmethod
+    def key(chart: Chart) -> str:
+        """Return the key a chart is kept and served under."""
+        return hashlib.sha256(chart.png).hexdigest()[:32]
 
     def url(self, chart: Chart) -> str | None:
         """Return where the card shows the chart from, or None if it cannot be shown."""
         inline = render.small_inline(chart)
         if inline is not None or self.base is None:
             return inline
-        key = hashlib.sha256(chart.png).hexdigest()[:32]
-        self._png[key] = chart.png
-        self._png.move_to_end(key)
-        while len(self._png) > self.keep:
-            self._png.popitem(last=False)
-        return self.base + self.PATH.format(key=key)
+        return self.base + self.PATH.format(key=self.key(chart))
 
-    def png(self, key: str) -> bytes | None:
+    async def keep(self, content: Content | Explanation) -> None:
+        """Store the chart a piece of content shows, if it is to be served by URL."""
+        chart = content.chart if isinstance(content, Explanation | EstimateView) else None
+        if chart is None or self.base is None or render.small_inline(chart) is not None:
+            return
+        await self.sql.keep(self.key(chart), chart.png, self.clock())
+
+    async def png(self, key: str) -> bytes | None:
         """Return a kept chart's image, or None."""
-        return self._png.get(key)
+        return await self.sql.png(key)
 
 
 class TeamsPort:
@@ -283,7 +292,8 @@ class TeamsPort:
         # (tenant, channel) -> where it is reached; filled from activities and the database.
         self._known: dict[tuple[str, str], Reference] = {}
 
-    def _message(self, content: Content | Explanation) -> dict[str, Any]:
+    async def _message(self, content: Content | Explanation) -> dict[str, Any]:
+        await self.images.keep(content)
         return render.message(content, self.images.url)
 
     async def remember(self, heard: Heard, now: Any) -> None:
@@ -336,19 +346,19 @@ class TeamsPort:
                 match action:
                     case PostCard(card=card):
                         sent = await conversations.send_to_conversation(
-                            place.channel, _activity(self._message(card))
+                            place.channel, _activity(await self._message(card))
                         )
                         return str(sent.id)
                     case UpdateCard(ref=ref, card=card):
-                        edit = {**self._message(card), "id": ref}
+                        edit = {**await self._message(card), "id": ref}
                         await conversations.update_activity(place.channel, ref, _activity(edit))
                     case ReplyInThread(ref=ref, explanation=item):
                         await conversations.reply_to_activity(
-                            place.channel, ref, _activity(self._message(item))
+                            place.channel, ref, _activity(await self._message(item))
                         )
                     case PostText(text=text):
                         await conversations.send_to_conversation(
-                            place.channel, _activity(self._message(text))
+                            place.channel, _activity(await self._message(text))
                         )
                     case MessageUser(user=user, text=text, about=about):
                         await self._direct(client, reference, place, user, text, about)
@@ -361,7 +371,7 @@ class TeamsPort:
             with _counted():
                 chat = await self._chat_with(client, reference, user)
                 await client.conversations.send_to_conversation(
-                    chat, _activity(self._message(content))
+                    chat, _activity(await self._message(content))
                 )
 
     async def _direct(
@@ -377,7 +387,7 @@ class TeamsPort:
             link = f"https://teams.microsoft.com/l/message/{place.channel}/{about}"
             text = say(M.REACTION_ABOUT, link=Link(link, link)) + "\n" + text
         chat = await self._chat_with(client, reference, user)
-        await client.conversations.send_to_conversation(chat, _activity(self._message(text)))
+        await client.conversations.send_to_conversation(chat, _activity(await self._message(text)))
 
     async def _chat_with(
         self, client: TeamsConnectorClient, reference: Reference, user: str
@@ -411,7 +421,7 @@ class TeamsPort:
         async with self.connector.client(reference.service_url) as client:
             with _counted():
                 sent = await client.conversations.send_to_conversation(
-                    place.channel, _activity(self._message(content))
+                    place.channel, _activity(await self._message(content))
                 )
         return str(sent.id)
 
@@ -419,7 +429,7 @@ class TeamsPort:
         """Reply to the activity in its own thread (or its chat)."""
         async with self.connector.client(heard.service_url) as client:
             with _counted():
-                message = _activity(self._message(content))
+                message = _activity(await self._message(content))
                 if heard.activity_id and not heard.personal:
                     await client.conversations.reply_to_activity(
                         heard.conversation, heard.activity_id, message
