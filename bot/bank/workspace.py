@@ -256,6 +256,17 @@ def check_submission(
     refuses an id the workspace's bank has already (adding, not editing).
     """
     questions, problems = check_text(text, name)
+    return check_parsed(questions, problems, current, new_only=new_only)
+
+
+def check_parsed(
+    questions: Sequence[Question],
+    problems: Sequence[Problem],
+    current: QuestionBank,
+    *,
+    new_only: bool = False,
+) -> Checked:
+    """Check questions already read (from YAML or CSV) as ``check_submission`` does."""
     problems = list(problems)
     for q in questions:
         problems += markup_problems(q)

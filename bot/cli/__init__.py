@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "validate",
     "report",
     "importer",
+    "questions",
     "db",
     "dashboard",
     "slack",

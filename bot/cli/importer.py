@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,31 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     opentdb.add_argument(
         "--out",
         type=Path,
-        default=DEFAULT_OUT,
+        default=None,
         help=f"folder to write the question files to (default {DEFAULT_OUT})",
+    )
+    opentdb.add_argument(
+        "--workspace",
+        metavar="W",
+        help=(
+            "store the questions in this workspace's bank in the database instead of writing "
+            "files (checked as `quizbot questions import` checks them)"
+        ),
+    )
+    opentdb.add_argument(
+        "--platform",
+        choices=("slack", "discord", "teams"),
+        default="slack",
+        help="the platform of --workspace (default slack)",
+    )
+    opentdb.add_argument("--author", default="cli", help="who imported them (with --workspace)")
+    opentdb.add_argument(
+        "--allow-warnings",
+        action="store_true",
+        help="with --workspace: store questions the lint rules warn about (imports lack why_not)",
+    )
+    opentdb.add_argument(
+        "--dry-run", action="store_true", help="with --workspace: check, store nothing"
     )
     opentdb.add_argument(
         "--tag",
@@ -54,7 +78,9 @@ def run_opentdb(args: argparse.Namespace) -> int:
     from bot.bank.opentdb import alike_stems, check_tags, convert
 
     source: Path = args.file
-    out: Path = args.out
+    if args.workspace is not None and args.out is not None:
+        raise UserError("--out and --workspace: choose files or a workspace's bank, not both")
+    out: Path = args.out or DEFAULT_OUT
     tags = check_tags(args.tag)
     try:
         response = json.loads(source.read_text(encoding="utf-8"))
@@ -76,6 +102,9 @@ def run_opentdb(args: argparse.Namespace) -> int:
     for skip in conversion.skipped:
         where = f"result {skip.index}: " if skip.index else ""
         print(f"{source}: {where}skipped: {skip.reason}", file=sys.stderr)
+
+    if args.workspace is not None:
+        return _into_workspace(args, conversion.questions)
 
     written = unchanged = refused = 0
     if conversion.questions:
@@ -113,6 +142,44 @@ def run_opentdb(args: argparse.Namespace) -> int:
         f"{skipped} skipped; encoding {conversion.encoding})"
     )
     return 0 if written + unchanged else 1
+
+
+def _into_workspace(args: argparse.Namespace, imported: Sequence[Any]) -> int:
+    """Check the converted questions as a workspace import, and store them if all pass."""
+    import asyncio
+
+    from bot.bank.loader import check_text
+    from bot.cli.questions import EXIT_REFUSED, save_checked
+    from bot.config import load_settings
+    from bot.runtime import open_runtime
+
+    if not imported:
+        print(f"{args.file}: nothing to import", file=sys.stderr)
+        return EXIT_REFUSED
+    questions, problems = [], []
+    seen: dict[str, str] = {}
+    for item in imported:
+        found, wrong = check_text(item.to_yaml(), f"{args.file}: {item.id}", seen)
+        questions += found
+        problems += wrong
+
+    async def main() -> int:
+        async with open_runtime(load_settings()) as rt:
+            current = await rt.engine.bank_for(args.platform, args.workspace)
+            return await save_checked(
+                rt,
+                args.platform,
+                args.workspace,
+                questions,
+                problems,
+                current,
+                new_only=False,
+                author=args.author,
+                allow_warnings=args.allow_warnings,
+                dry_run=args.dry_run,
+            )
+
+    return asyncio.run(main())
 
 
 def _same_text(path: Path, text: str) -> bool:
