@@ -264,6 +264,10 @@ SETTINGS_COMPUTED = (
     "{percent}% of the rounds posted without a tag ask a question computed from /bandwidth."
 )
 SETTINGS_COMPUTED_NONE = "Computed questions come only when asked for: {command}."
+DIFFICULTY_LEVEL = (
+    "for the players' level: the unasked question whose chance of a right answer, at the mean "
+    "level of the people who answered here lately, is nearest 70%"
+)
 CHANGES_ALLOWED = "allowed"
 CHANGES_NOT_ALLOWED = "not allowed (the first answer counts)"
 SAVED = "Saved. {settings}"

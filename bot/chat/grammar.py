@@ -527,7 +527,7 @@ QUIZ = Grammar(
                     "difficulty",
                     M.OPTION_DIFFICULTY,
                     _difficulty,
-                    "[difficulty adaptive|mixed|easy|hard]",
+                    "[difficulty adaptive|level|mixed|easy|hard]",
                     marked=Marked.PAIR,
                     kind=Kind.CHOICE,
                     choices=tuple(d.value for d in DifficultyMode),

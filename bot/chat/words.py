@@ -283,6 +283,7 @@ DIFFICULTIES = {
     DifficultyMode.EASY: M.DIFFICULTY_EASY,
     DifficultyMode.HARD: M.DIFFICULTY_HARD,
     DifficultyMode.ADAPTIVE: M.DIFFICULTY_ADAPTIVE,
+    DifficultyMode.LEVEL: M.DIFFICULTY_LEVEL,
 }
 
 

@@ -238,6 +238,40 @@ def pick_adaptive(
     return rng.choice(nearest)
 
 
+def pick_for_level(
+    candidates: Sequence[Question],
+    asked: Mapping[str, int],
+    rates: Mapping[str, tuple[int, int]],
+    level: float,
+    rng: random.Random,
+    *,
+    target: float = DEFAULT_TARGET,
+) -> Question:
+    """Pick, among the least-asked candidates, the one a player of ``level`` answers right with
+    a chance nearest the target (a Rasch model: logistic(level - difficulty), where a question's
+    difficulty is -logit of its expected rate). Ties are broken at random.
+
+    At level 0 the chance is the expected rate itself, so this is ``pick_adaptive``.
+    """
+    fewest = min(asked.get(q.id, 0) for q in candidates)
+    pool = [q for q in candidates if asked.get(q.id, 0) == fewest]
+    distance = {q.id: abs(chance_at(level, expected_rate(q, rates)) - target) for q in pool}
+    best = min(distance.values())
+    nearest = [q for q in pool if math.isclose(distance[q.id], best, abs_tol=1e-9)]
+    return rng.choice(nearest)
+
+
+def chance_at(level: float, rate: float) -> float:
+    """Return the chance that a player of ``level`` answers right a question whose expected
+    rate (at level 0) is ``rate``: logistic(level + logit(rate)), rates clamped off 0 and 1."""
+    p = min(max(rate, 1e-6), 1 - 1e-6)
+    x = level + math.log(p / (1 - p))
+    if x >= 0:
+        return 1 / (1 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1 + e)
+
+
 def filter_mode(candidates: Sequence[Question], mode: DifficultyMode) -> tuple[Question, ...]:
     """Return the candidates a channel's mode allows (easy or hard keep only that label)."""
     if mode is DifficultyMode.EASY:

@@ -191,6 +191,11 @@ def template_of(question_id: str) -> str | None:
     return head if str(int(tail)) == tail else None
 
 
+#: A channel picking for its players' level averages the people who answered it in this many
+#: days, at most this many of them (the latest).
+LEVEL_DAYS = 30
+LEVEL_PLAYERS = 25
+
 #: How long a workspace's answer rates serve practice before they are read again.
 RATES_MAX_AGE = timedelta(minutes=1)
 
@@ -327,6 +332,11 @@ class QuizEngine:
         if mode is DifficultyMode.ADAPTIVE and any(asked.get(q.id, 0) for q in allowed):
             rates = await self.store.answer_rates(place.platform, place.workspace)
             return analytics.pick_adaptive(allowed, asked, rates, self.rng)
+        if mode is DifficultyMode.LEVEL and any(asked.get(q.id, 0) for q in allowed):
+            measured, level = await asyncio.gather(
+                self._rates(place.platform, place.workspace), self.channel_level(place)
+            )
+            return analytics.pick_for_level(allowed, asked, measured, level, self.rng)
         return pick_question(allowed, asked, self.rng)
 
     async def _pick_computed(self, place: Place, mode: DifficultyMode | None) -> Question | None:
@@ -406,6 +416,19 @@ class QuizEngine:
             for q, right in results
             if q in known
         )
+
+    async def channel_level(self, place: Place) -> float:
+        """Return the mean level of the channel's recent players: the people who answered its
+        rounds in the last ``LEVEL_DAYS`` days, the latest ``LEVEL_PLAYERS`` of them (0, a
+        newcomer's level, when nobody did)."""
+        since = self._now() - timedelta(days=LEVEL_DAYS)
+        players = await self.store.recent_players(place, since, LEVEL_PLAYERS)
+        if not players:
+            return 0.0
+        levels = await asyncio.gather(
+            *(self.level(place.platform, place.workspace, p) for p in players)
+        )
+        return sum(levels) / len(levels)
 
     async def _rates(self, platform: str, workspace: str) -> Mapping[str, tuple[int, int]]:
         """Return the workspace's answer rates, read at most once a minute."""

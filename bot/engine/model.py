@@ -30,6 +30,7 @@ class DifficultyMode(StrEnum):
     EASY = "easy"  # only questions labelled easy
     HARD = "hard"  # only questions labelled hard
     ADAPTIVE = "adaptive"  # the unasked question whose success rate is nearest the target
+    LEVEL = "level"  # the unasked question whose chance at the recent players' level is nearest
 
 
 @dataclass(frozen=True, slots=True)

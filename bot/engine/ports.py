@@ -100,6 +100,11 @@ class Store(Protocol):
         """Return how many rounds each question has had in this channel."""
         ...
 
+    async def recent_players(self, place: Place, since: datetime, limit: int) -> list[str]:
+        """Return up to ``limit`` people who answered rounds in this channel since ``since``,
+        the latest first."""
+        ...
+
     async def record_answer(
         self,
         answer: AnswerRecord,

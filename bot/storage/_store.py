@@ -61,6 +61,7 @@ from bot.storage._metrics import with_round_metrics
 from bot.storage._retry import with_retries
 from bot.storage._schedules import ScheduleSql
 from bot.storage._schema import (
+    UTCDateTime,
     answers,
     channel_settings,
     current_version,
@@ -451,6 +452,23 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql, TracksSql, Ban
         )
         async with self.read() as conn:
             return {qid: int(n) for qid, n in await conn.execute(query)}
+
+    async def recent_players(self, place: Place, since: datetime, limit: int) -> list[str]:
+        """Return up to ``limit`` people who answered rounds in this channel since ``since``,
+        the latest first."""
+        latest = sa.func.max(answers.c.answered_at)
+        query = (
+            sa.select(answers.c.user_id)
+            .where(
+                _place_filter(answers, place),
+                answers.c.answered_at >= sa.bindparam("since", since, type_=UTCDateTime()),
+            )
+            .group_by(answers.c.user_id)
+            .order_by(latest.desc(), answers.c.user_id)
+            .limit(limit)
+        )
+        async with self.read() as conn:
+            return [str(user) for (user,) in await conn.execute(query)]
 
     async def delete_unseen_round(self, round_id: int) -> bool:
         """Delete an open round nobody answered; return whether it was deleted."""

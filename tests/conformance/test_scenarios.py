@@ -360,6 +360,22 @@ async def test_an_admin_sets_the_difficulty_mode_and_it_is_shown(chat: Any) -> N
     assert "nearest 70%" in shown
 
 
+async def test_an_admin_sets_the_channel_to_pick_for_its_players_level(chat: Any) -> None:
+    seen = await chat.command("quiz", "settings", {"difficulty": "level"}, user="admin")
+    assert seen.private and "Saved." in seen and "for the players' level" in seen
+    stored = await chat.engine.store.channel_settings(chat.place)
+    assert stored == ChannelSettings(difficulty=DifficultyMode.LEVEL)
+    shown = await chat.command("quiz", "settings", {}, user="bob")
+    assert "the mean level of the people who answered here lately" in shown
+    # The first question is still the bank's first; the next one is picked for the level.
+    first = await chat.card("networking")
+    await chat.click(first, "A", user="ada")
+    await chat.command("quiz", "close", {}, user="admin")
+    await chat.revealed(first)
+    after = await chat.command("quiz", "next", {}, user="ada")
+    assert not after.private
+
+
 async def test_an_admin_sets_the_workspace_retention_and_everyone_sees_it(chat: Any) -> None:
     shown = await chat.command("quiz", "settings", {}, user="bob")
     assert "has fallen to 90%." in shown

@@ -203,3 +203,33 @@ def test_expected_rate_prior_then_measured():
 )
 def test_filter_mode(mode, ids):
     assert [q.id for q in filter_mode([EASY, MEDIUM, HARD], mode)] == ids
+
+
+@pytest.mark.parametrize(
+    ("level", "rates", "expected"),
+    [
+        # Level 0 is a newcomer: the chance is the expected rate, as in the adaptive mode.
+        (0.0, {}, "medium"),
+        # Strong players: the hard question's chance rises to about 70%.
+        (1.5, {}, "hard"),
+        # Weak players: only the easy question comes near 70%... and still under it.
+        (-1.5, {}, "easy"),
+        # A measured rate moves a question: everyone gets this "hard" one right now.
+        (1.5, {"hard": (40, 40), "medium": (40, 10)}, "medium"),
+    ],
+)
+def test_level_pick_nearest_target_at_the_players_level(level, rates, expected):
+    picked = analytics.pick_for_level([EASY, MEDIUM, HARD], {}, rates, level, random.Random(1))
+    assert picked.id == expected
+
+
+@pytest.mark.parametrize("rate", [0.05, 0.3, 0.6, 0.85, 0.99])
+def test_the_chance_at_level_zero_is_the_rate_and_rises_with_level(rate):
+    assert math.isclose(analytics.chance_at(0.0, rate), rate, rel_tol=1e-9)
+    assert analytics.chance_at(1.0, rate) > rate > analytics.chance_at(-1.0, rate)
+    assert 0 < analytics.chance_at(-10.0, rate) < analytics.chance_at(10.0, rate) < 1
+
+
+def test_level_pick_only_among_least_asked():
+    picked = analytics.pick_for_level([EASY, MEDIUM, HARD], {"hard": 1}, {}, 1.5, random.Random(1))
+    assert picked.id == "medium"  # hard was asked; at 1.5 medium (0.87) beats easy (0.96)
