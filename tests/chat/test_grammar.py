@@ -140,7 +140,7 @@ def test_the_text_usage_lists_every_verb_as_typed() -> None:
         "`/quiz close`",
         "`/quiz leaderboard [week|month|all]`",
         "`/quiz stats [@user]`",
-        "`/quiz settings [changes on|off] [minutes N] [difficulty adaptive|mixed|easy|hard]"
+        "`/quiz settings [changes on|off] [minutes N] [difficulty adaptive|level|mixed|easy|hard]"
         " [computed PERCENT] [retention PERCENT]`",
         "`/quiz schedule HH:MM [Area/City] [daily|weekdays] [tag] [digest=DAY] [close=2h]`",
         "`/quiz schedule off`",
@@ -148,6 +148,10 @@ def test_the_text_usage_lists_every_verb_as_typed() -> None:
         "`/quiz report`",
         "`/quiz dashboard [me]`",
         "`/quiz me`",
+        "`/quiz track`",
+        "`/quiz track list`",
+        "`/quiz track start NAME [HH:MM] [Area/City] [daily|weekdays]`",
+        "`/quiz track stop`",
         "`/quiz help`",
     ):
         assert typed in shown
@@ -157,6 +161,7 @@ def test_the_text_usage_lists_every_verb_as_typed() -> None:
 def test_the_options_usage_names_every_option() -> None:
     shown = help_text(GRAMMARS, Form.OPTIONS).markdown()
     assert "*/quiz schedule* `[time] [tz] [days] [tag] [digest] [close]`" in shown
+    assert "*/quiz track-start* `name [time] [tz] [days]`" in shown
     assert (
         "*/bandwidth* `[size] [op] [nodes] [gpus] [nics] [step] [over] [intra] [algo] [sharp] "
         "[plan]`" in shown

@@ -46,11 +46,21 @@ async def test_commands_sync_once_with_the_quiz_group(bot: QuizClient, api: Disc
         "report",
         "dashboard",
         "me",
+        "track",
+        "track-list",
+        "track-start",
+        "track-stop",
         "help",
     }
     assert all(o["type"] == 1 for o in subs.values())
     difficulty = next(o for o in subs["settings"]["options"] if o["name"] == "difficulty")
-    assert [c["value"] for c in difficulty["choices"]] == ["mixed", "easy", "hard", "adaptive"]
+    assert [c["value"] for c in difficulty["choices"]] == [
+        "mixed",
+        "easy",
+        "hard",
+        "adaptive",
+        "level",
+    ]
     assert quiz["dm_permission"] is False  # servers only
     tag = subs["next"]["options"][0]
     assert (tag["name"], tag["type"], tag["autocomplete"], tag["required"]) == (
