@@ -50,6 +50,7 @@ from bot.chat.runner import Closing, Loops, run
 from bot.config import Admins, Settings
 from bot.engine import QuizEngine
 from bot.engine.names import NameKind
+from bot.errors import ConfigError
 from bot.links import LinkMaker
 from bot.observability.heap import freeze_heap
 from bot.observability.redact import install_redaction
@@ -60,6 +61,8 @@ log = logging.getLogger(__name__)
 
 MESSAGES_PATH = "/api/messages"
 CLAIMS_KEY = "claims_identity"
+# Where TEAMS_ANONYMOUS may listen: this machine only.
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
 # The token authority of a multi-tenant bot registration (Bot Framework's own tenant).
 MULTI_TENANT = "botframework.com"
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -288,10 +291,16 @@ class TeamsHttp(Closing):
 def auth_configuration(settings: Settings) -> AgentAuthConfiguration:
     """Return the SDK's auth configuration from TEAMS_APP_ID, TEAMS_APP_PASSWORD, TEAMS_TENANT_ID.
 
-    Without the password only ``TEAMS_ANONYMOUS=true`` runs (a local test client, no Teams).
+    Without the password only ``TEAMS_ANONYMOUS=true`` runs (a local test client, no Teams),
+    and only on a loopback address: it takes activities nobody signed, naming any service URL.
     """
     if not settings.teams_anonymous:
         settings.require("TEAMS_APP_ID", "TEAMS_APP_PASSWORD")
+    elif settings.listen_host() not in LOOPBACK:
+        raise ConfigError(
+            "TEAMS_ANONYMOUS takes activities nobody signed: it listens on 127.0.0.1 only "
+            f"(QUIZBOT_HOST is {settings.listen_host()})"
+        )
     return AgentAuthConfiguration(
         auth_type=AuthTypes.client_secret,
         client_id=settings.teams_app_id,

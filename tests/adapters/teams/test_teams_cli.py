@@ -58,6 +58,16 @@ def test_missing_password_names_it_and_the_local_alternative(
     assert line.startswith("quizbot: TEAMS_APP_PASSWORD is not set; see docs/teams.md")
 
 
+def test_the_development_mode_refuses_to_listen_beyond_this_machine(
+    clean_env: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("TEAMS_ANONYMOUS", "true")
+    monkeypatch.setenv("QUIZBOT_HOST", "0.0.0.0")
+    assert main(["teams"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("quizbot: TEAMS_ANONYMOUS takes activities nobody signed")
+
+
 @pytest.fixture
 async def standin() -> AsyncIterator[TeamsStandIn]:
     teams = TeamsStandIn(anonymous=True)
