@@ -113,7 +113,7 @@ class Interconnect:
 
     @property
     def nvls_bytes_per_s(self) -> float | None:
-        """Return the per-GPU rate of an NVLS (in-switch) all-reduce, None without NVLS."""
+        """Return the per-GPU rate of an NVLS all-reduce on 8 GPUs, None without NVLS."""
         if self.nvls_efficiency is None:
             return None
         return self.rate_gbps * 1e9 / 8 * self.nvls_efficiency
