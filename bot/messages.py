@@ -399,6 +399,10 @@ TRACK_STARTED = (
     "Started {title} here: {units} units, one each scheduled day. The first opens {when}."
 )
 TRACK_STOPPED = "Stopped {title} after {opened} of {units} units."
+TRACK_GONE = (
+    "The track {name} running here is no longer installed, so its days post ordinary questions; "
+    "an admin can end it with {stop}."
+)
 TRACK_NOT_RUNNING = "No learning track is running here. Start one with {start}."
 TRACK_LIST_TITLE = "Learning tracks"
 TRACK_LIST_LINE = "{name}: {title}, {units} units"

@@ -301,6 +301,9 @@ async def track(ctx: Context, call: Call) -> None:
     progress = await book.progress(ctx.place, ctx.user)
     if progress is None:
         lead = say(M.TRACK_NOT_RUNNING, start=Code("/quiz track start NAME"))
+        run = await book.store.track_run(ctx.place)
+        if run is not None and not run.finished and run.track not in book.tracks:
+            lead = say(M.TRACK_GONE, name=Code(run.track), stop=Code("/quiz track stop"))
         await ctx.turn.reply(words.track_list(book.tracks, lead=lead), private=True)
         return
     await ctx.turn.reply(words.track(progress), private=True)

@@ -307,9 +307,9 @@ class TrackBook:
         stored = await self.store.start_track(run)
         if stored is None:
             running = await self.store.track_run(place)
-            title = (
-                self.tracks[running.track].title if running and running.track in self.tracks else ""
-            )
+            named = self.tracks.get(running.track) if running is not None else None
+            # A run whose file is gone is named by its name.
+            title = named.title if named is not None else running.track if running else name
             raise UserError(
                 say(M.TRACK_ALREADY_RUNNING, title=Verbatim(title), stop=Code("/quiz track stop"))
             )

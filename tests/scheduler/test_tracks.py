@@ -171,3 +171,17 @@ async def test_my_tracks_are_those_i_answered_in(store: SqlStore) -> None:
     await engine.answer_practice("slack", "T1", "ada", "q2", "A")
     mine = await engine.tracks.mine("slack", "T1", "ada")
     assert [(m.done, m.opened) for m in mine] == [(1, 1)]
+
+
+async def test_a_run_whose_track_file_is_gone_posts_ordinary_days(store: SqlStore) -> None:
+    clock = FakeClock(MONDAY + timedelta(hours=9, minutes=1))
+    await start(engine_for(store, clock), store, Schedule(PLACE, 9, 0, "UTC", since=MONDAY))
+    bank = SimpleBank([make_question(f"q{i}", answer="A") for i in range(8)])
+    without = QuizEngine(store, bank, clock=clock, rng=random.Random(3), tracks={})
+    assert await without.tracks.progress(PLACE, "ada") is None
+    publisher = RecordingPublisher()
+    await tick(without, publisher, store, clock)
+    assert len(publisher.cards) == 1 and publisher.texts == []
+    run = await store.track_run(PLACE)
+    assert run is not None and run.opened == 0 and not run.finished
+    assert await without.tracks.stop(PLACE) is not None
