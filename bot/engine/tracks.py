@@ -226,10 +226,16 @@ class TrackStore(Protocol):
         ...
 
     async def track_marks(
-        self, place: Place, since: datetime, question_ids: Sequence[str], also: str | None
+        self,
+        place: Place,
+        since: datetime,
+        question_ids: Sequence[str],
+        also: str | None,
+        *,
+        everyone: bool = True,
     ) -> list[CardMark]:
         """Return the card marks of these questions for the people who answered in the channel
-        since ``since`` (and for ``also``)."""
+        since ``since`` and for ``also`` (only for ``also`` when not ``everyone``)."""
         ...
 
     async def units_done(self, run_id: int) -> list[UnitDone]:
@@ -351,7 +357,8 @@ class TrackBook:
             track = self.tracks.get(run.track)
             if track is None:
                 continue
-            done, _ = await self._refresh(track, run, also=user)
+            # A person's own page reads only their own cards.
+            done, _ = await self._refresh(track, run, also=user, everyone=False)
             units = {d.unit for d in done if d.user == user}
             out.append(MyTrack(track, run, len(units), run.opened))
         return out
@@ -387,11 +394,13 @@ class TrackBook:
         return TrackDay(track, run, index, question_id=question)
 
     async def _refresh(
-        self, track: Track, run: TrackRun, *, also: str | None
+        self, track: Track, run: TrackRun, *, also: str | None, everyone: bool = True
     ) -> tuple[list[UnitDone], list[CardMark]]:
         """Record the units newly completed in a run; return all completions and the marks."""
         opened_questions = [q for unit in track.units[: run.opened] for q in unit.questions]
-        marks = await self.store.track_marks(run.place, run.started_at, opened_questions, also)
+        marks = await self.store.track_marks(
+            run.place, run.started_at, opened_questions, also, everyone=everyone
+        )
         known_list = await self.store.units_done(run.id)
         known = {(d.user, d.unit): d.at for d in known_list}
         new = completed(track, run.opened, marks, known)

@@ -143,11 +143,17 @@ class TracksSql:
         return bool(result.rowcount == 1)
 
     async def track_marks(
-        self, place: Place, since: datetime, question_ids: Sequence[str], also: str | None
+        self,
+        place: Place,
+        since: datetime,
+        question_ids: Sequence[str],
+        also: str | None,
+        *,
+        everyone: bool = True,
     ) -> list[CardMark]:
         """Return the card marks of these questions for the people who answered a round in the
-        channel since ``since``, and for ``also``."""
-        if not question_ids:
+        channel since ``since``, and for ``also`` (only ``also``'s when not ``everyone``)."""
+        if not question_ids or (also is None and not everyone):
             return []
         players = sa.select(answers.c.user_id).where(
             answers.c.platform == place.platform,
@@ -157,7 +163,7 @@ class TracksSql:
         )
         who: sa.ColumnElement[bool] = cards.c.user_id.in_(players)
         if also is not None:
-            who = sa.or_(who, cards.c.user_id == also)
+            who = sa.or_(who, cards.c.user_id == also) if everyone else cards.c.user_id == also
         query = sa.select(
             cards.c.user_id,
             cards.c.question_id,
