@@ -19,7 +19,8 @@ Scenarios:
 
 Each prints the time from 09:00 to the last card, cards a second, requests per card, 429s
 received, the platform's floor (the least time its limits allow for this work), doubles
-(channels with more than one card) and misses (channels without one).
+(channels with more than one card), misses (channels without one), and how many cards a replica
+taking over looked for on the platform (a card its dead predecessor may have posted unheard).
 """
 
 from __future__ import annotations
@@ -169,13 +170,16 @@ class Result:
     misses: int
     late_notes: int
 
+    looked: int = 0
+
     def line(self) -> str:
         rate = self.cards / self.seconds if self.seconds else 0.0
         per = self.requests / self.cards if self.cards else 0.0
         return (
             f"{self.name:<34} last card {self.seconds:7.1f} s  {rate:6.1f} cards/s  "
             f"{per:4.2f} requests/card  429s {self.limited:6d}  floor {self.floor:6.1f} s  "
-            f"doubles {self.doubles}  misses {self.misses}  late notes {self.late_notes}"
+            f"doubles {self.doubles}  misses {self.misses}  late notes {self.late_notes}  "
+            f"cards looked for {self.looked}"
         )
 
 
@@ -323,6 +327,7 @@ async def run_slack(args: argparse.Namespace, replicas: int, kill: bool, name: s
             late=lambda: late(
                 [c for c in standin.calls if c.method == "chat.postMessage" and c.ok]
             ),
+            looked=lambda: standin.counts.get("conversations.history", 0),
         )
     finally:
         if os.environ.get("FANOUT_LOG"):
@@ -395,6 +400,7 @@ async def run_discord(args: argparse.Namespace, name: str) -> Result:
             lambda: api.rate_limited,
             floor=floor,
             late=late,
+            looked=lambda: len(api.find("GET", r"^/channels/\d+/messages$")),
         )
 
 
@@ -414,6 +420,7 @@ async def drive(
     *,
     floor: float,
     late: Callable[[], int],
+    looked: Callable[[], int] = lambda: 0,
 ) -> Result:
     async with database(args.postgres, "fanout") as db:
         await seed(db, places, refs, platform)
@@ -465,6 +472,7 @@ async def drive(
             doubles=sum(v - 1 for v in counts.values() if v > 1),
             misses=sum(1 for _, c in places if counts[c] == 0),
             late_notes=late(),
+            looked=looked(),
         )
 
 
