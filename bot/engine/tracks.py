@@ -332,7 +332,9 @@ class TrackBook:
         if run is None or run.track not in self.tracks:
             return None
         track = self.tracks[run.track]
-        done, marks = await self._refresh(track, run, also=user)
+        # Everyone's completions are brought up to date at each of the track's days; here only
+        # the asker's, so that the command reads one person's cards, not the whole channel's.
+        done, marks = await self._refresh(track, run, also=user, everyone=False)
         per_unit: dict[int, set[str]] = {}
         for d in done:
             per_unit.setdefault(d.unit, set()).add(d.user)
@@ -378,6 +380,7 @@ class TrackBook:
         if run.last_slot == slot and run.opened:
             index = run.opened - 1
         elif run.opened < len(track.units):
+            await self._refresh(track, run, also=None)
             if not await self.store.open_unit(run, slot):
                 return None  # another replica moved the run on: it posts the day
             index = run.opened
