@@ -86,6 +86,7 @@ class TeamsStandIn:
         self.app_password = app_password
         self.owners = set(owners)
         self.members = set(members) | self.owners
+        self.listed_members = bool(members)
         self.calls: list[Call] = []
         self.posted: dict[str, Posted] = {}
         self.chats: dict[str, str] = {}  # user -> one-to-one chat id
@@ -406,7 +407,9 @@ class TeamsStandIn:
         if refused is not None:
             return refused
         user = request.match_info["uid"]
-        if request.match_info["cid"] != TEAM:
+        # A team that lists its members (``members``) does not know anyone else.
+        listed = not self.listed_members or user in self.members
+        if request.match_info["cid"] != TEAM or not listed:
             await self._record(request, body, 404)
             return web.json_response({"error": {"code": "NotFound"}}, status=404)
         role = "owner" if user in self.owners else "user"

@@ -19,6 +19,7 @@ from microsoft_agents.activity import Activity, ConversationParameters, InvokeRe
 from microsoft_agents.hosting.core import ChannelServiceClientFactoryBase, TurnContext
 from microsoft_agents.hosting.core.authorization import AuthenticationConstants, ClaimsIdentity
 from microsoft_agents.hosting.core.connector.teams import TeamsConnectorClient
+from microsoft_agents.hosting.teams import TeamsInfo
 
 from bot import messages as M
 from bot.adapters.teams import render
@@ -406,15 +407,6 @@ class TeamsPort:
         made = await client.conversations.create_conversation(parameters)
         return str(made.id)
 
-    async def is_owner(self, heard: Heard) -> bool:
-        """Return whether the person owns the team the activity came from (False outside a team)."""
-        if heard.team is None:
-            return False
-        async with self.connector.client(heard.service_url) as client:
-            with _counted():
-                member = await client.get_conversation_member(heard.team, heard.user)
-        return (member.user_role or "").lower() == OWNER_ROLE
-
     async def post(self, place: Place, content: Content) -> str | None:
         """Post content as a new message of a channel; return its id."""
         reference = await self.reference(place)
@@ -504,5 +496,18 @@ class TeamsExchange:
         )
 
     async def is_admin(self) -> bool:
-        """Return whether the person owns the team this came from."""
-        return await self.port.is_owner(self.heard)
+        """Return whether the person owns the team this came from (False outside a team).
+
+        The SDK's ``TeamsInfo`` asks the connector for the member, whose ``userRole`` names
+        the team's owners; someone the team does not list (404) is no owner.
+        """
+        if self.heard.team is None:
+            return False
+        try:
+            with _counted():
+                member = await TeamsInfo.get_team_member(
+                    self.context, self.heard.team, self.heard.user
+                )
+        except Gone:
+            return False
+        return (member.user_role or "").lower() == OWNER_ROLE

@@ -319,6 +319,17 @@ def test_quizbot_admins_reads_teams_ids_with_their_colon() -> None:
         Admins.parse(f"teams:{TENANT}")
 
 
+async def test_someone_the_team_does_not_list_is_no_owner(teams: TeamsDriver) -> None:
+    teams.standin.members = {"29:admin"}
+    teams.standin.listed_members = True
+    start = len(teams.standin.calls)
+    seen = await teams.command("quiz", "settings", {"minutes": 5}, user="eve")
+    assert seen.private and "can change this channel's quiz settings" in seen
+    asked = [c for c in teams.standin.calls[start:] if "/members/" in c.path]
+    assert [c.status for c in asked] == [404]
+    assert "Saved." in await teams.command("quiz", "settings", {"minutes": 5}, user="admin")
+
+
 async def test_a_listed_admin_is_an_admin_in_a_chat_without_a_team(tmp_path: Path) -> None:
     async with driving("teams", tmp_path, FakeClock()) as driver:
         driver.core.admins = Admins.parse(f"teams:{TENANT}:29:dee")
