@@ -39,7 +39,8 @@ class Port(Protocol):
         ...
 
     async def send(self, action: Action) -> str | None:
-        """Carry out an action; return the new message's reference for a posted card."""
+        """Carry out an action; return the new message's reference for a posted card, and
+        the found card's (or None) for ``FindCard``."""
         ...
 
     def transient(self, error: Exception) -> bool:
