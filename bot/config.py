@@ -104,6 +104,8 @@ class Settings(BaseSettings):
     round_minutes: int = Field(
         10, ge=1, le=7 * 24 * 60, validation_alias=_env("QUIZBOT_ROUND_MINUTES")
     )
+    # Open reports that take a question out of its workspace's rounds; 0 never does.
+    flag_pause: int = Field(3, ge=0, le=1000, validation_alias=_env("QUIZBOT_FLAG_PAUSE"))
     admins: str = Field("", validation_alias=_env("QUIZBOT_ADMINS"))
     admins_only: bool = Field(False, validation_alias=_env("QUIZBOT_ADMINS_ONLY"))
     db_pool_size: int = Field(5, ge=1, validation_alias=_env("QUIZBOT_DB_POOL_SIZE"))

@@ -55,7 +55,7 @@ async def open_runtime(
             rng=rng,
             default_minutes=settings.round_minutes,
             tracks=tracks,
-            banks=WorkspaceBanks(bank, store),
+            banks=WorkspaceBanks(bank, store, pause_at=settings.flag_pause),
         )
         yield Runtime(settings=settings, bank=bank, store=store, engine=engine)
     finally:

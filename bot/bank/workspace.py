@@ -22,10 +22,13 @@ from typing import Any, Protocol
 
 import yaml
 
+from bot import messages as M
 from bot.bank.bank import Problem, QuestionBank
 from bot.bank.lint import Finding, lint
 from bot.bank.loader import check_text
-from bot.engine.model import Difficulty, Question
+from bot.engine.model import Difficulty, Flag, Flagged, FlagReason, Place, Question
+from bot.errors import UserError
+from bot.text import Code, say
 
 # Own questions' topic, as the folder of a file is a file's question's topic.
 TOPIC = "workspace"
@@ -46,11 +49,13 @@ class StoredRevision:
 
 @dataclass(frozen=True, slots=True)
 class BankLayer:
-    """What a workspace lays over the files' bank: its own questions, and the ids it hid."""
+    """What a workspace lays over the files' bank: its own questions, the ids it hid, and the
+    ids paused by players' reports."""
 
     generation: int
     questions: tuple[StoredRevision, ...]
     hidden: frozenset[str]
+    paused: frozenset[str] = frozenset()
 
 
 class BankStore(Protocol):
@@ -60,14 +65,38 @@ class BankStore(Protocol):
         """Return the workspace bank's generation: 0 until its first change."""
         ...
 
-    async def bank_layer(self, platform: str, workspace: str) -> BankLayer:
-        """Return the workspace's own questions (latest revisions) and hidden ids."""
+    async def bank_layer(self, platform: str, workspace: str, pause_at: int = 0) -> BankLayer:
+        """Return the workspace's own questions (latest revisions), hidden and paused ids."""
         ...
 
     async def question_revision(
         self, platform: str, workspace: str, question_id: str, revision: int
     ) -> StoredRevision | None:
         """Return one revision of a workspace's question, or None."""
+        ...
+
+    async def latest_round(self, place: Place) -> tuple[str, int | None] | None:
+        """Return the question (and revision) of the channel's latest round, or None."""
+        ...
+
+    async def add_flag(
+        self,
+        platform: str,
+        workspace: str,
+        question_id: str,
+        revision: int | None,
+        *,
+        user: str,
+        reason: FlagReason,
+        note: str | None,
+        at: datetime,
+        pause_at: int,
+    ) -> Flagged | None:
+        """Record a report; None when this person has an open one on the question already."""
+        ...
+
+    async def open_flags(self, platform: str, workspace: str) -> list[Flag]:
+        """Return the workspace's open reports, oldest first."""
         ...
 
     async def save_revisions(
@@ -297,11 +326,40 @@ def check_parsed(
 class WorkspaceBanks:
     """Hand out each workspace's bank, rebuilt when its generation in the store moves."""
 
-    def __init__(self, base: QuestionBank, store: BankStore) -> None:
+    def __init__(self, base: QuestionBank, store: BankStore, *, pause_at: int = 3) -> None:
+        """``pause_at`` open reports take a question out of its workspace's rounds (0: never)."""
         self.base = base
         self.store = store
+        self.pause_at = pause_at
         self._banks: dict[tuple[str, str], tuple[int, QuestionBank]] = {}
         self._revisions: OrderedDict[tuple[str, str, str, int], Question] = OrderedDict()
+
+    async def flag(
+        self, place: Place, user: str, reason: FlagReason, note: str | None, at: datetime
+    ) -> Flagged:
+        """Record a player's report on the channel's latest question (UserError if none)."""
+        latest = await self.store.latest_round(place)
+        if latest is None:
+            raise UserError(say(M.FLAG_NO_ROUND))
+        question_id, revision = latest
+        flagged = await self.store.add_flag(
+            place.platform,
+            place.workspace,
+            question_id,
+            revision,
+            user=user,
+            reason=reason,
+            note=note,
+            at=at,
+            pause_at=self.pause_at,
+        )
+        if flagged is None:
+            raise UserError(say(M.FLAG_ALREADY, question=Code(question_id)))
+        return flagged
+
+    async def open_flags(self, platform: str, workspace: str) -> list[Flag]:
+        """Return the workspace's open reports."""
+        return await self.store.open_flags(platform, workspace)
 
     async def bank_for(self, platform: str, workspace: str) -> QuestionBank:
         """Return the workspace's bank as the store has it now (one small read when unchanged)."""
@@ -312,13 +370,13 @@ class WorkspaceBanks:
         cached = self._banks.get(key)
         if cached is not None and cached[0] == generation:
             return cached[1]
-        layer = await self.store.bank_layer(platform, workspace)
+        layer = await self.store.bank_layer(platform, workspace, self.pause_at)
         own = []
         for stored in layer.questions:
             q = self._remember(platform, workspace, stored)
             if q is not None:
                 own.append(q)
-        bank = layered(self.base, own, layer.hidden)
+        bank = layered(self.base, own, layer.hidden | layer.paused)
         self._banks[key] = (layer.generation, bank)
         return bank
 

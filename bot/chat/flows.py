@@ -7,7 +7,7 @@ command is a grammar entry, a flow here, and its sentences in ``bot.messages``.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -21,7 +21,8 @@ from bot.chat.grammar import BANDWIDTH, GRAMMARS, QUIZ, BadInput, Call, Form, he
 from bot.chat.port import NotAMember, Port
 from bot.config import Admins
 from bot.engine import QuizEngine
-from bot.engine.model import DifficultyMode, Period, Place, Round
+from bot.engine.engine import Bank
+from bot.engine.model import DifficultyMode, Flag, FlagReason, Period, Place, Round
 from bot.errors import UserError
 from bot.links import LinkMaker, Scope
 from bot.scheduler import ScheduleService, schedule_request
@@ -259,8 +260,28 @@ async def review(ctx: Context, call: Call) -> None:
 async def report(ctx: Context, call: Call) -> None:
     """Show the admins, privately, which questions are flagged and which are hardest here."""
     await ctx.require_admin(M.REPORT_ADMINS_ONLY)
-    items = await ctx.chat.engine.question_report(ctx.place.platform, ctx.place.workspace)
-    await ctx.turn.reply(words.report(items), private=True)
+    engine, place = ctx.chat.engine, ctx.place
+    items = await engine.question_report(place.platform, place.workspace)
+    flags = await engine.open_flags(place.platform, place.workspace)
+    paused = _paused(flags, await engine.bank_for(place.platform, place.workspace))
+    await ctx.turn.reply(words.report(items, flags, paused), private=True)
+
+
+def _paused(flags: Sequence[Flag], bank: Bank) -> set[str]:
+    """Return the reported questions the workspace's bank no longer asks."""
+    asked = {q.id for q in bank.filter(None)}
+    return {f.question_id for f in flags if f.question_id not in asked}
+
+
+async def flag(ctx: Context, call: Call) -> None:
+    """Record a player's report of a problem with the channel's latest question, privately."""
+    given = call.args.get("flag")
+    if isinstance(given, tuple):
+        reason, note = given
+    else:
+        reason, note = call.args.text("reason") or "", call.args.text("note")
+    flagged = await ctx.chat.engine.flag(ctx.place, ctx.user, FlagReason(reason), note or None)
+    await ctx.say(words.flagged(flagged, FlagReason(reason)))
 
 
 async def dashboard(ctx: Context, call: Call) -> None:
@@ -434,6 +455,7 @@ FLOWS: dict[tuple[str, str], Flow] = {
     ("quiz", "unschedule"): Flow(unschedule),
     ("quiz", "review"): Flow(review),
     ("quiz", "report"): Flow(report),
+    ("quiz", "flag"): Flow(flag),
     ("quiz", "dashboard"): Flow(dashboard),
     ("quiz", "me"): Flow(me),
     ("quiz", "track"): Flow(track),

@@ -188,7 +188,9 @@ def read_text(grammar: Grammar, line: str) -> Call:
     verb, rest = _verb_of(grammar, words, line)
     try:
         if verb.raw is not None:
-            args = {verb.raw.name: verb.raw.read(line.strip())}
+            # A command without verbs reads all its text; a verb, the text after it.
+            text = " ".join(rest) if verb.name else line.strip()
+            args = {verb.raw.name: verb.raw.read(text)}
         else:
             args = _read_words(verb, rest)
     except BadInput:
@@ -460,6 +462,30 @@ def _request_text(line: str) -> str:
     return line
 
 
+FLAG_REASONS = ("wrong", "unclear", "outdated", "typo")
+FLAG_NOTE_MAX = 300
+
+
+def _flag_reason(word: str) -> str:
+    reason = word.strip().lower()
+    if reason not in FLAG_REASONS:
+        raise UserError(say(M.FLAG_USAGE))
+    return reason
+
+
+def _flag_note(text: str) -> str:
+    note = " ".join(text.split())
+    if len(note) > FLAG_NOTE_MAX:
+        raise UserError(say(M.FLAG_NOTE_TOO_LONG, most=FLAG_NOTE_MAX))
+    return note
+
+
+def _flag_text(line: str) -> tuple[str, str | None]:
+    """Read ``REASON [what is wrong]`` (the text form of /quiz flag)."""
+    reason, _, note = line.strip().partition(" ")
+    return _flag_reason(reason), (_flag_note(note) or None)
+
+
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 TAG = Option(
@@ -611,6 +637,37 @@ QUIZ = Grammar(
         ),
         Verb("unschedule", M.VERB_UNSCHEDULE, spelled="schedule off"),
         Verb("review", M.VERB_REVIEW),
+        Verb(
+            "flag",
+            M.VERB_FLAG,
+            (
+                Option(
+                    "reason",
+                    M.OPTION_FLAG_REASON,
+                    _flag_reason,
+                    "wrong|unclear|outdated|typo",
+                    "wrong",
+                    Marked.FIRST,
+                    kind=Kind.CHOICE,
+                    choices=FLAG_REASONS,
+                    required=True,
+                ),
+                Option(
+                    "note",
+                    M.OPTION_FLAG_NOTE,
+                    _flag_note,
+                    "[what is wrong]",
+                    "the key should be C",
+                    high=FLAG_NOTE_MAX,
+                ),
+            ),
+            raw=Option(
+                "flag",
+                M.VERB_FLAG,
+                _flag_text,
+                "wrong|unclear|outdated|typo [what is wrong]",
+            ),
+        ),
         Verb("report", M.VERB_REPORT),
         Verb(
             "dashboard",

@@ -7,7 +7,7 @@ themselves are chosen here, once.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from bot import messages as M
@@ -20,6 +20,9 @@ from bot.engine.model import (
     ChannelSettings,
     Choice,
     DifficultyMode,
+    Flag,
+    Flagged,
+    FlagReason,
     Leaderboard,
     Period,
     PlayerSummary,
@@ -304,8 +307,50 @@ def settings(s: ChannelSettings, retention: float) -> Text:
     return lines(channel, computed, say(M.SETTINGS_RETENTION, percent=round(retention * 100)))
 
 
-def report(items: Sequence[QuestionReport]) -> Panel:
-    """Return the flagged and the hardest questions of a workspace, for its admins."""
+FLAG_REASONS = {
+    FlagReason.WRONG: M.FLAG_REASON_WRONG,
+    FlagReason.UNCLEAR: M.FLAG_REASON_UNCLEAR,
+    FlagReason.OUTDATED: M.FLAG_REASON_OUTDATED,
+    FlagReason.TYPO: M.FLAG_REASON_TYPO,
+}
+
+
+def flagged(result: Flagged, reason: FlagReason) -> Text:
+    """Return the thanks for a report, and what became of the question."""
+    said = FLAG_REASONS[reason]
+    if result.paused:
+        return say(M.FLAG_PAUSED, question=Code(result.question_id), reason=said)
+    return say(M.FLAG_THANKS, question=Code(result.question_id), reason=said, count=result.open)
+
+
+def reported(flags: Sequence[Flag], paused: Collection[str]) -> list[Text]:
+    """Return one line per reported question: its reasons, who reported, and any notes."""
+    by_question: dict[str, list[Flag]] = {}
+    for f in flags:
+        by_question.setdefault(f.question_id, []).append(f)
+    lines = []
+    for qid, mine in by_question.items():
+        reasons = ", ".join(dict.fromkeys(FLAG_REASONS[f.reason] for f in mine))
+        notes = "; ".join(f.note for f in mine if f.note)
+        lines.append(
+            say(
+                M.REPORT_REPORTED_LINE,
+                question=Code(qid),
+                reason=reasons,
+                who=join([Text((Mention(f.user),)) for f in mine], ", "),
+                paused=M.REPORT_PAUSED if qid in paused else "",
+                note=Text((": ", Verbatim(notes))) if notes else "",
+            )
+        )
+    return lines
+
+
+def report(
+    items: Sequence[QuestionReport],
+    flags: Sequence[Flag] = (),
+    paused: Collection[str] = (),
+) -> Panel:
+    """Return the reported, the flagged and the hardest questions of a workspace, for admins."""
     flagged = [
         say(M.REPORT_FLAG_LINE, question=Code(r.question_id), reason=f.reason)
         for r in items
@@ -322,6 +367,8 @@ def report(items: Sequence[QuestionReport]) -> Panel:
         for r in analytics.hardest(items)
     ]
     parts: list[Text] = []
+    if flags:
+        parts += [say(M.REPORT_REPORTED), join(reported(flags, paused))]
     if flagged:
         parts += [say(M.REPORT_FLAGGED), join(flagged)]
     if hardest:

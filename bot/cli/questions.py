@@ -311,7 +311,9 @@ async def save_checked(
         platform, workspace, bodies, author=author, at=utc_now()
     )
     for qid, revision in written:
-        print(f"{qid}: revision {revision}")
+        reporters = await rt.store.resolved_flags(platform, workspace, qid, revision)
+        resolves = f" (resolves the reports of {len(reporters)} player(s))" if reporters else ""
+        print(f"{qid}: revision {revision}{resolves}")
     unchanged = len(bodies) - len(written)
     print(
         f"stored {len(written)} revision(s) in {where} ({unchanged} unchanged); "

@@ -27,6 +27,9 @@ from bot.engine.model import (
     ChannelSettings,
     ChoiceTally,
     DifficultyMode,
+    Flag,
+    Flagged,
+    FlagReason,
     Leaderboard,
     LeaderboardEntry,
     Period,
@@ -93,6 +96,16 @@ class Banks(Protocol):
         """Return one revision of a workspace's own question, or None."""
         ...
 
+    async def flag(
+        self, place: Place, user: str, reason: FlagReason, note: str | None, at: datetime
+    ) -> Flagged:
+        """Record a player's report on the channel's latest question."""
+        ...
+
+    async def open_flags(self, platform: str, workspace: str) -> list[Flag]:
+        """Return the workspace's open reports."""
+        ...
+
 
 class OneBank:
     """Every workspace sees the same bank (no workspace banks)."""
@@ -109,6 +122,16 @@ class OneBank:
     ) -> Question | None:
         """Return None: there are no revisions."""
         return None
+
+    async def flag(
+        self, place: Place, user: str, reason: FlagReason, note: str | None, at: datetime
+    ) -> Flagged:
+        """Refuse: with no workspace banks, reports are not kept."""
+        raise UserError(say(M.FLAG_NOT_KEPT))
+
+    async def open_flags(self, platform: str, workspace: str) -> list[Flag]:
+        """Return no reports."""
+        return []
 
 
 def pick_question(
@@ -314,6 +337,14 @@ class QuizEngine:
     async def bank_for(self, platform: str, workspace: str) -> Bank:
         """Return a workspace's bank: the files' bank with its own questions laid over it."""
         return await self.banks.bank_for(platform, workspace)
+
+    async def flag(self, place: Place, user: str, reason: FlagReason, note: str | None) -> Flagged:
+        """Record a player's report of a problem with the channel's latest question."""
+        return await self.banks.flag(place, user, reason, note, self._now())
+
+    async def open_flags(self, platform: str, workspace: str) -> list[Flag]:
+        """Return the workspace's open reports of problems with questions."""
+        return await self.banks.open_flags(platform, workspace)
 
     async def _pick(
         self,

@@ -76,6 +76,36 @@ class ChartSpec:
     plan: PlanSpec | None = None
 
 
+class FlagReason(StrEnum):
+    """Why a player reports a question."""
+
+    WRONG = "wrong"  # the keyed answer is wrong
+    UNCLEAR = "unclear"
+    OUTDATED = "outdated"
+    TYPO = "typo"
+
+
+@dataclass(frozen=True, slots=True)
+class Flag:
+    """One player's open report of a problem with a question."""
+
+    question_id: str
+    revision: int | None
+    user: str
+    reason: FlagReason
+    note: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Flagged:
+    """What a report did: the question, its open reports now, and whether it is paused."""
+
+    question_id: str
+    open: int
+    paused: bool
+
+
 @dataclass(frozen=True)
 class Question:
     """One multiple-choice question of the bank."""

@@ -16,11 +16,26 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.bank.workspace import BankLayer, StoredRevision
-from bot.storage._schema import bank_generations, bank_hidden, bank_revisions
+from bot.engine.model import Flag, Flagged, FlagReason, Place
+from bot.storage._schema import (
+    bank_generations,
+    bank_hidden,
+    bank_revisions,
+    question_flags,
+    rounds,
+)
 
 
 def _ws(table: sa.Table, platform: str, workspace: str) -> sa.ColumnElement[bool]:
     return sa.and_(table.c.platform == platform, table.c.workspace == workspace)
+
+
+def _open(platform: str, workspace: str) -> sa.ColumnElement[bool]:
+    return sa.and_(
+        question_flags.c.platform == platform,
+        question_flags.c.workspace == workspace,
+        question_flags.c.resolved_at.is_(None),
+    )
 
 
 def _revision(row: Any) -> StoredRevision:
@@ -53,8 +68,9 @@ class BankSql:
             value = (await conn.execute(query)).scalar()
         return int(value or 0)
 
-    async def bank_layer(self, platform: str, workspace: str) -> BankLayer:
-        """Return the workspace's own questions (latest revisions) and hidden ids, as one read."""
+    async def bank_layer(self, platform: str, workspace: str, pause_at: int = 0) -> BankLayer:
+        """Return the workspace's own questions (latest revisions), hidden ids, and the ids
+        with ``pause_at`` or more open reports (none when ``pause_at`` is 0)."""
         latest = (
             sa.select(
                 bank_revisions.c.question_id.label("q"),
@@ -86,7 +102,19 @@ class BankSql:
             gen = int((await conn.execute(generation)).scalar() or 0)
             revisions = tuple(_revision(r) for r in await conn.execute(own))
             hidden_ids = frozenset((await conn.execute(hidden)).scalars())
-        return BankLayer(generation=gen, questions=revisions, hidden=hidden_ids)
+            paused: frozenset[str] = frozenset()
+            if pause_at > 0:
+                paused = frozenset(
+                    (
+                        await conn.execute(
+                            sa.select(question_flags.c.question_id)
+                            .where(_open(platform, workspace))
+                            .group_by(question_flags.c.question_id)
+                            .having(sa.func.count() >= pause_at)
+                        )
+                    ).scalars()
+                )
+        return BankLayer(generation=gen, questions=revisions, hidden=hidden_ids, paused=paused)
 
     async def question_revision(
         self, platform: str, workspace: str, question_id: str, revision: int
@@ -166,7 +194,123 @@ class BankSql:
                 )
                 latest[qid] = (rev + 1, body)
                 written.append((qid, rev + 1))
+                # A new revision is the fix: the reports on the question are resolved by it.
+                await conn.execute(
+                    question_flags.update()
+                    .where(_open(platform, workspace), question_flags.c.question_id == qid)
+                    .values(resolved_at=at, resolved_revision=rev + 1)
+                )
         return written
+
+    async def resolved_flags(
+        self, platform: str, workspace: str, question_id: str, revision: int
+    ) -> list[str]:
+        """Return who reported a question, each once, whose reports this revision resolved."""
+        query = (
+            sa.select(question_flags.c.user_id)
+            .where(
+                question_flags.c.platform == platform,
+                question_flags.c.workspace == workspace,
+                question_flags.c.question_id == question_id,
+                question_flags.c.resolved_revision == revision,
+            )
+            .order_by(question_flags.c.id)
+        )
+        async with self.read() as conn:
+            return list(dict.fromkeys((await conn.execute(query)).scalars()))
+
+    async def latest_round(self, place: Place) -> tuple[str, int | None] | None:
+        """Return the question (and revision) of the channel's latest round, or None."""
+        query = (
+            sa.select(rounds.c.question_id, rounds.c.revision)
+            .where(
+                rounds.c.platform == place.platform,
+                rounds.c.workspace == place.workspace,
+                rounds.c.channel == place.channel,
+            )
+            .order_by(rounds.c.opened_at.desc(), rounds.c.id.desc())
+            .limit(1)
+        )
+        async with self.read() as conn:
+            row = (await conn.execute(query)).first()
+        return None if row is None else (row.question_id, row.revision)
+
+    async def add_flag(
+        self,
+        platform: str,
+        workspace: str,
+        question_id: str,
+        revision: int | None,
+        *,
+        user: str,
+        reason: FlagReason,
+        note: str | None,
+        at: datetime,
+        pause_at: int,
+    ) -> Flagged | None:
+        """Record a report; None when this person has an open report on the question already.
+
+        The report that brings the open ones to ``pause_at`` raises the workspace bank's
+        generation in the same transaction, so every replica drops the question at its next
+        round.
+        """
+        async with self.write() as conn:
+            mine = await conn.execute(
+                sa.select(question_flags.c.id).where(
+                    _open(platform, workspace),
+                    question_flags.c.question_id == question_id,
+                    question_flags.c.user_id == user,
+                )
+            )
+            if mine.first() is not None:
+                return None
+            await conn.execute(
+                question_flags.insert().values(
+                    platform=platform,
+                    workspace=workspace,
+                    question_id=question_id,
+                    revision=revision,
+                    user_id=user,
+                    reason=reason.value,
+                    note=note,
+                    created_at=at,
+                )
+            )
+            count = int(
+                (
+                    await conn.execute(
+                        sa.select(sa.func.count()).where(
+                            _open(platform, workspace),
+                            question_flags.c.question_id == question_id,
+                        )
+                    )
+                ).scalar()
+                or 0
+            )
+            paused = pause_at > 0 and count >= pause_at
+            if pause_at > 0 and count == pause_at:
+                await self._bump(conn, platform, workspace)
+        return Flagged(question_id=question_id, open=count, paused=paused)
+
+    async def open_flags(self, platform: str, workspace: str) -> list[Flag]:
+        """Return the workspace's open reports, oldest first."""
+        query = (
+            sa.select(question_flags)
+            .where(_open(platform, workspace))
+            .order_by(question_flags.c.created_at, question_flags.c.id)
+        )
+        async with self.read() as conn:
+            return [
+                Flag(
+                    question_id=r.question_id,
+                    revision=r.revision,
+                    user=r.user_id,
+                    reason=FlagReason(r.reason),
+                    note=r.note,
+                    created_at=r.created_at,
+                )
+                for r in await conn.execute(query)
+            ]
 
     async def set_hidden(
         self,

@@ -438,6 +438,37 @@ chart_images = sa.Table(
 )
 
 
+# Players' reports of a problem with a question ("Report a problem", /quiz flag): open until
+# a new revision of the question resolves them. A question with enough open reports leaves its
+# workspace's rounds (bot.bank.workspace). One open report per person and question.
+question_flags = sa.Table(
+    "question_flags",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("platform", sa.String(16), nullable=False),
+    sa.Column("workspace", sa.String(64), nullable=False),
+    sa.Column("question_id", sa.String(120), nullable=False),
+    sa.Column("revision", sa.Integer, nullable=True),  # the revision asked; None: the files'
+    sa.Column("user_id", sa.String(64), nullable=False),
+    sa.Column("reason", sa.String(16), nullable=False),
+    sa.Column("note", sa.String(500), nullable=True),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("resolved_at", UTCDateTime, nullable=True),
+    sa.Column("resolved_revision", sa.Integer, nullable=True),
+    sa.Index("ix_question_flags_open", "platform", "workspace", "question_id"),
+    sa.Index(
+        "uq_question_flags_open",
+        "platform",
+        "workspace",
+        "question_id",
+        "user_id",
+        unique=True,
+        sqlite_where=sa.text("resolved_at IS NULL"),
+        postgresql_where=sa.text("resolved_at IS NULL"),
+    ),
+)
+
+
 def _create(*tables: sa.Table) -> Callable[[Connection], None]:
     def run(conn: Connection) -> None:
         for table in tables:
@@ -617,6 +648,7 @@ MIGRATIONS: list[Migration] = [
         _workspace_banks,
     ),
     (18, "chart images served by URL (Teams cards)", _create(chart_images)),
+    (19, "players' reports of problems with questions", _create(question_flags)),
 ]
 
 

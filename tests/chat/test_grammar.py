@@ -221,3 +221,35 @@ def test_bandwidth_reads_its_text_whole_and_its_options_separately() -> None:
     assert dict(options.args) == {"size": "140GB", "nodes": 16, "op": "allreduce"}
     with pytest.raises(BadInput, match="between 1 and 100000"):
         read_options(BANDWIDTH, "", {"size": "1GB", "nodes": 0})
+
+
+@pytest.mark.parametrize(
+    ("text", "given"),
+    [
+        ("flag wrong", ("wrong", None)),
+        ("flag Unclear  the   stem asks two things", ("unclear", "the stem asks two things")),
+        ("flag typo <!channel> B", ("typo", "<!channel> B")),
+    ],
+)
+def test_flag_reads_a_reason_and_what_is_wrong(text: str, given: tuple[str, str | None]) -> None:
+    call = read_text(QUIZ, text)
+    assert call.verb.name == "flag" and call.args["flag"] == given
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("flag", "Say why: wrong, unclear, outdated or typo"),
+        ("flag broken", "Say why: wrong, unclear, outdated or typo"),
+        ("flag wrong " + "x" * 301, "Keep the note to 300 characters"),
+    ],
+)
+def test_a_flag_without_a_reason_is_refused(text: str, says: str) -> None:
+    with pytest.raises(BadInput) as caught:
+        read_text(QUIZ, text)
+    assert says in caught.value.message
+
+
+def test_the_flag_form_reads_its_options() -> None:
+    call = read_options(QUIZ, "flag", {"reason": "outdated", "note": "NDR is old news"})
+    assert (call.args.text("reason"), call.args.text("note")) == ("outdated", "NDR is old news")

@@ -36,6 +36,7 @@ from bot.adapters.teams.app import MESSAGES_PATH, TeamsBot, TeamsHttp, client_fa
 from bot.bank.loader import load_bank
 from bot.bank.templates import load_templates
 from bot.bank.tracks import load_tracks
+from bot.bank.workspace import WorkspaceBanks
 from bot.chat import Charts
 from bot.chat.grammar import GRAMMARS, Kind, Marked
 from bot.chat.runner import Loops, run
@@ -111,6 +112,19 @@ class Driver(Protocol):
 
 
 # ---------------------------------------------------------------- shared pieces
+
+
+def make_engine(store: Any, clock: FakeClock) -> QuizEngine:
+    """Return the engine every driver runs: the test bank, its tracks, workspace banks."""
+    bank = load_bank([BANK], TEMPLATES)
+    return QuizEngine(
+        store,
+        bank,
+        clock=clock,
+        rng=random.Random(0),
+        tracks=tracks_of(BANK),
+        banks=WorkspaceBanks(bank, store),
+    )
 
 
 class GatedStore:
@@ -218,13 +232,7 @@ class SlackDriver:
     async def _open(self) -> None:
         store = await open_store(f"sqlite+aiosqlite:///{self.tmp_path / 'quiz.db'}")
         self.store = GatedStore(store)
-        self.engine = QuizEngine(
-            self.store,
-            load_bank([BANK], TEMPLATES),
-            clock=self.clock,
-            rng=random.Random(0),
-            tracks=tracks_of(BANK),
-        )
+        self.engine = make_engine(self.store, self.clock)
         settings = make_settings(self.tmp_path, self.standin)
         client = web_client(settings, self.session)
         self.bot = assemble(settings, self.engine, client, charts=CHARTS, refresh_every=30.0)
@@ -522,13 +530,7 @@ class DiscordDriver:
     async def _open(self) -> None:
         store = await open_store(f"sqlite+aiosqlite:///{self.tmp_path / 'quiz.db'}")
         self.store = GatedStore(store)
-        self.engine = QuizEngine(
-            self.store,
-            load_bank([BANK], TEMPLATES),
-            clock=self.clock,
-            rng=random.Random(0),
-            tracks=tracks_of(BANK),
-        )
+        self.engine = make_engine(self.store, self.clock)
         self.client = QuizClient(
             self.engine,
             charts=CHARTS,
@@ -843,13 +845,7 @@ class TeamsDriver:
 
         store = await open_store(f"sqlite+aiosqlite:///{self.tmp_path / 'quiz.db'}")
         self.store = GatedStore(store)
-        self.engine = QuizEngine(
-            self.store,
-            load_bank([BANK], TEMPLATES),
-            clock=self.clock,
-            rng=random.Random(0),
-            tracks=tracks_of(BANK),
-        )
+        self.engine = make_engine(self.store, self.clock)
         configuration = AgentAuthConfiguration(client_id=self.standin.app_id)
         self.bot = TeamsBot(
             self.engine,
@@ -1142,13 +1138,7 @@ class TerminalDriver:
     async def start(self) -> None:
         """Open the store and the engine."""
         self._sql = await open_store(f"sqlite+aiosqlite:///{self.tmp_path / 'quiz.db'}")
-        self.engine = QuizEngine(
-            self._sql,
-            load_bank([BANK], TEMPLATES),
-            clock=self.clock,
-            rng=random.Random(0),
-            tracks=tracks_of(BANK),
-        )
+        self.engine = make_engine(self._sql, self.clock)
 
     async def stop(self) -> None:
         """Close the store."""

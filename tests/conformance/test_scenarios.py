@@ -7,11 +7,13 @@ against their stand-ins); ``face`` adds the terminal where the terminal can do t
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 import pytest
 
+from bot.bank.workspace import question_yaml
 from bot.engine import ChannelSettings, Period
 from bot.engine.model import DifficultyMode
 from bot.links import LinkMaker, Purpose, Scope, verify
@@ -410,6 +412,49 @@ async def test_the_report_is_for_admins_and_private(chat: Any) -> None:
     seen = await chat.command("quiz", "report", {}, user="admin")
     assert seen.private and "Question report" in seen
     assert "No question has 20 answers yet" in seen
+
+
+async def test_reports_gather_pause_the_question_and_a_new_revision_resolves_them(
+    chat: Any,
+) -> None:
+    seen = await chat.command("quiz", "flag", {"reason": "wrong"}, user="bob")
+    assert seen.private and "No question has been asked in this channel yet" in seen
+    card = await chat.card("storage")
+    question = await chat.engine.question_of(await chat.engine.get_round(card.round_id))
+    note = {"reason": "wrong", "note": "the key should be B"}
+    seen = await chat.command("quiz", "flag", note, user="bob")
+    assert seen.private and "Thanks: reported" in seen and "1 open report(s)" in seen
+    again = await chat.command("quiz", "flag", {"reason": "typo"}, user="bob")
+    assert again.private and "You have reported" in again
+    await chat.command("quiz", "flag", {"reason": "unclear"}, user="cy")
+    third = await chat.command("quiz", "flag", {"reason": "outdated"}, user="dee")
+    assert third.private and "leaves the rotation" in third
+    report = await chat.command("quiz", "report", {}, user="admin")
+    assert "Reported by players" in report and "the key should be B" in report
+    assert "out of the rotation until a new revision" in report
+    await chat.command("quiz", "close", {}, user="admin")
+    # Paused: the only question tagged storage is asked no more in this workspace.
+    gone = await chat.command("quiz", "next", {"tag": "storage"})
+    assert gone.private and "storage" in gone
+    assert await chat.engine.open_round(chat.place) is None
+    # An admin fixes it: the new revision resolves the reports and it is back.
+    fixed = replace(question, text="Where should checkpoints go, now that we asked better?")
+    store = chat.engine.store
+    written = await store.save_revisions(
+        chat.place.platform,
+        chat.place.workspace,
+        [(fixed.id, question_yaml(fixed))],
+        author="admin",
+        at=chat.clock(),
+    )
+    assert written == [(fixed.id, 1)]
+    who = await store.resolved_flags(chat.place.platform, chat.place.workspace, fixed.id, 1)
+    assert len(who) == 3
+    again_card = await chat.card("storage")
+    asked = await chat.engine.question_of(await chat.engine.get_round(again_card.round_id))
+    assert (asked.revision, asked.text) == (1, fixed.text)
+    report = await chat.command("quiz", "report", {}, user="admin")
+    assert "Reported by players" not in report
 
 
 async def test_dashboard_off_says_how_to_turn_it_on(chat: Any) -> None:

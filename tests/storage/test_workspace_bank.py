@@ -17,7 +17,8 @@ import pytest
 from bot.bank.bank import QuestionBank
 from bot.bank.workspace import WorkspaceBanks, question_yaml
 from bot.engine import QuizEngine
-from bot.engine.model import Place, Question
+from bot.engine.model import FlagReason, Place, Question
+from bot.errors import UserError
 from bot.storage import SqlStore, open_store
 from tests.conftest import FakeClock, make_question
 
@@ -172,3 +173,42 @@ async def test_a_workspace_with_no_changes_reads_only_its_generation(
     clock.advance(seconds=timedelta(minutes=1).total_seconds())
     await save(store, clock, own("ours", "Again?"), ws="T9")
     assert await banks.bank_for("slack", "T9") is not first
+
+
+async def test_reports_pause_a_question_on_every_replica_until_a_revision(
+    replicas: tuple[SqlStore, SqlStore], clock: FakeClock
+) -> None:
+    one, two = replicas
+    reporter = WorkspaceBanks(BASE, one, pause_at=2)
+    asker = QuizEngine(
+        two, BASE, clock=clock, rng=random.Random(1), banks=WorkspaceBanks(BASE, two, pause_at=2)
+    )
+    place = Place("slack", "T1", "C1")
+    assert (await ask(asker, clock, "C1")).id == "shipped-1"
+    first = await reporter.flag(place, "U1", FlagReason.WRONG, "B is right", clock())
+    assert (first.question_id, first.open, first.paused) == ("shipped-1", 1, False)
+    with pytest.raises(UserError):
+        await reporter.flag(place, "U1", FlagReason.TYPO, None, clock())
+    # The other workspace's reports are its own.
+    other = Place("slack", "T2", "C1")
+    await ask(asker, clock, "C1", ws="T2")
+    await reporter.flag(other, "U1", FlagReason.WRONG, None, clock())
+    # One report short of the limit: still asked.
+    assert "shipped-1" in await asker.bank_for("slack", "T1")
+    second = await reporter.flag(place, "U2", FlagReason.UNCLEAR, None, clock())
+    assert second.paused
+    # The asking replica drops it at its next round.
+    for channel in ("C2", "C3", "C4"):
+        assert (await ask(asker, clock, channel)).id == "shipped-2"
+    assert "shipped-1" in await asker.bank_for("slack", "T2")
+    flags = await one.open_flags("slack", "T1")
+    assert [(f.user, f.reason, f.note) for f in flags] == [
+        ("U1", FlagReason.WRONG, "B is right"),
+        ("U2", FlagReason.UNCLEAR, None),
+    ]
+    # A new revision (here, the workspace's own version of the file's question) resolves them.
+    await save(one, clock, own("shipped-1", "Reworded?"))
+    assert await one.open_flags("slack", "T1") == []
+    assert await one.resolved_flags("slack", "T1", "shipped-1", 1) == ["U1", "U2"]
+    assert (await asker.bank_for("slack", "T1")).by_id("shipped-1").revision == 1
+    assert len(await one.open_flags("slack", "T2")) == 1

@@ -44,6 +44,7 @@ async def test_commands_sync_once_with_the_quiz_group(bot: QuizClient, api: Disc
         "unschedule",
         "review",
         "report",
+        "flag",
         "dashboard",
         "me",
         "track",
@@ -53,6 +54,9 @@ async def test_commands_sync_once_with_the_quiz_group(bot: QuizClient, api: Disc
         "help",
     }
     assert all(o["type"] == 1 for o in subs.values())
+    reason, note = subs["flag"]["options"]
+    assert (reason["name"], reason["required"], note["name"]) == ("reason", True, "note")
+    assert [c["value"] for c in reason["choices"]] == ["wrong", "unclear", "outdated", "typo"]
     difficulty = next(o for o in subs["settings"]["options"] if o["name"] == "difficulty")
     assert [c["value"] for c in difficulty["choices"]] == [
         "mixed",
