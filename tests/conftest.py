@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.engine.model import Choice, Difficulty, Question
+from bot.observability.metrics import REGISTRY
 from bot.storage import SqlStore, open_store
 
 PG_URL = os.environ.get("QUIZBOT_TEST_DATABASE_URL")
@@ -61,6 +62,26 @@ class ClockReads:
             await asyncio.wait_for(event.wait(), within)
         finally:
             self._waiting.remove(entry)
+
+
+def loop_passes_so_far(loop: str) -> float:
+    """Return how many passes the ``timers`` or ``scheduler`` loops of this process finished."""
+    return REGISTRY.get_sample_value("quizbot_loop_passes_total", {"loop": loop}) or 0.0
+
+
+async def loop_passes(loop: str, count: int, *, within: float = 10.0) -> None:
+    """Return once ``count`` whole passes of a loop of this process ran since the call.
+
+    For a check that "nothing more happens": each pass was a chance for it to happen. A pass
+    already under way at the call may have begun before what the test just did, so it counts
+    for nothing: ``count + 1`` passes must end.
+    """
+    target = loop_passes_so_far(loop) + count + 1
+    async with asyncio.timeout(within):
+        while True:
+            if loop_passes_so_far(loop) >= target:
+                return
+            await asyncio.sleep(0.005)
 
 
 def make_question(

@@ -73,6 +73,14 @@ DB_RETRIES = Counter(
     registry=REGISTRY,
 )
 
+LOOP_PASSES = Counter(
+    "quizbot_loop_passes",
+    "Passes finished by the round timers and the daily scheduler, by loop (timers, scheduler);"
+    " a loop that stops counting has stalled.",
+    ["loop"],
+    registry=REGISTRY,
+)
+
 TASKS_HELP = "Asyncio tasks alive in the event loop that serves /metrics (a leak shows as growth)."
 
 
@@ -121,6 +129,16 @@ def count_round_opened(platform: str) -> None:
 def count_round_closed(platform: str) -> None:
     """Count one round this process closed."""
     ROUNDS_CLOSED.labels(platform=platform).inc()
+
+
+@functools.cache
+def _loop_passes(loop: str) -> Any:
+    return LOOP_PASSES.labels(loop=loop)
+
+
+def count_loop_pass(loop: str) -> None:
+    """Count one pass of a background loop ("timers" or "scheduler"), failed or not."""
+    _loop_passes(loop).inc()
 
 
 def count_api_error(platform: str, kind: str) -> None:

@@ -39,6 +39,7 @@ from bot.engine import QuizEngine
 from bot.engine.model import Place, Question, QuestionCard, Round
 from bot.engine.ports import Clock, utc_now
 from bot.errors import ConfigError, NotFound, UserError
+from bot.observability.metrics import count_loop_pass
 from bot.scheduler._digest import WEEK, build_digest, digest_text
 from bot.scheduler._parse import (
     ZONE_EXAMPLES,
@@ -557,5 +558,6 @@ async def run_scheduler(
             )
         except Exception:
             log.exception("the daily scheduler pass failed; will try again")
+        count_loop_pass("scheduler")
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=interval)

@@ -7,6 +7,7 @@ import contextlib
 import logging
 
 from bot.engine import QuizEngine
+from bot.observability.metrics import count_loop_pass
 from bot.scheduler.port import Publisher
 
 log = logging.getLogger(__name__)
@@ -40,5 +41,6 @@ async def run_timers(
             await close_due_rounds(engine, publisher)
         except Exception:
             log.exception("closing due rounds failed; will try again")
+        count_loop_pass("timers")
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=interval)

@@ -10,14 +10,20 @@ from bot.observability.drain import Drain, stop_on_signals
 from bot.observability.metrics import IN_FLIGHT
 
 
+async def turns(count: int) -> None:
+    """Let every ready task take ``count`` turns of the event loop."""
+    for _ in range(count):
+        await asyncio.sleep(0)
+
+
 async def test_wait_returns_when_the_last_handler_ends():
     drain = Drain()
-    release = asyncio.Event()
+    release = [asyncio.Event() for _ in range(3)]
     finished: list[int] = []
 
     @drain.wrap
     async def handler(n: int) -> int:
-        await release.wait()
+        await release[n].wait()
         finished.append(n)
         return n * 2
 
@@ -25,9 +31,16 @@ async def test_wait_returns_when_the_last_handler_ends():
     await asyncio.sleep(0)
     assert drain.active == 3 and IN_FLIGHT._value.get() >= 3
     waiter = asyncio.create_task(drain.wait(5))
-    await asyncio.sleep(0.05)
-    assert drain.draining and not waiter.done()
-    release.set()
+    # The handlers end one by one; between them the waiter gets turns enough to return, were it
+    # not waiting for the last one (it waits on nothing else: no time passes in between).
+    for n in range(2):
+        await turns(10)
+        assert drain.draining and not waiter.done(), f"returned with {3 - n} handlers running"
+        release[n].set()
+        await tasks[n]
+    await turns(10)
+    assert not waiter.done(), "returned with a handler running"
+    release[2].set()
     assert await asyncio.wait_for(waiter, 5) is True
     assert sorted(finished) == [0, 1, 2]
     assert [t.result() for t in tasks] == [0, 2, 4]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from bot.adapters.discord.app import QuizClient
@@ -21,6 +19,7 @@ from tests.adapters.discord.conftest import (
     revealed,
     running,
 )
+from tests.conftest import loop_passes
 from tests.standins.discord_api import DiscordStandIn
 
 
@@ -108,7 +107,7 @@ async def test_the_scheduler_posts_each_daily_question_once(
                 if m["embeds"] and m["embeds"][0]["title"].startswith("Quiz question")
             ]
 
-        await asyncio.sleep(0.2)  # a few passes before 09:05 post nothing
+        await loop_passes("scheduler", 3)  # passes before 09:05 post nothing
         assert cards() == []
         clock.advance(minutes=5)
 
@@ -116,7 +115,7 @@ async def test_the_scheduler_posts_each_daily_question_once(
             return len(cards()) == 1
 
         await eventually(posted)
-        await asyncio.sleep(0.3)  # several more passes at the same instant
+        await loop_passes("scheduler", 3)  # more passes at the same instant post nothing more
         [card] = cards()
         custom_id = buttons(card)[0]["custom_id"]
         rnd = await engine.get_round(int(custom_id.split(":")[1]))
