@@ -166,7 +166,7 @@ async def crowd(
     )
     latency = Latency.of(results, time.perf_counter() - began)
     users = {r.user for r in results if r.acked}
-    await wait_told(run.api.record, channel, users, within=within, settle=0.0)
+    await wait_told(run.api.record, channel, users, within=within)
     return results, latency, time.perf_counter() - began
 
 
@@ -261,7 +261,7 @@ async def scenario_crash(args: argparse.Namespace) -> bool:
             sender, round_id, unsent, in_flight=args.in_flight, channel="CCRASH", message_ts=ts
         )
         latency = Latency.of(first + second, time.perf_counter() - began - restarted)
-        await wait_told(run.api.record, "CCRASH", {r.user for r in second if r.acked}, 180, 0.0)
+        await wait_told(run.api.record, "CCRASH", {r.user for r in second if r.acked}, 180)
         all_told = time.perf_counter() - began
 
         rnd, _ = await round_state(run.database_url, round_id)

@@ -370,17 +370,18 @@ def told(record: Record, channel: str) -> dict[str, list[str]]:
 
 
 async def wait_told(
-    read: Callable[[], Any], channel: str, users: set[str], within: float, settle: float = 0.5
+    read: Callable[[], Any], channel: str, users: set[str], within: float
 ) -> Record:
-    """Wait until every one of ``users`` was told something; then a moment more for doubles."""
+    """Wait until every one of ``users`` was told something and return the record.
+
+    A double may still be on its way: a check for doubles waits for ``quiet`` first.
+    """
     deadline = time.monotonic() + within
     while True:
         record = await _read(read)
         if users <= set(told(record, channel)) or time.monotonic() > deadline:
-            break
+            return record
         await asyncio.sleep(0.1)
-    await asyncio.sleep(settle)
-    return await _read(read)
 
 
 async def quiet(
@@ -393,17 +394,48 @@ async def quiet(
     """
     async with asyncio.timeout(within):
         while True:
-            async with session.get(f"{bot.ops}/metrics") as resp:
-                metrics = await resp.text()
-            busy = next(
-                (
-                    float(line.split()[-1])
-                    for line in metrics.splitlines()
-                    if line.startswith("quizbot_handlers_in_flight ")
-                ),
-                0.0,
-            )
-            if busy == 0 and standin.in_flight == 0:
+            if await handlers_in_flight(session, bot) == 0 and standin.in_flight == 0:
+                return
+            await asyncio.sleep(0.05)
+
+
+async def handlers_in_flight(session: aiohttp.ClientSession, bot: BotProcess) -> float:
+    """Return how many handlers the bot is running now (its in-flight gauge)."""
+    async with session.get(f"{bot.ops}/metrics") as resp:
+        metrics = await resp.text()
+    return next(
+        (
+            float(line.split()[-1])
+            for line in metrics.splitlines()
+            if line.startswith("quizbot_handlers_in_flight ")
+        ),
+        0.0,
+    )
+
+
+async def passes_done(session: aiohttp.ClientSession, bot: BotProcess, loop: str) -> float:
+    """Return how many passes the bot's ``timers`` or ``scheduler`` loop has finished."""
+    async with session.get(f"{bot.ops}/metrics") as resp:
+        metrics = await resp.text()
+    prefix = f'quizbot_loop_passes_total{{loop="{loop}"}} '
+    return next(
+        (float(line.split()[-1]) for line in metrics.splitlines() if line.startswith(prefix)),
+        0.0,
+    )
+
+
+async def loop_passes(
+    session: aiohttp.ClientSession, bot: BotProcess, loop: str, count: int, within: float = 90.0
+) -> None:
+    """Wait until the bot's ``timers`` or ``scheduler`` loop finished ``count`` passes more.
+
+    Each pass was a chance for a double (a second reveal, a second daily post) to go out; a pass
+    under way when this is called counts for nothing, so ``count + 1`` must end.
+    """
+    target = await passes_done(session, bot, loop) + count + 1
+    async with asyncio.timeout(within):
+        while True:
+            if await passes_done(session, bot, loop) >= target:
                 return
             await asyncio.sleep(0.05)
 

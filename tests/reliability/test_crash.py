@@ -29,8 +29,10 @@ from tests.reliability.harness import (
     account,
     card_ts,
     drive,
+    loop_passes,
     open_card,
     plan_users,
+    quiet,
     round_state,
     wait_closed,
     wait_told,
@@ -103,7 +105,10 @@ async def test_a_sigkill_mid_round_loses_only_unacknowledged_clicks(
     closed = await wait_closed(bot_db, round_id, within=wait)
     assert closed.closed_at is not None, "the restarted bot never closed the round"
     await faulty.wait_for(lambda: any(c.params.get("thread_ts") == ts for c in faulty.calls), 20)
-    await asyncio.sleep(0.5)  # a second reveal would show up now
+    # The pass that revealed, then one whole pass more: a second reveal (the same pass publishing
+    # twice, or the next one finding the reveal unposted) would have gone out by then.
+    await loop_passes(session, again, "timers", 1)
+    await quiet(session, again, faulty)  # no handler nor call under way: the record is final
 
     acc = await account(
         database_url=bot_db,

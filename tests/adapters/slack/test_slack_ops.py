@@ -89,9 +89,15 @@ async def test_probes_and_metrics_on_the_operations_port_and_not_the_public_one(
             assert (await slack.click(round_id, "A", user="U1")).status == 200
             assert (await slack.click(round_id, "B", user="U2")).status == 200
             await slow_standin.wait_calls("chat.postEphemeral", 2, within=10)
-            await asyncio.sleep(0.2)  # the handler counts after the call returns
-            status, text = await get(session, f"{ops}/metrics")
-            assert status == 200
+            # A handler counts itself once its last call has returned: wait for both to be done.
+            async with asyncio.timeout(10):
+                while True:
+                    status, text = await get(session, f"{ops}/metrics")
+                    assert status == 200
+                    done = metric(text, "quizbot_handler_seconds_count", kind="block_actions")
+                    if done >= 2 and metric(text, "quizbot_handlers_in_flight") == 0:
+                        break
+                    await asyncio.sleep(0.05)
             assert metric(text, "quizbot_rounds_opened_total", platform="slack") == 1
             assert metric(text, "quizbot_answers_total", platform="slack", status="accepted") == 2
             assert metric(text, "quizbot_handler_seconds_count", kind="block_actions") == 2
