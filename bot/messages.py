@@ -165,6 +165,10 @@ FLAG_THANKS = (
 FLAG_PAUSED = "Thanks: reported {question} as {reason}. It leaves the rotation until it is fixed."
 FLAG_NO_ROUND = "No question has been asked in this channel yet: report one once it is asked."
 FLAG_ALREADY = "You have reported {question} already; an admin will see it in /quiz report."
+FLAG_RESOLVED = (
+    "The question {question} you reported has been fixed (revision {revision}) and is back in "
+    "the rotation. Thanks for the report."
+)
 FLAG_NOT_KEPT = "Reports are not kept by this bot."
 FLAG_NOTE_TOO_LONG = "Keep the note to {most} characters."
 FLAG_USAGE = "Say why: wrong, unclear, outdated or typo, then what is wrong (optional)."

@@ -26,7 +26,15 @@ from bot import messages as M
 from bot.bank.bank import Problem, QuestionBank
 from bot.bank.lint import Finding, lint
 from bot.bank.loader import check_text
-from bot.engine.model import Difficulty, Flag, Flagged, FlagReason, Place, Question
+from bot.engine.model import (
+    Difficulty,
+    Flag,
+    Flagged,
+    FlagReason,
+    Place,
+    Question,
+    ResolvedReport,
+)
 from bot.errors import UserError
 from bot.text import Code, say
 
@@ -91,8 +99,15 @@ class BankStore(Protocol):
         note: str | None,
         at: datetime,
         pause_at: int,
+        channel: str | None = None,
     ) -> Flagged | None:
         """Record a report; None when this person has an open one on the question already."""
+        ...
+
+    async def claim_resolved_reports(
+        self, platform: str, at: datetime, limit: int = 100
+    ) -> list[ResolvedReport]:
+        """Claim resolved reports whose reporter was not told yet (once across replicas)."""
         ...
 
     async def open_flags(self, platform: str, workspace: str) -> list[Flag]:
@@ -352,6 +367,7 @@ class WorkspaceBanks:
             note=note,
             at=at,
             pause_at=self.pause_at,
+            channel=place.channel,
         )
         if flagged is None:
             raise UserError(say(M.FLAG_ALREADY, question=Code(question_id)))
@@ -360,6 +376,10 @@ class WorkspaceBanks:
     async def open_flags(self, platform: str, workspace: str) -> list[Flag]:
         """Return the workspace's open reports."""
         return await self.store.open_flags(platform, workspace)
+
+    async def resolved_reports(self, platform: str, at: datetime) -> list[ResolvedReport]:
+        """Claim the resolved reports of a platform whose reporters are still to be told."""
+        return await self.store.claim_resolved_reports(platform, at)
 
     async def bank_for(self, platform: str, workspace: str) -> QuestionBank:
         """Return the workspace's bank as the store has it now (one small read when unchanged)."""

@@ -23,6 +23,7 @@ from bot.chat._charts import Charts
 from bot.chat.content import (
     Explanation,
     FindCard,
+    MessageUser,
     PostCard,
     PostText,
     ReplyInThread,
@@ -96,6 +97,10 @@ class Publisher:
         # The round is opened just before its card is sent; a minute covers clocks apart.
         since = card.round.opened_at - FIND_MARGIN
         return await self.port.send(FindCard(card.round.place, card.round_id, since))
+
+    async def message_user(self, place: Place, user: str, message: Text) -> None:
+        """Tell one person something privately, unprompted."""
+        await self.port.send(MessageUser(place, user, message))
 
     async def post_text(self, place: Place, message: Text) -> None:
         """Post a message in a channel."""

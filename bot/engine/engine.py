@@ -38,6 +38,7 @@ from bot.engine.model import (
     Question,
     QuestionCard,
     QuestionStats,
+    ResolvedReport,
     Reveal,
     Round,
     ScoreRow,
@@ -106,6 +107,10 @@ class Banks(Protocol):
         """Return the workspace's open reports."""
         ...
 
+    async def resolved_reports(self, platform: str, at: datetime) -> list[ResolvedReport]:
+        """Claim the resolved reports whose reporters are still to be told."""
+        ...
+
 
 class OneBank:
     """Every workspace sees the same bank (no workspace banks)."""
@@ -130,6 +135,10 @@ class OneBank:
         raise UserError(say(M.FLAG_NOT_KEPT))
 
     async def open_flags(self, platform: str, workspace: str) -> list[Flag]:
+        """Return no reports."""
+        return []
+
+    async def resolved_reports(self, platform: str, at: datetime) -> list[ResolvedReport]:
         """Return no reports."""
         return []
 
@@ -345,6 +354,10 @@ class QuizEngine:
     async def open_flags(self, platform: str, workspace: str) -> list[Flag]:
         """Return the workspace's open reports of problems with questions."""
         return await self.banks.open_flags(platform, workspace)
+
+    async def resolved_reports(self, platform: str) -> list[ResolvedReport]:
+        """Claim the reports new revisions resolved whose reporters are still to be told."""
+        return await self.banks.resolved_reports(platform, self._now())
 
     async def _pick(
         self,

@@ -106,6 +106,16 @@ class Flagged:
     paused: bool
 
 
+@dataclass(frozen=True, slots=True)
+class ResolvedReport:
+    """A player's report that a new revision resolved, to tell them of in ``place``."""
+
+    place: Place
+    user: str
+    question_id: str
+    revision: int
+
+
 @dataclass(frozen=True)
 class Question:
     """One multiple-choice question of the bank."""

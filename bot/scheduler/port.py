@@ -36,6 +36,10 @@ class Publisher(Protocol):
         """Show the answer on the card and the full explanation in its thread."""
         ...
 
+    async def message_user(self, place: Place, user: str, text: Text) -> None:
+        """Tell one person something privately, in or about ``place``."""
+        ...
+
     async def post_text(self, place: Place, text: Text) -> None:
         """Post a message in a channel (the platform renders its spans)."""
         ...

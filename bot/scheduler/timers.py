@@ -6,9 +6,11 @@ import asyncio
 import contextlib
 import logging
 
+from bot import messages as M
 from bot.engine import QuizEngine
 from bot.observability.metrics import count_loop_pass
 from bot.scheduler.port import Publisher
+from bot.text import Code, say
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +29,20 @@ async def close_due_rounds(engine: QuizEngine, publisher: Publisher) -> int:
     return len(reveals)
 
 
+async def tell_reporters(engine: QuizEngine, publisher: Publisher) -> int:
+    """Tell each player whose report a new revision resolved, privately, once across replicas."""
+    told = 0
+    for report in await engine.resolved_reports(publisher.platform):
+        text = say(M.FLAG_RESOLVED, question=Code(report.question_id), revision=report.revision)
+        try:
+            await publisher.message_user(report.place, report.user, text)
+            told += 1
+        except Exception:
+            # Claimed already: a reporter the platform cannot reach is not asked again.
+            log.exception("could not tell %s of the fix to %s", report.user, report.question_id)
+    return told
+
+
 async def run_timers(
     engine: QuizEngine,
     publisher: Publisher,
@@ -41,6 +57,10 @@ async def run_timers(
             await close_due_rounds(engine, publisher)
         except Exception:
             log.exception("closing due rounds failed; will try again")
+        try:
+            await tell_reporters(engine, publisher)
+        except Exception:
+            log.exception("telling reporters of fixes failed; will try again")
         count_loop_pass("timers")
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=interval)

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.bank.workspace import BankLayer, StoredRevision
-from bot.engine.model import Flag, Flagged, FlagReason, Place
+from bot.engine.model import Flag, Flagged, FlagReason, Place, ResolvedReport
 from bot.storage._schema import (
     bank_generations,
     bank_hidden,
@@ -247,6 +247,7 @@ class BankSql:
         note: str | None,
         at: datetime,
         pause_at: int,
+        channel: str | None = None,
     ) -> Flagged | None:
         """Record a report; None when this person has an open report on the question already.
 
@@ -274,6 +275,7 @@ class BankSql:
                     reason=reason.value,
                     note=note,
                     created_at=at,
+                    channel=channel,
                 )
             )
             count = int(
@@ -291,6 +293,41 @@ class BankSql:
             if pause_at > 0 and count == pause_at:
                 await self._bump(conn, platform, workspace)
         return Flagged(question_id=question_id, open=count, paused=paused)
+
+    async def claim_resolved_reports(
+        self, platform: str, at: datetime, limit: int = 100
+    ) -> list[ResolvedReport]:
+        """Claim reports a revision resolved whose reporter was not told yet; each is claimed by
+        one call on one replica only (its ``notified_at`` is set as it is claimed)."""
+        pending = (
+            sa.select(question_flags)
+            .where(
+                question_flags.c.platform == platform,
+                question_flags.c.resolved_at.is_not(None),
+                question_flags.c.notified_at.is_(None),
+                question_flags.c.channel.is_not(None),
+            )
+            .order_by(question_flags.c.id)
+            .limit(limit)
+        )
+        claimed = []
+        async with self.write() as conn:
+            for row in (await conn.execute(pending)).all():
+                won = await conn.execute(
+                    question_flags.update()
+                    .where(question_flags.c.id == row.id, question_flags.c.notified_at.is_(None))
+                    .values(notified_at=at)
+                )
+                if won.rowcount == 1:
+                    claimed.append(
+                        ResolvedReport(
+                            place=Place(platform, row.workspace, row.channel),
+                            user=row.user_id,
+                            question_id=row.question_id,
+                            revision=int(row.resolved_revision),
+                        )
+                    )
+        return claimed
 
     async def open_flags(self, platform: str, workspace: str) -> list[Flag]:
         """Return the workspace's open reports, oldest first."""

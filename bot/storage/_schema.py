@@ -455,6 +455,10 @@ question_flags = sa.Table(
     sa.Column("created_at", UTCDateTime, nullable=False),
     sa.Column("resolved_at", UTCDateTime, nullable=True),
     sa.Column("resolved_revision", sa.Integer, nullable=True),
+    # Where the report was made, to tell the reporter there once a revision resolves it, and
+    # when they were told (set by the one replica that claims the telling).
+    sa.Column("channel", sa.String(64), nullable=True),
+    sa.Column("notified_at", UTCDateTime, nullable=True),
     sa.Index("ix_question_flags_open", "platform", "workspace", "question_id"),
     sa.Index(
         "uq_question_flags_open",
@@ -603,6 +607,12 @@ def _workspace_banks(conn: Connection) -> None:
     _add_column(rounds, "revision")(conn)
 
 
+def _flags_told(conn: Connection) -> None:
+    """Give reports the channel they were made in and the time their reporter was told."""
+    for name in ("channel", "notified_at"):
+        _add_column(question_flags, name)(conn)
+
+
 Migration = tuple[int, str, Callable[[Connection], None]]
 
 MIGRATIONS: list[Migration] = [
@@ -649,6 +659,7 @@ MIGRATIONS: list[Migration] = [
     ),
     (18, "chart images served by URL (Teams cards)", _create(chart_images)),
     (19, "players' reports of problems with questions", _create(question_flags)),
+    (20, "reports' channel, and when the reporter was told of the fix", _flags_told),
 ]
 
 

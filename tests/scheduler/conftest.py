@@ -37,6 +37,9 @@ class RecordingPublisher:
     async def post_text(self, place: Place, text: Text) -> None:
         self.events.append(("text", (place, text.markdown())))
 
+    async def message_user(self, place: Place, user: str, text: Text) -> None:
+        self.events.append(("dm", (place, user, text.markdown())))
+
     def of(self, kind: str) -> list:
         return [value for k, value in self.events if k == kind]
 

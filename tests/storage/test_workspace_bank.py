@@ -19,8 +19,10 @@ from bot.bank.workspace import WorkspaceBanks, question_yaml
 from bot.engine import QuizEngine
 from bot.engine.model import FlagReason, Place, Question
 from bot.errors import UserError
+from bot.scheduler.timers import tell_reporters
 from bot.storage import SqlStore, open_store
 from tests.conftest import FakeClock, make_question
+from tests.scheduler.conftest import RecordingPublisher
 
 BASE = QuestionBank([make_question("shipped-1"), make_question("shipped-2", answer="B")])
 
@@ -212,3 +214,30 @@ async def test_reports_pause_a_question_on_every_replica_until_a_revision(
     assert await one.resolved_flags("slack", "T1", "shipped-1", 1) == ["U1", "U2"]
     assert (await asker.bank_for("slack", "T1")).by_id("shipped-1").revision == 1
     assert len(await one.open_flags("slack", "T2")) == 1
+
+
+async def test_each_reporter_is_told_of_the_fix_once_across_replicas(
+    replicas: tuple[SqlStore, SqlStore], clock: FakeClock
+) -> None:
+    one = replicas[0]
+    engines = [engine(store, clock) for store in replicas]
+    place = Place("slack", "T1", "C1")
+    await ask(engines[0], clock, "C1")
+    for user in ("U1", "U2"):
+        await engines[0].flag(place, user, FlagReason.TYPO, None)
+    publishers = [RecordingPublisher(), RecordingPublisher()]
+    # Nothing resolved yet: nobody is told anything.
+    assert await tell_reporters(engines[1], publishers[1]) == 0
+    await save(one, clock, own("shipped-1", "Without the typo?"))
+    told = await asyncio.gather(
+        *(tell_reporters(e, p) for e, p in zip(engines, publishers, strict=True))
+    )
+    assert sum(told) == 2
+    dms = [dm for p in publishers for dm in p.of("dm")]
+    assert sorted(user for _, user, _ in dms) == ["U1", "U2"]
+    assert all(
+        where == place and "shipped-1" in text and "revision 1" in text for where, _, text in dms
+    )
+    # Told once: later passes tell nobody again.
+    assert await tell_reporters(engines[0], publishers[0]) == 0
+    assert await tell_reporters(engines[1], publishers[1]) == 0
