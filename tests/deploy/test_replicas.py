@@ -32,6 +32,7 @@ from bot.storage._schema import answers, rounds, slot_claims
 from tests.adapters.slack.conftest import BANK, SECRET, TEAM, Sender, round_of
 from tests.conftest import PG_URL, _create_pg_database, _drop_pg_database
 from tests.deploy.processes import SlackProcess, bot_env
+from tests.reliability.harness import handlers_in_flight, loop_passes, passes_done
 from tests.standins.slack_api import SlackApiStandIn
 
 pytestmark = [
@@ -209,6 +210,21 @@ async def expire(db: SqlStore, round_ids: list[int], *, after: timedelta) -> Non
         )
 
 
+async def settled(session: aiohttp.ClientSession, procs: list[SlackProcess]) -> None:
+    """Wait for a whole timer pass more on each replica, then for no handler in flight.
+
+    A handler keeps working after its ack (the feedback, the card update): once none is left
+    in either process and the timers passed once more, nothing more can reach the stand-in.
+    """
+    await asyncio.gather(*(loop_passes(session, p, "timers", 1) for p in procs))
+    async with asyncio.timeout(60):
+        for p in procs:
+            while True:
+                if await handlers_in_flight(session, p) == 0:
+                    break
+                await asyncio.sleep(0.05)
+
+
 async def test_two_replicas_share_one_database_exactly_once(
     replicas: list[SlackProcess], standin: SlackApiStandIn, db: SqlStore
 ):
@@ -248,7 +264,9 @@ async def test_two_replicas_share_one_database_exactly_once(
         ]
         assert {r.status for r in await asyncio.gather(*closes)} == {200}
         await standin.wait_for(lambda: sum(reveals(standin).values()) >= len(CHANNELS), within=30)
-        await asyncio.sleep(6)  # a full timer interval more: any second reveal would show now
+        # A whole timer pass more on each replica (the race for due rounds, and any reveal left
+        # unposted), and no handler still sending: any second reveal or reply would be here now.
+        await settled(session, replicas)
 
     # Exactly one answer per (round, user), the first of the two clicks to commit.
     saved = await stored(db)
@@ -307,9 +325,9 @@ async def test_a_replica_killed_mid_load_loses_no_acknowledged_feedback(
         await asyncio.wait_for(halfway.wait(), 60)
         assert await victim.kill() == -9
         await asyncio.wait_for(clicking, 60)
-        await asyncio.sleep(1)  # let the survivor's handlers send their last feedback
         await standin.wait_for(lambda: sum(reveals(standin).values()) >= len(CHANNELS), within=30)
-        await asyncio.sleep(6)
+        # The survivor's last feedback is out and a whole timer pass more found nothing to reveal.
+        await settled(session, [survivor])
 
     saved = await stored(db)
     told = feedback(standin)
@@ -381,7 +399,13 @@ async def test_a_scheduled_slot_is_posted_once_by_two_replicas(
             ]
 
         await standin.wait_for(lambda: len(cards()) >= 1, within=30)
-        await asyncio.sleep(3)  # both first passes are long over: a second post would be here
+        # Both first passes, the racing ones, are over (each awaits its post): a second is in.
+        async with aiohttp.ClientSession() as session, asyncio.timeout(30):
+            for p in procs:
+                while True:
+                    if await passes_done(session, p, "scheduler") >= 1:
+                        break
+                    await asyncio.sleep(0.05)
         assert len(cards()) == 1
         async with store.read() as conn:
             claims = (
