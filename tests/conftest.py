@@ -74,7 +74,8 @@ async def loop_passes(loop: str, count: int, *, within: float = 10.0) -> None:
 
     For a check that "nothing more happens": each pass was a chance for it to happen. A pass
     already under way at the call may have begun before what the test just did, so it counts
-    for nothing: ``count + 1`` passes must end.
+    for nothing: ``count + 1`` passes must end. The count is the process's, so the test must
+    run that loop once only (another one's passes would end the wait early).
     """
     target = loop_passes_so_far(loop) + count + 1
     async with asyncio.timeout(within):
