@@ -8,7 +8,8 @@ driver loop in the same run; SQLite by default, PostgreSQL with ``--postgres``.
   user already holds a card for the question, which the miss must review (on PostgreSQL the
   answer's statement then runs twice: once to find the card, once to write it).
 - Statements and round trips per answer for each outcome (right, first miss, repeat miss,
-  changed, already, closed, and a right answer in a daily round, which also reads the streak).
+  changed, already, closed, a right answer in a daily round, which also reads the streak, and a
+  right answer on another replica to a computed round, whose question that replica reads once).
 
 Statements and round trips are counted on 20 more answers after each timed stretch, apart
 from it, since counting costs time.
@@ -41,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from _common import (
+    BANK,
     POSTGRES,
     Bank,
     Lap,
@@ -50,6 +52,8 @@ from _common import (
     wrong_key,
 )
 
+from bot.bank import load_bank
+from bot.bank.templates import load_templates
 from bot.engine import ChannelSettings, Place, QuizEngine
 from bot.engine.model import AnswerStatus
 from bot.storage import open_store
@@ -263,6 +267,15 @@ async def outcomes(url: str, n: int = 200) -> list[Figure]:
                     await engine.answer("slack", "T1", rnd, f"U{i}", right)
                 await engine.close(rnd)
         await measure("right, daily round (streak)", rnd, lambda i: right, "accepted")
+
+        # A computed question asked by one replica and answered on another, which reads the
+        # stored instance once (its first answer, in the timed stretch) and keeps it.
+        templated = load_bank([BANK], load_templates())
+        poster = QuizEngine(store, templated, rng=random.Random(3))
+        engine = QuizEngine(store, templated, rng=random.Random(4))
+        card = await poster.start_round(Place("slack", "T1", "CCOMPUTED"), computed=True)
+        answer = card.question.answer
+        await measure("right, computed round (replica)", card.round_id, lambda i: answer, "accepted")
         return figures
     finally:
         await store.close()

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from bot import messages as M
-from bot.engine import activity, analytics, learning
+from bot.engine import activity, analytics, instances, learning
 from bot.engine.learning import CardKey, MemoryCard, Review, Source, Study
 from bot.engine.model import (
     Answerer,
@@ -54,6 +54,8 @@ from bot.text import Code, Text, echo, say
 FASTEST_SHOWN = 3
 LEADERBOARD_SIZE = 10
 ROUND_CACHE_SIZE = 4096
+# Computed questions read from the store (as each workspace asked them), kept by the engine.
+INSTANCE_CACHE_SIZE = 4096
 TOPIC_CACHE_SIZE = 64
 # A right answer in a scheduled round reads the latest 8 rounds for the streak, then twice as
 # many each time the run fills them, and all of them only past the last: the rows read are at
@@ -263,6 +265,7 @@ class QuizEngine:
         self.rng = rng or random.Random()
         self.default_minutes = default_minutes
         self._rounds: OrderedDict[int, Round] = OrderedDict()
+        self._instances: OrderedDict[tuple[str, str, str], Question] = OrderedDict()
         self._loading: dict[int, asyncio.Task[Round | None]] = {}
         # The learning tracks and their runs in channels.
         self.tracks = TrackBook(tracks or {}, store, self._now)
@@ -300,7 +303,9 @@ class QuizEngine:
         bank = await self.bank_for(place.platform, place.workspace)
         if question_id is not None:
             try:
-                candidates: Sequence[Question] = (bank.by_id(question_id),)
+                candidates: Sequence[Question] = (
+                    await self.question(place.platform, place.workspace, question_id, bank),
+                )
             except KeyError:
                 raise UserError(say(M.NOT_IN_BANK)) from None
         else:
@@ -326,6 +331,9 @@ class QuizEngine:
             if picked is None and computed:
                 raise UserError(say(M.NO_TEMPLATES))
         question = picked or await self._pick(place, candidates, settings.difficulty, tag)
+        if self._is_computed(question.id):
+            # Fixed now: every later look-up of the id in this workspace reads what was asked.
+            question = await self._keep(place.platform, place.workspace, question)
         if duration is None:
             duration = timedelta(minutes=settings.round_minutes or self.default_minutes)
         now = self._now()
@@ -358,6 +366,90 @@ class QuizEngine:
     async def resolved_reports(self, platform: str) -> list[ResolvedReport]:
         """Claim the reports new revisions resolved whose reporters are still to be told."""
         return await self.banks.resolved_reports(platform, self._now())
+
+    # ------------------------------------------------- computed questions, fixed when asked
+
+    def _is_computed(self, question_id: str) -> bool:
+        """Return whether an id names an instance of one of the bank's templates."""
+        template = template_of(question_id)
+        return template is not None and template in self.bank.templates
+
+    def _remember(self, platform: str, workspace: str, question: Question) -> Question:
+        key = (platform, workspace, question.id)
+        self._instances[key] = question
+        self._instances.move_to_end(key)
+        if len(self._instances) > INSTANCE_CACHE_SIZE:
+            self._instances.popitem(last=False)
+        return question
+
+    def _loaded(self, question_id: str, body: str) -> Question | None:
+        """Return a stored instance, or None if its text is unreadable or names another id."""
+        try:
+            question = instances.load(body)
+        except instances.InstanceFormatError:
+            return None
+        return question if question.id == question_id else None
+
+    async def _keep(self, platform: str, workspace: str, question: Question) -> Question:
+        """Store a computed question as drawn, once per workspace; return what is stored.
+
+        Another replica may have stored the id first (with other code): its text is the
+        question, here too.
+        """
+        body = await self.store.keep_instance(
+            platform, workspace, question.id, instances.dump(question), at=self._now()
+        )
+        kept = self._loaded(question.id, body) or question
+        return self._remember(platform, workspace, kept)
+
+    async def question(
+        self,
+        platform: str,
+        workspace: str,
+        question_id: str,
+        bank: Bank | None = None,
+        *,
+        keep: bool = False,
+    ) -> Question:
+        """Return a workspace's question by id (KeyError if it has none).
+
+        A computed question is the one the workspace was asked, as stored then; one never
+        stored (asked before instances were stored) is drawn again from its seed, and stored
+        with ``keep`` (a round's). ``bank`` is the workspace's, if the caller has it.
+        """
+        if not self._is_computed(question_id):
+            if bank is None:
+                bank = await self.bank_for(platform, workspace)
+            return bank.by_id(question_id)
+        found = await self.computed_questions(platform, workspace, (question_id,))
+        if question_id in found:
+            return found[question_id]
+        drawn = self.bank.by_id(question_id)  # KeyError: a seed that does not draw
+        return await self._keep(platform, workspace, drawn) if keep else drawn
+
+    async def computed_questions(
+        self, platform: str, workspace: str, question_ids: Collection[str]
+    ) -> dict[str, Question]:
+        """Return the stored computed questions among these ids of a workspace, by id.
+
+        The engine's copies first (a stored question never changes), one read for the rest.
+        """
+        found: dict[str, Question] = {}
+        missing = []
+        for question_id in question_ids:
+            cached = self._instances.get((platform, workspace, question_id))
+            if cached is not None:
+                self._instances.move_to_end((platform, workspace, question_id))
+                found[question_id] = cached
+            elif self._is_computed(question_id):
+                missing.append(question_id)
+        if missing:
+            stored = await self.store.computed_instances(platform, workspace, missing)
+            for question_id, body in stored.items():
+                question = self._loaded(question_id, body)
+                if question is not None:
+                    found[question_id] = self._remember(platform, workspace, question)
+        return found
 
     async def _pick(
         self,
@@ -440,10 +532,15 @@ class QuizEngine:
             ),
             key=lambda a: (-a.answers, a.question_id),
         )[:COMPUTED_REPORTED]
+        stored = (
+            await self.computed_questions(platform, workspace, [a.question_id for a in answered])
+            if platform is not None and workspace is not None
+            else {}
+        )
         computed = []
         for agg in sorted(answered, key=lambda a: a.question_id):
             try:
-                computed.append(self.bank.by_id(agg.question_id))
+                computed.append(stored.get(agg.question_id) or self.bank.by_id(agg.question_id))
             except KeyError:
                 continue  # a seed that no longer draws: nothing to rewrite
         return analytics.reports((*questions, *computed), aggregates)
@@ -573,7 +670,9 @@ class QuizEngine:
                 raise NotFound(say(M.NOT_IN_REVIEW))
         bank = await self.bank_for(card_key.platform, card_key.workspace)
         try:
-            question = bank.by_id(card_key.question_id)
+            question = await self.question(
+                card_key.platform, card_key.workspace, card_key.question_id, bank
+            )
         except KeyError:
             raise NotFound(say(M.NOT_IN_BANK)) from None
         choice = key.strip().upper()
@@ -719,8 +818,11 @@ class QuizEngine:
             if asked is None:
                 raise NotFound(say(M.NOT_IN_BANK))
             return asked
+        place = rnd.place
         try:
-            return self.bank.by_id(rnd.question_id)
+            return await self.question(
+                place.platform, place.workspace, rnd.question_id, self.bank, keep=True
+            )
         except KeyError:
             raise NotFound(say(M.NOT_IN_BANK)) from None
 
@@ -1049,7 +1151,7 @@ class QuizEngine:
         bank = await self.bank_for(platform, workspace)
         for card in await self._due_cards(platform, workspace, user):
             try:
-                return bank.by_id(card.key.question_id)
+                return await self.question(platform, workspace, card.key.question_id, bank)
             except KeyError:
                 continue  # a computed instance that no longer draws: the next one
         return None

@@ -6,7 +6,7 @@ The protocol lives here, beside its only caller, so that the engine depends on n
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -74,6 +74,18 @@ class Store(Protocol):
         revision: int | None = None,
     ) -> Round:
         """Insert an open round; raise RoundAlreadyOpen if the channel has one."""
+        ...
+
+    async def keep_instance(
+        self, platform: str, workspace: str, question_id: str, body: str, *, at: datetime
+    ) -> str:
+        """Store a computed question's text once per workspace; return the text stored first."""
+        ...
+
+    async def computed_instances(
+        self, platform: str, workspace: str, question_ids: Sequence[str]
+    ) -> dict[str, str]:
+        """Return the stored text of these computed questions of a workspace, by id."""
         ...
 
     async def set_message_ref(self, round_id: int, ref: str) -> None:

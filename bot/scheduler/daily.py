@@ -382,10 +382,15 @@ class _Tick:
         place = schedule.place
         since = slot.at - WEEK
         bank = await self.engine.bank_for(place.platform, place.workspace)
+        rounds = await self.store.channel_rounds(place, since, slot.at)
+        # A computed question is named as the channel was asked it (bot.engine.instances).
+        stored = await self.engine.computed_questions(
+            place.platform, place.workspace, [r.question_id for r in rounds]
+        )
 
         def question(question_id: str) -> Question | None:
             try:
-                return bank.by_id(question_id)
+                return stored.get(question_id) or bank.by_id(question_id)
             except KeyError:
                 return None
 
@@ -394,7 +399,7 @@ class _Tick:
             slot.at,
             schedule.zone,
             await self.store.channel_scores(place, since, slot.at),
-            await self.store.channel_rounds(place, since, slot.at),
+            rounds,
             question,
         )
         if digest is None:

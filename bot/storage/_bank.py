@@ -21,6 +21,7 @@ from bot.storage._schema import (
     bank_generations,
     bank_hidden,
     bank_revisions,
+    computed_instances,
     question_flags,
     rounds,
 )
@@ -58,6 +59,55 @@ class BankSql:
         def write(self) -> AbstractAsyncContextManager[AsyncConnection]: ...
 
         def _insert(self, table: sa.Table) -> Any: ...
+
+    async def keep_instance(
+        self, platform: str, workspace: str, question_id: str, body: str, *, at: datetime
+    ) -> str:
+        """Store a computed question as drawn, once per workspace; return the stored text.
+
+        The first text stored for an id is kept: a replica that drew the id again with other
+        code gets back the text stored first, and asks that.
+        """
+        insert = (
+            self._insert(computed_instances)
+            .values(
+                platform=platform,
+                workspace=workspace,
+                question_id=question_id,
+                body=body,
+                created_at=at,
+            )
+            .on_conflict_do_nothing(index_elements=["platform", "workspace", "question_id"])
+        )
+        query = sa.select(computed_instances.c.body).where(
+            _ws(computed_instances, platform, workspace),
+            computed_instances.c.question_id == question_id,
+        )
+        async with self.write() as conn:
+            await conn.execute(insert)
+            stored = (await conn.execute(query)).scalar()
+        return str(stored) if stored is not None else body
+
+    async def computed_instances(
+        self, platform: str, workspace: str, question_ids: Sequence[str]
+    ) -> dict[str, str]:
+        """Return the stored text of these computed questions of a workspace, by id."""
+        if not question_ids:
+            return {}
+        found: dict[str, str] = {}
+        ids = sorted(set(question_ids))
+        async with self.read() as conn:
+            # In slices, well under any driver's limit on bound parameters.
+            for start in range(0, len(ids), 500):
+                query = sa.select(
+                    computed_instances.c.question_id, computed_instances.c.body
+                ).where(
+                    _ws(computed_instances, platform, workspace),
+                    computed_instances.c.question_id.in_(ids[start : start + 500]),
+                )
+                for row in await conn.execute(query):
+                    found[row.question_id] = row.body
+        return found
 
     async def bank_generation(self, platform: str, workspace: str) -> int:
         """Return the workspace bank's generation: 0 until its first change."""

@@ -473,6 +473,20 @@ question_flags = sa.Table(
 )
 
 
+# The computed questions each workspace asked, as asked (bot.engine.instances): a round's
+# ``template#seed`` reads its question here, so a changed template or estimator changes no
+# question already asked.
+computed_instances = sa.Table(
+    "computed_instances",
+    metadata,
+    sa.Column("platform", sa.String(16), primary_key=True),
+    sa.Column("workspace", sa.String(64), primary_key=True),
+    sa.Column("question_id", sa.String(120), primary_key=True),
+    sa.Column("body", sa.Text, nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+)
+
+
 def _create(*tables: sa.Table) -> Callable[[Connection], None]:
     def run(conn: Connection) -> None:
         for table in tables:
@@ -660,6 +674,7 @@ MIGRATIONS: list[Migration] = [
     (18, "chart images served by URL (Teams cards)", _create(chart_images)),
     (19, "players' reports of problems with questions", _create(question_flags)),
     (20, "reports' channel, and when the reporter was told of the fix", _flags_told),
+    (21, "computed questions as each workspace asked them", _create(computed_instances)),
 ]
 
 

@@ -354,8 +354,7 @@ class Dashboard:
         """One question: its text, how the answers split, its explanation, why it is flagged."""
         qid = request.match_info["qid"]
         try:
-            bank = await self.engine.bank_for(grant.platform, grant.workspace)
-            question = bank.by_id(qid)
+            question = await self.engine.question(grant.platform, grant.workspace, qid)
         except KeyError:
             return await self._named_page("missing.html", status=404, grant=grant, what="question")
         [item] = analytics.reports(
