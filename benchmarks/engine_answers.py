@@ -275,7 +275,8 @@ async def outcomes(url: str, n: int = 200) -> list[Figure]:
         engine = QuizEngine(store, templated, rng=random.Random(4))
         card = await poster.start_round(Place("slack", "T1", "CCOMPUTED"), computed=True)
         answer = card.question.answer
-        await measure("right, computed round (replica)", card.round_id, lambda i: answer, "accepted")
+        label = "right, computed round (replica)"
+        await measure(label, card.round_id, lambda i: answer, "accepted")
         return figures
     finally:
         await store.close()
