@@ -82,6 +82,15 @@ class Bank:
         """Return the question with this id (KeyError if unknown)."""
         return self._by_id[question_id]
 
+    @property
+    def templates(self) -> tuple[str, ...]:
+        """Return no template: this bank asks no computed question."""
+        return ()
+
+    def instance(self, template_id: str, seed: int) -> Question:
+        """Raise KeyError: there are no templates."""
+        raise KeyError(f"{template_id}#{seed}")
+
 
 def wrong_key(question: Question, i: int) -> str:
     """Return one of the question's wrong choices, spread by ``i``."""

@@ -49,8 +49,9 @@ class QuestionBank:
     """An immutable, ordered set of questions with unique ids, and the computed templates.
 
     A computed question is not in the list: its id ``template#seed`` names a template and a
-    seed, and ``by_id`` draws it again from them (the same id always gives the same question),
-    so a round, a card or a report that stored the id finds the question on any replica.
+    seed, and ``by_id`` draws it again from them (the same id gives the same question while the
+    template and the estimator are unchanged). A round's instance is stored as asked, and the
+    engine reads that first (``QuizEngine.question``); drawing again serves ids never stored.
     """
 
     __slots__ = (
