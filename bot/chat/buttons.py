@@ -8,7 +8,12 @@ is one entry here and the flow it runs.
 - a review question's choice: ``review:{question_id}:{key}`` (question ids: ``[a-z0-9-]``, and
   a computed question's ``template#seed``)
 - a learning track question's choice, asked privately: ``track:{question_id}:{key}``
-- a button that runs a ``/quiz`` verb: ``quiz:start-review``, ``quiz:dashboard``
+- a practice question's choice: ``practice:{question_id}:{key}``
+- a practice session's next question, or its end: ``practice:next``, ``practice:stop``
+- how sure one was of one's latest answer to a question: ``confidence:{question_id}:sure``,
+  ``confidence:{question_id}:guessed``
+- a button that runs a ``/quiz`` verb: ``quiz:start-review``, ``quiz:dashboard``,
+  ``quiz:practice`` (a new practice session)
 """
 
 from __future__ import annotations
@@ -19,11 +24,17 @@ from dataclasses import dataclass
 # The shortest limit of the platforms (Discord's custom_id); every id fits it.
 ID_MAX = 100
 # The button's own name -> the /quiz verb it runs.
-VERBS = {"start-review": "review", "dashboard": "dashboard"}
+VERBS = {"start-review": "review", "dashboard": "dashboard", "practice": "practice"}
+STEPS = ("next", "stop")
+# A question id: a bank question's, or a computed question's ``template#seed``.
+QUESTION_ID = r"[a-z0-9][a-z0-9-]*(?:#[1-9][0-9]{0,8}|#0)?"
 PATTERN = re.compile(
     r"quiz:(?P<round_id>[0-9]{1,20}):(?P<key>[A-E])"
-    r"|review:(?P<question_id>[a-z0-9][a-z0-9-]*(?:#[1-9][0-9]{0,8}|#0)?):(?P<review_key>[A-E])"
-    r"|track:(?P<track_question>[a-z0-9][a-z0-9-]*(?:#[1-9][0-9]{0,8}|#0)?):(?P<track_key>[A-E])"
+    r"|review:(?P<question_id>" + QUESTION_ID + "):(?P<review_key>[A-E])"
+    r"|track:(?P<track_question>" + QUESTION_ID + "):(?P<track_key>[A-E])"
+    r"|practice:(?P<practice_id>" + QUESTION_ID + "):(?P<practice_key>[A-E])"
+    r"|practice:(?P<step>" + "|".join(STEPS) + ")"
+    r"|confidence:(?P<rated_id>" + QUESTION_ID + "):(?P<confidence>sure|guessed)"
     r"|quiz:(?P<verb>" + "|".join(map(re.escape, VERBS)) + ")"
 )
 
@@ -53,6 +64,29 @@ class TrackChoice:
 
 
 @dataclass(frozen=True, slots=True)
+class PracticeChoice:
+    """A choice on a practice question."""
+
+    question_id: str
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class PracticeStep:
+    """A practice session's "Next" or "Stop" (a value of ``STEPS``)."""
+
+    step: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConfidenceChoice:
+    """How sure one was of one's latest answer to a question ("sure" or "guessed")."""
+
+    question_id: str
+    confidence: str
+
+
+@dataclass(frozen=True, slots=True)
 class RunVerb:
     """A button that runs a ``/quiz`` verb with no options (its name is a key of ``VERBS``)."""
 
@@ -64,9 +98,14 @@ class RunVerb:
         return VERBS[self.name]
 
 
-Button = Choice | ReviewChoice | TrackChoice | RunVerb
+Button = (
+    Choice | ReviewChoice | TrackChoice | PracticeChoice | PracticeStep | ConfidenceChoice | RunVerb
+)
 START_REVIEW = RunVerb("start-review")
 DASHBOARD = RunVerb("dashboard")
+PRACTICE = RunVerb("practice")
+PRACTICE_NEXT = PracticeStep("next")
+PRACTICE_STOP = PracticeStep("stop")
 
 
 def button_id(button: Button) -> str:
@@ -78,6 +117,12 @@ def button_id(button: Button) -> str:
             value = f"review:{question_id}:{key}"
         case TrackChoice(question_id, key):
             value = f"track:{question_id}:{key}"
+        case PracticeChoice(question_id, key):
+            value = f"practice:{question_id}:{key}"
+        case PracticeStep(step):
+            value = f"practice:{step}"
+        case ConfidenceChoice(question_id, confidence):
+            value = f"confidence:{question_id}:{confidence}"
         case RunVerb(name):
             value = f"quiz:{name}"
     if len(value) > ID_MAX or read_button(value) != button:
@@ -96,4 +141,10 @@ def read_button(value: str) -> Button | None:
         return ReviewChoice(m["question_id"], m["review_key"])
     if m["track_question"] is not None:
         return TrackChoice(m["track_question"], m["track_key"])
+    if m["practice_id"] is not None:
+        return PracticeChoice(m["practice_id"], m["practice_key"])
+    if m["step"] is not None:
+        return PracticeStep(m["step"])
+    if m["rated_id"] is not None:
+        return ConfidenceChoice(m["rated_id"], m["confidence"])
     return RunVerb(m["verb"])

@@ -11,9 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.chat.buttons import ReviewChoice, TrackChoice
+from bot.chat.buttons import Button, PracticeChoice, ReviewChoice, TrackChoice
 from bot.engine.model import Place, Question, QuestionCard, Reveal
 from bot.text import Text
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """A button offered under a private reply: what it does, its label, whether it leads."""
+
+    button: Button
+    label: str
+    primary: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +40,7 @@ class Feedback:
 
     text: Text
     replaces: bool = False
+    offers: tuple[Offer, ...] = ()  # buttons under it (practice: Next, Stop)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,20 +52,24 @@ class Panel:
     note: Text | None = None
     start_review: bool = False  # offer a button that starts a review (where buttons can)
     dashboard: bool = False  # offer an admin the button that sends a dashboard link
+    practice: bool = False  # offer the button that starts a practice session
 
 
 @dataclass(frozen=True, slots=True)
 class ReviewAsk:
-    """A question asked privately with its own buttons: due for review, or (``track``) the
-    asker's next question of a learning track."""
+    """A question asked privately with its own buttons: due for review, in practice, or
+    (``track``) the asker's next question of a learning track."""
 
     question: Question
     title: Text
     footer: Text
     track: bool = False
+    practice: bool = False  # its buttons answer the practice session
 
-    def button(self, key: str) -> ReviewChoice | TrackChoice:
+    def button(self, key: str) -> ReviewChoice | TrackChoice | PracticeChoice:
         """Return the button of one choice."""
+        if self.practice:
+            return PracticeChoice(self.question.id, key)
         if self.track:
             return TrackChoice(self.question.id, key)
         return ReviewChoice(self.question.id, key)

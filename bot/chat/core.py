@@ -19,10 +19,19 @@ from bot.chat import words
 from bot.chat._charts import ChartAllowance, Charts
 from bot.chat._publish import Publisher
 from bot.chat._turn import Turn
-from bot.chat.buttons import Choice, ReviewChoice, RunVerb, TrackChoice, read_button
+from bot.chat.buttons import (
+    Choice,
+    ConfidenceChoice,
+    PracticeChoice,
+    PracticeStep,
+    ReviewChoice,
+    RunVerb,
+    TrackChoice,
+    read_button,
+)
 from bot.chat.content import MessageUser, Panel
 from bot.chat.events import Click, Command, Press, Reaction, ReviewClick
-from bot.chat.flows import FLOWS, Context, dashboard_for
+from bot.chat.flows import FLOWS, Context, ask_practice, dashboard_for, my_mastery
 from bot.chat.grammar import GRAMMARS, BadInput, Call, Form, read_options, read_text, usage
 from bot.chat.names import Lookup, NameBook
 from bot.chat.port import Exchange, Port
@@ -153,6 +162,12 @@ class Chat:
             case TrackChoice(question_id, key):
                 track = ReviewClick(event.place, event.user, question_id, key)
                 await self.track_click(track, exchange, kind=kind)
+            case PracticeChoice(question_id, key):
+                await self.practice_press(event, exchange, kind, answer=(question_id, key))
+            case PracticeStep(step):
+                await self.practice_press(event, exchange, kind, step=step)
+            case ConfidenceChoice(question_id, confidence):
+                await self.confidence_press(event, exchange, question_id, confidence, kind=kind)
             case RunVerb():
                 run = Command(event.place, event.user, "quiz", verb=button.verb, options={})
                 await self.command(run, exchange, kind=kind)
@@ -170,8 +185,9 @@ class Chat:
         """
         summary = await self.engine.player_summary(place.platform, place.workspace, user)
         tracks = await self.engine.tracks.mine(place.platform, place.workspace, user)
+        topics = await my_mastery(self.engine, place, user)
         dashboard = await dashboard_for(self, lambda: self.is_admin(place, user, platform_admin))
-        page = words.me(summary, dashboard=dashboard, tracks=tracks)
+        page = words.me(summary, dashboard=dashboard, tracks=tracks, topics=topics)
         return page, words.leaderboard(summary.week)
 
     # ---------------------------------------------------------------- answers
@@ -283,6 +299,57 @@ class Chat:
                 await turn.reply(words.review_feedback(outcome), private=True)
             except Exception as exc:
                 await self._fail(exc, turn, self._where(event.place, event.user))
+
+    async def practice_press(
+        self,
+        event: Press,
+        exchange: Exchange,
+        kind: str,
+        *,
+        answer: tuple[str, str] | None = None,
+        step: str | None = None,
+    ) -> None:
+        """Answer a practice question, or step its session (Next, Stop): always privately."""
+        async with self._handling(kind):
+            turn = Turn(exchange)
+            engine, place = self.engine, event.place
+            try:
+                await turn.start(private=True)
+                if answer is not None:
+                    result = await engine.answer_in_practice(
+                        place.platform, place.workspace, event.user, *answer
+                    )
+                    await turn.reply(words.practice_feedback(result), private=True)
+                elif step == "stop":
+                    stopped = await engine.stop_practice(
+                        place.platform, place.workspace, event.user
+                    )
+                    await turn.reply(words.practice_stopped(stopped), private=True)
+                else:
+                    following = await engine.practice_next(
+                        place.platform, place.workspace, event.user
+                    )
+                    await ask_practice(turn, following)
+            except Exception as exc:
+                await self._fail(exc, turn, self._where(place, event.user))
+            finally:
+                await turn.close()
+
+    async def confidence_press(
+        self, event: Press, exchange: Exchange, question_id: str, confidence: str, *, kind: str
+    ) -> None:
+        """Re-rate one's latest answer to a question with "I was sure" or "I guessed"."""
+        async with self._handling(kind):
+            turn = Turn(exchange)
+            place = event.place
+            try:
+                await turn.start(private=True)
+                result = await self.engine.rate_confidence(
+                    place.platform, place.workspace, event.user, question_id, confidence
+                )
+                await turn.reply(words.rated(result), private=True)
+            except Exception as exc:
+                await self._fail(exc, turn, self._where(place, event.user))
             finally:
                 await turn.close()
 

@@ -7,6 +7,7 @@ command is a grammar entry, a flow here, and its sentences in ``bot.messages``.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -22,7 +23,9 @@ from bot.chat.port import NotAMember, Port
 from bot.config import Admins
 from bot.engine import QuizEngine
 from bot.engine.engine import Bank
+from bot.engine.learning import TopicMastery
 from bot.engine.model import DifficultyMode, Flag, FlagReason, Period, Place, Round
+from bot.engine.practice import DEFAULT_COUNT, PracticeTurn
 from bot.errors import UserError
 from bot.links import LinkMaker, Scope
 from bot.scheduler import ScheduleService, schedule_request
@@ -311,8 +314,19 @@ async def me(ctx: Context, call: Call) -> None:
     engine, place = ctx.chat.engine, ctx.place
     summary = await engine.player_summary(place.platform, place.workspace, ctx.user)
     tracks = await engine.tracks.mine(place.platform, place.workspace, ctx.user)
+    topics = await my_mastery(engine, place, ctx.user)
     dashboard = await dashboard_for(ctx.chat, ctx.is_admin)
-    await ctx.turn.reply(words.me(summary, dashboard=dashboard, tracks=tracks), private=True)
+    page = words.me(summary, dashboard=dashboard, tracks=tracks, topics=topics)
+    await ctx.turn.reply(page, private=True)
+
+
+async def my_mastery(engine: QuizEngine, place: Place, user: str) -> tuple[TopicMastery, ...]:
+    """Return one person's mastery per topic (every topic at 0 for someone with no answer)."""
+    found = await engine.mastery(place.platform, place.workspace, user)
+    if found:
+        return found[0].topics
+    sizes = Counter(engine.topics(await engine.bank_for(place.platform, place.workspace)).values())
+    return tuple(TopicMastery(t, n, 0, 0.0) for t, n in sizes.items())
 
 
 async def track(ctx: Context, call: Call) -> None:
@@ -377,6 +391,27 @@ async def track_stop(ctx: Context, call: Call) -> None:
     title = named.title if named is not None else stopped.track
     units = len(named.units) if named is not None else stopped.opened
     await ctx.say(say(M.TRACK_STOPPED, title=Verbatim(title), opened=stopped.opened, units=units))
+
+
+async def practice(ctx: Context, call: Call) -> None:
+    """Start a private practice session and ask its first question (never in the channel)."""
+    place = ctx.place
+    turn = await ctx.chat.engine.start_practice(
+        place.platform,
+        place.workspace,
+        ctx.user,
+        topic=call.args.text("topic"),
+        count=call.args.number("count") or DEFAULT_COUNT,
+    )
+    await ask_practice(ctx.turn, turn)
+
+
+async def ask_practice(reply: Turn, turn: PracticeTurn) -> None:
+    """Show a session's next question privately, or its end."""
+    if turn.item is None:
+        await reply.reply(words.practice_end(turn), private=True)
+    else:
+        await reply.reply(words.practice_ask(turn), private=True)
 
 
 async def dashboard_for(chat: Services, is_admin: Callable[[], Awaitable[bool]]) -> bool:
@@ -462,6 +497,7 @@ FLOWS: dict[tuple[str, str], Flow] = {
     ("quiz", "track-list"): Flow(track_list),
     ("quiz", "track-start"): Flow(track_start),
     ("quiz", "track-stop"): Flow(track_stop),
+    ("quiz", "practice"): Flow(practice),
     ("quiz", "help"): Flow(instant=show_help),
     ("bandwidth", ""): Flow(bandwidth, check=admitted_estimate),
 }

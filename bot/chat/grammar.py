@@ -19,6 +19,7 @@ from bot import messages as M
 from bot.bandwidth import ALGORITHMS, OPS
 from bot.bandwidth import USAGE as BANDWIDTH_TEXT_USAGE
 from bot.engine.model import DifficultyMode, Period
+from bot.engine.practice import MAX_COUNT as PRACTICE_MAX
 from bot.errors import UserError
 from bot.scheduler import parse_duration, parse_weekday, parse_zone
 from bot.scheduler._parse import parse_days, parse_tag, parse_time
@@ -31,6 +32,7 @@ _KEYED = re.compile(r"^([a-z]+)[=:](.*)$", re.IGNORECASE)
 _MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 _HHMM = re.compile(r"^\d{1,2}:\d{2}$")
 _TRACK_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,119}")
+_TOPIC = re.compile(r"[a-z0-9][a-z0-9_-]{0,119}")
 
 
 class Form(StrEnum):
@@ -409,6 +411,13 @@ def _difficulty(word: str) -> DifficultyMode:
         raise UserError(say(M.BAD_DIFFICULTY, word=Code(word[:40]), modes=modes)) from None
 
 
+def _topic(word: str) -> str:
+    topic = word.strip().lower()
+    if not _TOPIC.fullmatch(topic):
+        raise UserError(say(M.BAD_TOPIC, word=Code(word[:40]), example=Code("collectives")))
+    return topic
+
+
 def _me(word: str) -> str:
     if word.strip().lower() != "me":
         raise UserError(say(M.BAD_DASHBOARD_SCOPE, word=Code(word[:40]), me=Code("me")))
@@ -735,6 +744,34 @@ QUIZ = Grammar(
             spelled="track start",
         ),
         Verb("track-stop", M.VERB_TRACK_STOP, spelled="track stop"),
+        Verb(
+            "practice",
+            M.VERB_PRACTICE,
+            (
+                Option(
+                    "topic",
+                    M.OPTION_TOPIC,
+                    _topic,
+                    "[topic]",
+                    "collectives",
+                    looks=lambda w: not w.isdigit(),
+                    twice=M.ONE_TOPIC,
+                    low=1,
+                    high=120,
+                ),
+                Option(
+                    "count",
+                    M.OPTION_COUNT,
+                    _whole("count", 1, PRACTICE_MAX),
+                    "[N]",
+                    "5",
+                    looks=str.isdigit,
+                    kind=Kind.INTEGER,
+                    low=1,
+                    high=PRACTICE_MAX,
+                ),
+            ),
+        ),
         Verb("help", M.VERB_HELP, words=("?",)),
     ),
 )

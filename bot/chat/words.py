@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot import messages as M
-from bot.chat.content import Feedback, Panel, ReviewAsk
+from bot.chat.buttons import PRACTICE, PRACTICE_NEXT, PRACTICE_STOP, ConfidenceChoice
+from bot.chat.content import Feedback, Offer, Panel, ReviewAsk
 from bot.engine import analytics
 from bot.engine.analytics import QuestionReport
+from bot.engine.learning import Confidence, PracticeKind, Rated, TopicMastery
 from bot.engine.model import (
     AnswerOutcome,
     AnswerStatus,
@@ -31,6 +33,7 @@ from bot.engine.model import (
     Reveal,
     UserStats,
 )
+from bot.engine.practice import PracticeResult, PracticeSession, PracticeTurn
 from bot.engine.review import ReviewOutcome, ReviewQueue
 from bot.engine.tracks import MyTrack, Track, TrackProgress
 from bot.scheduler import ScheduleView, describe_schedule
@@ -132,7 +135,8 @@ def notification(question: Question) -> Text:
 
 
 def feedback(outcome: AnswerOutcome) -> Feedback:
-    """Return the private reply to someone who answered."""
+    """Return the private reply to someone who answered (with "I was sure / I guessed" on a
+    first answer, whose review of the person's card a confidence can re-rate)."""
     return _feedback(
         outcome.status,
         outcome.choice,
@@ -142,6 +146,7 @@ def feedback(outcome: AnswerOutcome) -> Feedback:
         outcome.short,
         outcome.streak,
         outcome.why_not,
+        outcome.question_id,
     )
 
 
@@ -156,6 +161,7 @@ def _feedback(
     short: str,
     streak: int,
     why_not: str | None,
+    question_id: str = "",
 ) -> Feedback:
     mine = label(choice, strong=True)
     if status is AnswerStatus.CLOSED:
@@ -177,7 +183,34 @@ def _feedback(
     parts.append(Text((Verbatim(short),)))
     if streak > 1:
         parts.append(say(M.STREAK, icon=Icon.STREAK, n=streak))
-    return Feedback(join(parts))
+    offers = confidence_offers(question_id) if status is AnswerStatus.ACCEPTED else ()
+    return Feedback(join(parts), offers=offers)
+
+
+def confidence_offers(question_id: str) -> tuple[Offer, ...]:
+    """Return "I was sure" and "I guessed" for one's latest answer to a question (none
+    without a question id)."""
+    if not question_id:
+        return ()
+    return (
+        Offer(ConfidenceChoice(question_id, Confidence.SURE.value), M.CONFIDENCE_SURE),
+        Offer(ConfidenceChoice(question_id, Confidence.GUESSED.value), M.CONFIDENCE_GUESSED),
+    )
+
+
+RATED = {
+    (Confidence.SURE, True): M.CONFIDENCE_SURE_RIGHT,
+    (Confidence.GUESSED, True): M.CONFIDENCE_GUESSED_RIGHT,
+    (Confidence.SURE, False): M.CONFIDENCE_SURE_WRONG,
+    (Confidence.GUESSED, False): M.CONFIDENCE_GUESSED_WRONG,
+}
+
+
+def rated(result: Rated) -> Text:
+    """Return the reply to "I was sure" or "I guessed": what it changed (a confidently wrong
+    answer said so plainly)."""
+    template = RATED[(result.confidence, result.correct)]
+    return say(template, when=Moment(result.due_at, When.RELATIVE))
 
 
 # ---------------------------------------------------------------- the reveal
@@ -384,8 +417,38 @@ def report(
     return Panel(say(M.REPORT_TITLE), body, note)
 
 
-def me(s: PlayerSummary, *, dashboard: bool = False, tracks: Sequence[MyTrack] = ()) -> Panel:
-    """Return a player's own page: totals, streak, reviews, tracks and this week's rank."""
+#: How many topics the page names by mastery (the best known first).
+MASTERY_SHOWN = 5
+
+
+def mastery(topics: Sequence[TopicMastery]) -> Text:
+    """Return one person's mastery of the topics they have begun, best first, and how many
+    they have not begun."""
+    begun = sorted((t for t in topics if t.seen), key=lambda t: (-t.mastery, t.topic))
+    if not begun:
+        return say(M.ME_MASTERY_NONE, command=Code("/quiz practice"))
+    shown = join(
+        [
+            say(M.ME_MASTERY_TOPIC, topic=Code(t.topic), percent=round(t.mastery * 100))
+            for t in begun[:MASTERY_SHOWN]
+        ],
+        ", ",
+    )
+    rest = len(topics) - len(begun)
+    if rest:
+        return say(M.ME_MASTERY_REST, topics=shown, rest=rest)
+    return say(M.ME_MASTERY, topics=shown)
+
+
+def me(
+    s: PlayerSummary,
+    *,
+    dashboard: bool = False,
+    tracks: Sequence[MyTrack] = (),
+    topics: Sequence[TopicMastery] = (),
+) -> Panel:
+    """Return a player's own page: totals, streak, cards due, mastery by topic, tracks and this
+    week's rank, with a Practice button."""
     body = say(
         M.ME_BODY,
         points=s.points,
@@ -395,7 +458,7 @@ def me(s: PlayerSummary, *, dashboard: bool = False, tracks: Sequence[MyTrack] =
         best=s.best_streak,
     )
     if s.reviews_due:
-        reviews = say(M.ME_REVIEWS_DUE, due=s.reviews_due, command=Code("/quiz review"))
+        reviews = say(M.ME_REVIEWS_DUE, due=s.reviews_due, command=Code("/quiz practice"))
     elif s.next_review_due is not None:
         reviews = say(M.ME_REVIEWS_NEXT, when=Moment(s.next_review_due, When.RELATIVE))
     else:
@@ -404,8 +467,10 @@ def me(s: PlayerSummary, *, dashboard: bool = False, tracks: Sequence[MyTrack] =
     week = say(M.ME_WEEK, rank=c.rank, points=c.points) if c else say(M.ME_WEEK_NONE)
     start = s.reviews_due > 0
     taken = my_tracks(tracks)
-    parts = [body, reviews] if taken is None else [body, reviews, taken]
-    return Panel(say(M.ME_TITLE), join(parts), week, start, dashboard)
+    parts = [body, reviews, mastery(topics)]
+    if taken is not None:
+        parts.append(taken)
+    return Panel(say(M.ME_TITLE), join(parts), week, start, dashboard, practice=True)
 
 
 def schedule(view: ScheduleView | None) -> Text:
@@ -456,7 +521,88 @@ def review_feedback(outcome: ReviewOutcome) -> Feedback:
         after = say(
             M.REVIEW_COMES_BACK if outcome.counted else M.REVIEW_ANSWERED_FOR_NOW, when=when
         )
-    return Feedback(lines(head, why, Verbatim(outcome.short), after), replaces=True)
+    offers = confidence_offers(outcome.question_id) if outcome.counted else ()
+    return Feedback(lines(head, why, Verbatim(outcome.short), after), replaces=True, offers=offers)
+
+
+# ---------------------------------------------------------------- practice
+
+NEXT_OR_STOP = (
+    Offer(PRACTICE_NEXT, M.PRACTICE_NEXT, primary=True),
+    Offer(PRACTICE_STOP, M.PRACTICE_STOP),
+)
+AGAIN = (Offer(PRACTICE, M.PRACTICE_AGAIN),)
+
+
+def practice_title(turn: PracticeTurn) -> Text:
+    """Return the title of a practice question: its number, and whether it is due or new."""
+    assert turn.item is not None
+    due = turn.item.kind is PracticeKind.DUE
+    return say(M.PRACTICE_TITLE_DUE if due else M.PRACTICE_TITLE_NEW, number=turn.number)
+
+
+def practice_left(session: PracticeSession) -> Text:
+    """Return how many questions a session has left after the one it shows."""
+    left = session.left - 1
+    return say(M.PRACTICE_LEFT, left=left) if left > 0 else say(M.PRACTICE_LAST)
+
+
+def practice_footer(session: PracticeSession) -> Text:
+    """Return the line under a practice question: private, and how many are left after it."""
+    return say(M.PRACTICE_FOOTER, left=practice_left(session))
+
+
+def practice_ask(turn: PracticeTurn) -> ReviewAsk:
+    """Return a practice question, to ask privately with its own buttons."""
+    assert turn.item is not None
+    return ReviewAsk(
+        turn.item.question, practice_title(turn), practice_footer(turn.session), practice=True
+    )
+
+
+def practice_score(session: PracticeSession, *, stopped: bool = False) -> Text:
+    """Return how a session went: done (or stopped), and how many right."""
+    if stopped and session.answered == 0:
+        return say(M.PRACTICE_STOPPED_NONE)
+    template = M.PRACTICE_STOPPED if stopped else M.PRACTICE_DONE
+    return say(template, right=session.right, answered=session.answered)
+
+
+def practice_end(turn: PracticeTurn) -> Feedback:
+    """Return what a session says when it has nothing more to ask."""
+    if turn.session.answered == 0:
+        return Feedback(say(M.PRACTICE_NOTHING))
+    if turn.session.done:
+        return Feedback(practice_score(turn.session), offers=AGAIN)
+    return Feedback(lines(say(M.PRACTICE_NOTHING_MORE), practice_score(turn.session)), offers=AGAIN)
+
+
+def practice_stopped(session: PracticeSession | None) -> Feedback:
+    """Return the reply to Stop."""
+    if session is None:
+        return Feedback(say(M.PRACTICE_STOPPED_NONE), replaces=True, offers=AGAIN)
+    return Feedback(practice_score(session, stopped=True), replaces=True, offers=AGAIN)
+
+
+def practice_feedback(result: PracticeResult, *, score: bool = True) -> Feedback:
+    """Return the private reply to a practice answer: right or not, why not the choice, the
+    short explanation, and Next and Stop (or, with ``score``, the session's score once it is
+    done)."""
+    outcome, session = result.outcome, result.session
+    # An owed card comes back in this session, not on its card's date.
+    reply = review_feedback(replace(outcome, due_at=None) if result.owed_again else outcome)
+    parts = [reply.text]
+    if result.owed_again:
+        parts.append(say(M.PRACTICE_COMES_BACK_NOW))
+    tags = revealed_tags(result.question)
+    if tags is not None:
+        parts.append(tags)
+    sure = confidence_offers(outcome.question_id)
+    if session.done:
+        if score:
+            parts.append(practice_score(session))
+        return Feedback(join(parts), replaces=True, offers=(*sure, *AGAIN))
+    return Feedback(join(parts), replaces=True, offers=(*sure, *NEXT_OR_STOP))
 
 
 # ---------------------------------------------------------------- learning tracks

@@ -1,4 +1,4 @@
-"""``quizbot play``: a study session in the terminal."""
+"""``quizbot play``: a practice session in the terminal, the one ``/quiz practice`` runs in chat."""
 
 from __future__ import annotations
 
@@ -15,16 +15,21 @@ def register(sub: Any) -> None:
     """Add the ``play`` subcommand."""
     p = sub.add_parser(
         "play",
-        help="study in the terminal: questions, your answers, explanations",
+        help="practise in the terminal: due questions first, then new ones at your level",
         description=(
-            "Ask questions in the terminal on the same engine and database as the chat bots. "
+            "A practice session in the terminal, the same as /quiz practice in chat, on the same "
+            "engine and database: your due questions first, then new ones picked at your level; "
+            "a due question you miss comes back until you get it right (docs/learning.md). "
             "Type a letter to answer (a or A), q to quit. Works with piped input too: "
             "printf 'A\\nq\\n' | quizbot play"
         ),
     )
+    p.add_argument("--topic", help="only one topic: a folder of the bank, such as collectives")
     p.add_argument("--tag", help="only questions with this tag (see `quizbot validate`)")
-    p.add_argument("--count", type=_positive, default=5, help="how many questions (default 5)")
-    p.add_argument("--user", default=None, help="player name for scores (default: login name)")
+    p.add_argument(
+        "--count", type=_positive, default=5, help="how many questions (default 5, at most 50)"
+    )
+    p.add_argument("--user", default=None, help="whose cards and level (default: login name)")
     p.add_argument(
         "--review",
         action="store_true",
@@ -35,12 +40,14 @@ def register(sub: Any) -> None:
 
 
 def _positive(text: str) -> int:
+    from bot.engine.practice import MAX_COUNT
+
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 1 <= value <= 1000:
-        raise argparse.ArgumentTypeError("must be between 1 and 1000")
+    if not 1 <= value <= MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_COUNT}")
     return value
 
 
@@ -62,9 +69,9 @@ async def _play(args: argparse.Namespace) -> int:
     from bot.runtime import open_runtime
 
     user = args.user or _login()
-    if args.review and args.tag:
+    if args.review and (args.tag or args.topic):
         print(
-            "quizbot play: --review asks the questions that are due, whatever their tag",
+            "quizbot play: --review asks the questions that are due, whatever their tag or topic",
             file=sys.stderr,
         )
         return 2
@@ -73,11 +80,18 @@ async def _play(args: argparse.Namespace) -> int:
             # ``computed``: questions computed from the bundled templates.
             computed = (COMPUTED,) if rt.bank.templates else ()
             _require_tag((*computed, *rt.bank.tags()), args.tag)
+        if args.topic:
+            _require_topic(tuple(dict.fromkeys(rt.engine.topics().values())), args.topic)
         if args.review:
             await review_session(rt.engine, user=user, count=args.count)
         else:
             await play_session(
-                rt.engine, user=user, tag=args.tag, count=args.count, chart_table=_chart_table
+                rt.engine,
+                user=user,
+                tag=args.tag,
+                topic=args.topic,
+                count=args.count,
+                chart_table=_chart_table,
             )
     return 0
 
@@ -97,6 +111,17 @@ def _require_tag(tags: tuple[str, ...], tag: str) -> None:
     if near:
         raise UserError(say(M.PLAY_UNKNOWN_TAG, tag=Code(tag), suggestion=Code(folded[near[0]])))
     raise UserError(say(M.PLAY_UNKNOWN_TAG_LIST, tag=Code(tag), tags=", ".join(tags)))
+
+
+def _require_topic(topics: tuple[str, ...], topic: str) -> None:
+    """Refuse a topic the bank has no folder for, listing the topics."""
+    from bot import messages as M
+    from bot.engine.practice import find_topic
+    from bot.errors import UserError
+    from bot.text import Code, say
+
+    if find_topic(topic, topics) is None:
+        raise UserError(say(M.PRACTICE_NO_TOPIC, topic=Code(topic), topics=", ".join(topics)))
 
 
 def _chart_table(question: Question) -> str | None:

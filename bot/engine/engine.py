@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from bot import messages as M
-from bot.engine import activity, analytics, instances, learning
+from bot.engine import activity, analytics, instances, learning, practice
 from bot.engine.learning import CardKey, MemoryCard, Review, Source, Study
 from bot.engine.model import (
     Answerer,
@@ -44,7 +44,7 @@ from bot.engine.model import (
     ScoreRow,
     UserStats,
 )
-from bot.engine.ports import Clock, RoundAlreadyOpen, Store, utc_now
+from bot.engine.ports import Clock, PracticeMoved, RoundAlreadyOpen, Store, utc_now
 from bot.engine.review import ReviewOutcome, ReviewQueue
 from bot.engine.rules import points_for
 from bot.engine.tracks import Track, TrackBook
@@ -589,22 +589,29 @@ class QuizEngine:
         user: str,
         *,
         topic: str | None = None,
+        tag: str | None = None,
         avoid: Collection[str] = (),
     ) -> learning.PracticeItem | None:
         """Return the next practice question: the most overdue due card, else a question the
         person never answered whose chance of a right answer is nearest the practice target.
 
-        ``topic`` keeps to one topic of the bank; ``avoid`` leaves out questions already asked
-        in the session. None when nothing is left.
+        ``topic`` keeps to one topic of the bank, ``tag`` to the questions with a tag; ``avoid``
+        leaves out questions already asked in the session. None when nothing is left.
         """
         bank = await self.bank_for(platform, workspace)
         topics = self.topics(bank)
-        wanted = [q for q, t in topics.items() if (topic is None or t == topic) and q not in avoid]
+        tagged = None if tag is None else {q.id for q in bank.filter(tag)}
+        wanted = [
+            q
+            for q, t in topics.items()
+            if (topic is None or t == topic) and (tagged is None or q in tagged) and q not in avoid
+        ]
         if not wanted:
             return None
         now = self._now()
+        narrowed = topic is not None or tagged is not None
         due = await self.store.due_cards(
-            platform, workspace, user, now, question_ids=wanted if topic else None, limit=20
+            platform, workspace, user, now, question_ids=wanted if narrowed else None, limit=20
         )
         allowed = set(wanted)
         for card in due:
@@ -659,12 +666,13 @@ class QuizEngine:
         *,
         elapsed_ms: int | None = None,
         due_only: bool = False,
+        session: practice.PracticeSession | None = None,
     ) -> ReviewOutcome:
         """Grade an answer given outside a round and review its card (scores never change)."""
         if template_of(card_key.question_id) is not None:
-            # Practice never asks a computed question, and a review answers a card the person
-            # holds: a crafted id rebuilds nothing.
-            if source is Source.PRACTICE:
+            # A computed question is practised only as a session's own current question, and a
+            # review answers a card the person holds: a crafted id rebuilds nothing.
+            if source is Source.PRACTICE and session is None:
                 raise NotFound(say(M.NOT_IN_BANK))
             if due_only and await self.store.card(card_key) is None:
                 raise NotFound(say(M.NOT_IN_REVIEW))
@@ -689,7 +697,7 @@ class QuizEngine:
             elapsed_ms=elapsed_ms,
         )
         card, counted = await self.store.study(
-            await self._study(card_key, review), choice=choice, due_only=due_only
+            await self._study(card_key, review), choice=choice, due_only=due_only, session=session
         )
         return ReviewOutcome(
             question_id=card_key.question_id,
@@ -701,6 +709,220 @@ class QuizEngine:
             why_not=None if correct else question.why_not.get(choice),
             counted=counted,
         )
+
+    # ---------------------------------------------------------- practice sessions
+
+    async def start_practice(
+        self,
+        platform: str,
+        workspace: str,
+        user: str,
+        *,
+        topic: str | None = None,
+        tag: str | None = None,
+        count: int = practice.DEFAULT_COUNT,
+    ) -> practice.PracticeTurn:
+        """Start a person's practice session (ending any other) and return its first question.
+
+        ``topic`` is a folder of the bank, as the person wrote it (``collectives`` finds
+        ``03-collectives``); an unknown one is refused with the topics there are.
+        """
+        if not 1 <= count <= practice.MAX_COUNT:
+            raise UserError(say(M.PRACTICE_COUNT_RANGE, high=practice.MAX_COUNT))
+        bank = await self.bank_for(platform, workspace)
+        found = None
+        if topic is not None:
+            names = list(dict.fromkeys(self.topics(bank).values()))
+            found = practice.find_topic(topic, names)
+            if found is None:
+                listed = ", ".join(names)
+                raise UserError(say(M.PRACTICE_NO_TOPIC, topic=echo(topic), topics=listed))
+        if tag is not None and tag.casefold() == COMPUTED:
+            if not self.bank.templates:
+                raise UserError(say(M.NO_TEMPLATES))
+            tag = COMPUTED
+        elif tag is not None and not bank.filter(tag):
+            raise UserError(say(M.NO_SUCH_TAG, tag=echo(tag)))
+        stored = await self.store.practice_session(platform, workspace, user)
+        fresh = practice.PracticeSession(
+            platform=platform,
+            workspace=workspace,
+            user=user,
+            target=count,
+            started_at=self._now(),
+            topic=found,
+            tag=tag,
+            version=0 if stored is None else stored.version,
+        )
+        return await self._ask_next(fresh)
+
+    async def practice_next(
+        self, platform: str, workspace: str, user: str
+    ) -> practice.PracticeTurn:
+        """Return the session's question waiting for an answer, else pick and show the next.
+
+        A session with nothing left returns a turn without a question (its summary); a person
+        with no session is told how to start one.
+        """
+        session = await self._session(platform, workspace, user)
+        bank = await self.bank_for(platform, workspace)
+        if session.current is not None and not _known(bank, session.current):
+            session = replace(session, current=None, current_kind=None, asked_at=None)
+        if session.current is not None and session.current_kind is not None:
+            shown = await self.question(platform, workspace, session.current, bank)
+            item = learning.PracticeItem(shown, session.current_kind, None)
+            return practice.PracticeTurn(session, item, session.answered + 1)
+        return await self._ask_next(session)
+
+    async def stop_practice(
+        self, platform: str, workspace: str, user: str
+    ) -> practice.PracticeSession | None:
+        """End a person's session and return it as it stood (None when there was none)."""
+        return await self.store.drop_practice(platform, workspace, user)
+
+    async def answer_in_practice(
+        self, platform: str, workspace: str, user: str, question_id: str, key: str
+    ) -> practice.PracticeResult:
+        """Grade the answer to the session's current question; review its card and step the
+        session in one transaction (scores never change).
+
+        An answer to any other question (a second click, an earlier session's button) is
+        refused and changes nothing.
+        """
+        session = await self._session(platform, workspace, user)
+        if session.current != question_id or session.current_kind is None:
+            raise UserError(say(M.PRACTICE_NOT_CURRENT))
+        kind = session.current_kind
+        now = self._now()
+        elapsed = None
+        if session.asked_at is not None:
+            elapsed = max(int((now - session.asked_at).total_seconds() * 1000), 0)
+        try:
+            question = await self.question(platform, workspace, question_id)
+        except KeyError:
+            raise NotFound(say(M.NOT_IN_BANK)) from None
+        choice = key.strip().upper()
+        if choice not in question.keys:
+            raise UserError(not_a_choice(key, question))
+        correct = choice == question.answer
+        after = practice.after_answer(session, question_id, correct, kind)
+        try:
+            outcome = await self._answer_outside_round(
+                CardKey(platform, workspace, user, question_id),
+                choice,
+                Source.PRACTICE,
+                elapsed_ms=elapsed,
+                session=after,
+            )
+        except PracticeMoved:
+            # A second click got there first, or the session was stopped: nothing was written.
+            raise UserError(say(M.PRACTICE_NOT_CURRENT)) from None
+        owed_again = kind is learning.PracticeKind.DUE and not correct
+        stepped = replace(after, version=session.version + 1)
+        return practice.PracticeResult(outcome, stepped, kind, owed_again, question)
+
+    async def rate_confidence(
+        self, platform: str, workspace: str, user: str, question_id: str, confidence: str
+    ) -> learning.Rated:
+        """Re-rate a person's latest answer to a question with the confidence they give after it.
+
+        The rating follows ``learning.rating_for`` from the answer's correctness and time and the
+        confidence. Refused (nothing changes) without an answer, once a confidence was given, or
+        more than ``CONFIDENCE_WINDOW`` after the answer.
+        """
+        try:
+            said = learning.Confidence(confidence)
+        except ValueError:
+            raise UserError(say(M.NOT_A_BUTTON)) from None
+        key = CardKey(platform, workspace, user, question_id)
+        last = await self.store.last_answer(key)
+        if last is None:
+            raise UserError(say(M.CONFIDENCE_NOTHING))
+        if last.rated:
+            raise UserError(say(M.CONFIDENCE_ALREADY))
+        if self._now() - last.at > learning.CONFIDENCE_WINDOW:
+            minutes = int(learning.CONFIDENCE_WINDOW.total_seconds() // 60)
+            raise UserError(say(M.CONFIDENCE_LATE, minutes=minutes))
+        rating = learning.rating_for(last.correct, said, last.elapsed_ms)
+        memory = await self.memory_for(platform, workspace)
+        card = await self.store.rate_last(key, said, memory, rating)
+        if card is None:
+            raise UserError(say(M.CONFIDENCE_NOTHING))
+        return learning.Rated(said, last.correct, rating, card.due_at)
+
+    async def _session(self, platform: str, workspace: str, user: str) -> practice.PracticeSession:
+        session = await self.store.practice_session(platform, workspace, user)
+        if session is None:
+            raise UserError(say(M.PRACTICE_NONE, command=Code("/quiz practice")))
+        return session
+
+    async def _next_computed(
+        self, session: practice.PracticeSession
+    ) -> learning.PracticeItem | None:
+        """Return the next computed practice question: a due computed card, else a new
+        instance drawn from a template, never one asked in the session."""
+        bank = await self.bank_for(session.platform, session.workspace)
+        due = await self.store.due_cards(
+            session.platform, session.workspace, session.user, self._now(), limit=100
+        )
+        for card in due:
+            question_id = card.key.question_id
+            computed = template_of(question_id) is not None
+            if computed and question_id not in session.asked and _known(bank, question_id):
+                due_question = await self.question(
+                    session.platform, session.workspace, question_id, bank
+                )
+                return learning.PracticeItem(due_question, learning.PracticeKind.DUE, None)
+        templates = list(self.bank.templates)
+        self.rng.shuffle(templates)
+        for template in templates:
+            drawn = self._draw(template)
+            if drawn is not None and drawn.id not in session.asked:
+                # Stored as drawn, so the answer and any later review read this question.
+                kept = await self._keep(session.platform, session.workspace, drawn)
+                return learning.PracticeItem(kept, learning.PracticeKind.NEW, None)
+        return None
+
+    async def _ask_next(self, session: practice.PracticeSession) -> practice.PracticeTurn:
+        """Pick the session's next question, store it as waiting, and return the turn."""
+        bank = await self.bank_for(session.platform, session.workspace)
+        # A question gone from the bank since it was missed is no longer owed.
+        session = replace(session, owed=tuple(q for q in session.owed if _known(bank, q)))
+        item: learning.PracticeItem | None = None
+        if not session.done:
+            owed = practice.owed_next(session)
+            if owed is not None:
+                owed_question = await self.question(session.platform, session.workspace, owed, bank)
+                item = learning.PracticeItem(owed_question, learning.PracticeKind.DUE, None)
+            elif session.answered < session.target and session.tag == COMPUTED:
+                item = await self._next_computed(session)
+            elif session.answered < session.target:
+                item = await self.next_practice(
+                    session.platform,
+                    session.workspace,
+                    session.user,
+                    topic=session.topic,
+                    tag=session.tag,
+                    avoid=session.asked,
+                )
+            if item is None and session.owed:
+                first = await self.question(
+                    session.platform, session.workspace, session.owed[0], bank
+                )
+                item = learning.PracticeItem(first, learning.PracticeKind.DUE, None)
+        shown = session if item is None else practice.asking(session, item, self._now())
+        if not await self.store.put_practice(shown, session.version):
+            # Another press stepped the session first: show what it left.
+            again = await self._session(session.platform, session.workspace, session.user)
+            if again.current is None or again.current_kind is None:
+                return practice.PracticeTurn(again, None, again.answered + 1)
+            if not _known(bank, again.current):
+                return practice.PracticeTurn(again, None, again.answered + 1)
+            current = await self.question(again.platform, again.workspace, again.current, bank)
+            item = learning.PracticeItem(current, again.current_kind, None)
+            return practice.PracticeTurn(again, item, again.answered + 1)
+        stored = replace(shown, version=session.version + 1)
+        return practice.PracticeTurn(stored, item, stored.answered + 1)
 
     def topics(self, bank: Bank | None = None) -> dict[str, str]:
         """Return every question's topic (the folder of its file), in the bank's order.
@@ -1224,4 +1446,5 @@ def _outcome(
         streak=streak,
         previous=question.choice(previous) if previous is not None else None,
         why_not=None if correct else question.why_not.get(key),
+        question_id=question.id,
     )

@@ -28,6 +28,9 @@ DEFAULT_RETENTION = 0.9
 MIN_RETENTION = 0.7
 MAX_RETENTION = 0.97
 
+# How long after an answer a confidence may still be given for it.
+CONFIDENCE_WINDOW = timedelta(minutes=30)
+
 # Answer time, in seconds, that separates a quick recall from a slow one (docs/learning.md).
 QUICK_SECONDS = 10.0
 SLOW_SECONDS = 60.0
@@ -115,6 +118,26 @@ class Review:
     source: Source = Source.ROUND
     elapsed_ms: int | None = None
     confidence: Confidence | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LastAnswer:
+    """The answer a card's latest review came from, as a confidence given afterwards needs it."""
+
+    at: datetime
+    correct: bool
+    elapsed_ms: int | None
+    rated: bool  # a confidence has re-rated it already
+
+
+@dataclass(frozen=True, slots=True)
+class Rated:
+    """A confidence given after an answer, and what it did to the card."""
+
+    confidence: Confidence
+    correct: bool
+    rating: Grade
+    due_at: datetime
 
 
 @dataclass(frozen=True, slots=True)

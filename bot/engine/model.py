@@ -285,6 +285,7 @@ class AnswerOutcome:
     streak: int = 0
     previous: Choice | None = None
     why_not: str | None = None  # why the chosen (wrong) choice is wrong, from the question
+    question_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,15 @@ from typing import Protocol
 
 from bot.engine.activity import StreakRow
 from bot.engine.analytics import QuestionAggregate
-from bot.engine.learning import CardKey, Confidence, Grade, Memory, MemoryCard, Study
+from bot.engine.learning import (
+    CardKey,
+    Confidence,
+    Grade,
+    LastAnswer,
+    Memory,
+    MemoryCard,
+    Study,
+)
 from bot.engine.model import (
     AnswerRecord,
     AnswerStatus,
@@ -24,6 +32,7 @@ from bot.engine.model import (
     WorkspaceSettings,
 )
 from bot.engine.names import Known, NameKind
+from bot.engine.practice import PracticeSession
 from bot.errors import QuizbotError
 
 Clock = Callable[[], datetime]
@@ -36,6 +45,10 @@ def utc_now() -> datetime:
 
 class RoundAlreadyOpen(QuizbotError):
     """A channel already has an open round (the database refused a second one)."""
+
+
+class PracticeMoved(QuizbotError):
+    """A practice session changed between its read and its write (nothing was written)."""
 
 
 class Store(Protocol):
@@ -252,13 +265,36 @@ class Store(Protocol):
         ...
 
     async def study(
-        self, study: Study, *, choice: str, due_only: bool = False
+        self,
+        study: Study,
+        *,
+        choice: str,
+        due_only: bool = False,
+        session: PracticeSession | None = None,
     ) -> tuple[MemoryCard, bool]:
         """Review a card with an answer given outside a round, in one transaction.
 
         Return the card afterwards and whether this answer reviewed it (with ``due_only``, a
-        card that is not due is left alone).
+        card that is not due is left alone). With ``session``, the practice session is written
+        in the same transaction over the version it carries; PracticeMoved (nothing written)
+        if the stored one has moved on.
         """
+        ...
+
+    async def practice_session(
+        self, platform: str, workspace: str, user: str
+    ) -> PracticeSession | None:
+        """Return a person's practice session, or None."""
+        ...
+
+    async def put_practice(self, session: PracticeSession, expected: int) -> bool:
+        """Write a session over the stored version ``expected`` (0: none); False if it moved."""
+        ...
+
+    async def drop_practice(
+        self, platform: str, workspace: str, user: str
+    ) -> PracticeSession | None:
+        """Delete a person's practice session; return it as it was (None if there was none)."""
         ...
 
     async def mastery_sums(
@@ -271,6 +307,10 @@ class Store(Protocol):
         user: str | None = None,
     ) -> list[tuple[str, str, float, int]]:
         """Return (user, topic, summed retrievability, cards) per person and topic, in SQL."""
+        ...
+
+    async def last_answer(self, key: CardKey) -> LastAnswer | None:
+        """Return the answer the card's latest review came from (None: no review)."""
         ...
 
     async def rate_last(

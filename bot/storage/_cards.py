@@ -27,11 +27,15 @@ from bot.engine.learning import (
     CardKey,
     Confidence,
     Grade,
+    LastAnswer,
     Memory,
     MemoryCard,
     Study,
     new_card,
 )
+from bot.engine.ports import PracticeMoved
+from bot.engine.practice import PracticeSession
+from bot.storage._practice import delete_session, read_session, write_session
 from bot.storage._schema import UTCDateTime, answers, card_reviews, cards, rounds
 
 STATE = ("state", "stability", "difficulty", "due_at", "last_review", "reps", "lapses")
@@ -333,12 +337,19 @@ class CardsSql:
         return bool(result.rowcount == 1)
 
     async def study(
-        self, study: Study, *, choice: str, due_only: bool = False
+        self,
+        study: Study,
+        *,
+        choice: str,
+        due_only: bool = False,
+        session: PracticeSession | None = None,
     ) -> tuple[MemoryCard, bool]:
         """Review a card with an answer given outside a round, in one transaction.
 
         Return the card as it stands afterwards, and whether this answer reviewed it: with
         ``due_only``, a card that is not due (a second click on the same review) is left alone.
+        With ``session``, the practice session is written in the same transaction over the
+        version it carries; PracticeMoved, and nothing written, if it has moved on.
         """
         try:
             async with self.write() as conn:
@@ -368,7 +379,14 @@ class CardsSql:
                         "l_answered_at": review.at,
                     },
                 )
+                if session is not None and not await write_session(
+                    conn, self._insert, session, session.version
+                ):
+                    raise PracticeMoved("the practice session moved on")
         except _CardMoved:
+            if session is not None:
+                # The answer was not written, so neither was the session's step.
+                raise PracticeMoved("the card moved on under a practice answer") from None
             return (await self.card(study.key)) or new, False
         written = replace(new, version=expected + 1)
         self._card_cache.put(written)
@@ -429,6 +447,77 @@ class CardsSql:
         async with self.read() as conn:
             rows = await conn.execute(query)
             return [(u, t, float(r), int(n)) for u, t, r, n in rows]
+
+    async def practice_session(
+        self, platform: str, workspace: str, user: str
+    ) -> PracticeSession | None:
+        """Return a person's practice session, or None."""
+        async with self.read() as conn:
+            return await read_session(conn, platform, workspace, user)
+
+    async def put_practice(self, session: PracticeSession, expected: int) -> bool:
+        """Write a session over the stored version ``expected`` (0: none); False if it moved."""
+        async with self.write() as conn:
+            return await write_session(conn, self._insert, session, expected)
+
+    async def drop_practice(
+        self, platform: str, workspace: str, user: str
+    ) -> PracticeSession | None:
+        """Delete a person's practice session; return it as it was (None if there was none)."""
+        async with self.write() as conn:
+            return await delete_session(conn, platform, workspace, user)
+
+    async def last_answer(self, key: CardKey) -> LastAnswer | None:
+        """Return the answer a card's latest review came from: when, right or not, how long it
+        took (from the round's or the review log's row), and whether a confidence re-rated it.
+        None when the card has no review."""
+        async with self.read() as conn:
+            row = (
+                await conn.execute(
+                    sa.select(cards.c.last_review, cards.c.rating, cards.c.confidence).where(
+                        *key_where(key)
+                    )
+                )
+            ).first()
+            if row is None or row.last_review is None or row.rating is None:
+                return None
+            at = _aware(row.last_review)
+            logged = (
+                await conn.execute(
+                    sa.select(card_reviews.c.elapsed_ms)
+                    .where(
+                        card_reviews.c.platform == key.platform,
+                        card_reviews.c.workspace == key.workspace,
+                        card_reviews.c.user_id == key.user,
+                        card_reviews.c.question_id == key.question_id,
+                        card_reviews.c.answered_at == sa.bindparam("at", at, type_=UTCDateTime()),
+                    )
+                    .limit(1)
+                )
+            ).first()
+            if logged is None:
+                logged = (
+                    await conn.execute(
+                        sa.select(answers.c.elapsed_ms)
+                        .select_from(answers.join(rounds, rounds.c.id == answers.c.round_id))
+                        .where(
+                            rounds.c.platform == key.platform,
+                            rounds.c.workspace == key.workspace,
+                            rounds.c.question_id == key.question_id,
+                            answers.c.user_id == key.user,
+                            answers.c.answered_at == sa.bindparam("at", at, type_=UTCDateTime()),
+                        )
+                        .limit(1)
+                    )
+                ).first()
+        elapsed = None if logged is None or logged.elapsed_ms is None else int(logged.elapsed_ms)
+        return LastAnswer(
+            at=at,
+            # Only a wrong answer is rated Again, with a confidence or without.
+            correct=int(row.rating) != int(Grade.AGAIN),
+            elapsed_ms=elapsed,
+            rated=row.confidence is not None,
+        )
 
     async def rate_last(
         self, key: CardKey, confidence: Confidence, memory: Memory, rating: Grade

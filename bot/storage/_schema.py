@@ -487,6 +487,30 @@ computed_instances = sa.Table(
 )
 
 
+# A person's private practice session (bot/engine/practice.py): at most one per workspace.
+# ``asked`` and ``owed`` are question ids separated by spaces; ``current`` the question waiting
+# for an answer, shown at ``asked_at``. ``version`` guards each step.
+practice_sessions = sa.Table(
+    "practice_sessions",
+    metadata,
+    sa.Column("platform", sa.String(16), primary_key=True),
+    sa.Column("workspace", sa.String(64), primary_key=True),
+    sa.Column("user_id", sa.String(64), primary_key=True),
+    sa.Column("topic", sa.String(120), nullable=True),
+    sa.Column("tag", sa.String(64), nullable=True),
+    sa.Column("target", sa.Integer, nullable=False),
+    sa.Column("answered", sa.Integer, nullable=False),
+    sa.Column("right_answers", sa.Integer, nullable=False),
+    sa.Column("asked", sa.Text, nullable=False),
+    sa.Column("owed", sa.Text, nullable=False),
+    sa.Column("current", sa.String(120), nullable=True),
+    sa.Column("current_kind", sa.String(8), nullable=True),
+    sa.Column("asked_at", UTCDateTime, nullable=True),
+    sa.Column("started_at", UTCDateTime, nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+)
+
+
 def _create(*tables: sa.Table) -> Callable[[Connection], None]:
     def run(conn: Connection) -> None:
         for table in tables:
@@ -675,6 +699,7 @@ MIGRATIONS: list[Migration] = [
     (19, "players' reports of problems with questions", _create(question_flags)),
     (20, "reports' channel, and when the reporter was told of the fix", _flags_told),
     (21, "computed questions as each workspace asked them", _create(computed_instances)),
+    (22, "practice sessions", _create(practice_sessions)),
 ]
 
 

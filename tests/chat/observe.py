@@ -21,7 +21,16 @@ class Handled:
         self.started = 0
         self.count = 0
         self._changed = asyncio.Condition()
-        for name in ("command", "click", "reaction", "review_click", "track_click", "refuse"):
+        for name in (
+            "command",
+            "click",
+            "reaction",
+            "review_click",
+            "track_click",
+            "practice_press",
+            "confidence_press",
+            "refuse",
+        ):
             setattr(chat, name, self._counted(getattr(chat, name)))
 
     def _counted(self, handle: Callable[..., Awaitable[None]]) -> Callable[..., Awaitable[None]]:

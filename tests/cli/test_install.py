@@ -111,4 +111,4 @@ def test_an_installed_quizbot_plays_from_its_own_bank(wheel: Path, tmp_path: Pat
         timeout=60,
     )
     assert played.returncode == 0, played.stderr
-    assert "Question 1 of 1" in played.stdout
+    assert "Practice 1: a new question" in played.stdout

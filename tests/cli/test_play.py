@@ -55,12 +55,15 @@ def test_piped_session_with_a_bad_answer_then_quit(env: dict[str, str]):
     assert "Which link is fastest?" in out
     assert "A) InfiniBand NDR" in out
     assert "'x' is not a choice: type one of A, B, C" in out
-    assert "Right! A) InfiniBand NDR" in out
+    assert "Practice 1: a new question" in out
+    assert "Right! You chose A) InfiniBand NDR." in out
     assert "NDR is 400 Gb/s per port." in out
     assert "Full explanation" in out
     assert "B) 1 GbE: One gigabit per second is 400 times slower." in out
     assert "https://www.infinibandta.org/" in out
-    assert "Score: 1/1 correct, 1 point." in out
+    # One question has the tag: the session says so, and how it went.
+    assert "That is every question there is to practise for now." in out
+    assert "Practice done: 1 of 1 right." in out
     # The question's chart is printed as the /bandwidth table.
     assert "allreduce of 7B grads bf16 = 14 GB" in out
     assert "InfiniBand HDR 200G" in out
@@ -71,17 +74,21 @@ def test_piped_session_with_a_bad_answer_then_quit(env: dict[str, str]):
 def test_wrong_answer_names_the_right_one(env: dict[str, str]):
     result = play(env, "a\n", "--tag", "memory", "--count", "1")
     assert result.returncode == 0
-    assert "Not quite: you chose A) 1; the answer is B) 2." in result.stdout
-    assert "Score: 0/1 correct, 0 points." in result.stdout
+    out = result.stdout
+    assert "Not this time. You chose A) 1; the answer is B) 2." in out
+    assert "Why not A: That is fp8 or int8." in out  # the chosen choice's own why_not
+    assert "Practice done: 0 of 1 right." in out
 
 
 def test_end_of_input_ends_with_the_score_so_far(env: dict[str, str]):
     result = play(env, "", "--count", "2")
     assert result.returncode == 0
-    assert "No questions answered" in result.stdout
-    # The next session still works: the round left open by EOF was closed.
-    again = play(env, "b\n", "--tag", "memory", "--count", "1")
-    assert "Right! B) 2" in again.stdout
+    assert result.stdout.rstrip().endswith("Practice stopped.")
+    partway = play(env, "b\n", "--count", "2")
+    assert partway.stdout.rstrip().endswith("Practice stopped: 1 of 1 right.")
+    # The next session still works: it starts afresh.
+    again = play(env, "a\n", "--tag", "net", "--count", "1")
+    assert "Right! You chose A) InfiniBand NDR." in again.stdout
 
 
 def test_every_line_fits_80_columns(env: dict[str, str]):
@@ -136,12 +143,12 @@ def test_ctrl_c_exits_cleanly_with_the_score(env: dict[str, str]):
         out, err = proc.communicate(timeout=30)
     finally:
         proc.kill()
-    assert "Score" in out or "No questions answered" in out
+    assert "Practice stopped." in out
     assert "Traceback" not in err
     assert proc.returncode == 0
 
 
-def test_a_fresh_session_on_the_bundled_bank_starts_with_the_seed_question(tmp_path: Path):
+def test_a_fresh_session_on_the_bundled_bank_practises_a_new_question(tmp_path: Path):
     env = {
         k: v
         for k, v in os.environ.items()
@@ -157,7 +164,8 @@ def test_a_fresh_session_on_the_bundled_bank_starts_with_the_seed_question(tmp_p
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
-    words = " ".join(result.stdout.split())
-    assert "Which network technology gives this multi-node cluster" in words
-    assert "Right! A) InfiniBand" in result.stdout
+    out = result.stdout
+    assert "Practice 1: a new question" in out
+    assert "Right! You chose A)" in out or "Not this time. You chose A)" in out
+    assert "Practice done:" in out and "of 1 right." in out
     assert (tmp_path / "quizbot.db").exists()

@@ -91,22 +91,21 @@ def test_the_verdict_comes_first_in_colour_and_the_rest_on_request(env: dict[str
     term = Terminal(env, "--tag", "net", "--count", "1")
     try:
         card = term.until("Your answer (A-C, q to quit):")
-        assert "Question 1 of 1" in ESCAPE.sub("", card)
+        assert "Practice 1: a new question" in ESCAPE.sub("", card)
         term.type("A")
         verdict = term.until("m: the full explanation")
         plain = ESCAPE.sub("", verdict)
-        # The verdict, in green, then the short explanation and the score; nothing more yet.
-        assert "\x1b[1;32mRight! A) InfiniBand NDR  (+1 point)" in verdict
+        # The verdict, in green, then the short explanation; nothing more yet.
+        assert "\x1b[1;32mRight! You chose A) InfiniBand NDR." in verdict
         assert COLOUR.search(verdict)
         assert plain.index("Right!") < plain.index("NDR is 400 Gb/s per port.")
-        assert "Score: 1/1 correct, 1 point." in plain
         assert FULL not in plain
         term.type("m")
-        more = ESCAPE.sub("", term.until("Enter: your score"))
+        more = ESCAPE.sub("", term.until("Enter: done"))
         assert FULL in more
         assert "B) 1 GbE: One gigabit per second is 400 times slower." in more
         term.type("")
-        end = ESCAPE.sub("", term.until("Score: 1/1 correct, 1 point."))
+        end = ESCAPE.sub("", term.until("Practice done: 1 of 1 right."))
         assert FULL not in end
         assert term.close() == 0
     finally:
@@ -118,13 +117,13 @@ def test_enter_skips_the_full_explanation(env: dict[str, str]):
     try:
         term.until("Your answer")
         term.type("A")
-        term.until("Enter: next question")
+        term.until("Enter: next ·")
         term.type("")
         second = ESCAPE.sub("", term.until("Your answer"))
-        assert "Question 2 of 2" in second
+        assert "Practice 2: a new question" in second
         assert "Full explanation" not in second
-        # The score so far heads every question after the first.
-        assert "Score: " in second
+        # Every question says how many are left after it.
+        assert "The last one of this session." in second
         term.type("q")
         assert term.close() == 0
     finally:
@@ -137,7 +136,7 @@ def test_no_color_keeps_the_terminal_plain(env: dict[str, str]):
         term.until("Your answer")
         term.type("A")
         verdict = term.until("m: the full explanation")
-        assert "Right! A) InfiniBand NDR" in verdict
+        assert "Right! You chose A) InfiniBand NDR." in verdict
         assert not COLOUR.search(verdict)
         term.type("q")
         assert term.close() == 0
@@ -158,4 +157,24 @@ def test_piped_output_has_no_colour_and_the_whole_explanation(env: dict[str, str
     assert not ESCAPE.search(result.stdout)
     assert FULL in result.stdout
     # Paragraphs of the full explanation are set apart by a blank line.
-    assert "Right! A) InfiniBand NDR  (+1 point)" in result.stdout
+    assert "Right! You chose A) InfiniBand NDR." in result.stdout
+
+
+def test_i_was_sure_re_rates_the_answer_and_says_so(env: dict[str, str]):
+    term = Terminal(env, "--tag", "memory", "--count", "1")
+    try:
+        term.until("Your answer")
+        term.type("A")  # wrong: bf16 is two bytes
+        term.until("g: I guessed")
+        term.type("s")
+        told = ESCAPE.sub("", term.until("g: I guessed"))
+        # A confidently wrong answer is told so plainly.
+        assert "You were sure, and it was wrong" in told
+        term.type("g")
+        again = ESCAPE.sub("", term.until("g: I guessed"))
+        assert "You have said how sure you were of that answer already." in again
+        term.type("")
+        term.until("Practice done: 0 of 1 right.")
+        assert term.close() == 0
+    finally:
+        term.stop()

@@ -494,6 +494,100 @@ class SlackDriver:
                         values = [e["action_id"] for e in block["elements"]]
         return ReviewSeen(seen, values)
 
+    # ------------------------------------------------------------ practice
+
+    def _buttons_since(self, marks: tuple[int, int, int], key: str, user: str) -> list[str]:
+        s = self.standin
+        responses, ephemerals, _ = marks
+        shown = [r.body.get("blocks") for r in s.responses[responses:] if r.name == key]
+        shown += [
+            c.params.get("blocks")
+            for c in s.of("chat.postEphemeral")[ephemerals:]
+            if c.params.get("user") == self.uid(user) and c.ok
+        ]
+        found: list[str] = []
+        for blocks in shown:
+            for block in blocks or []:
+                if block.get("type") == "actions":
+                    found += [e["action_id"] for e in block["elements"]]
+        return found
+
+    def public_posts(self) -> int:
+        """Return how many messages the bot has posted for the whole channel."""
+        return len(self.standin.of("chat.postMessage"))
+
+    async def practice(self, options: dict[str, Any], *, user: str = "ada") -> ReviewSeen:
+        """Start a practice session; return what was shown and its buttons' ids."""
+        key, marks = f"p{next(self._keys)}", self._marks()
+        seen = await self.text("quiz", spell("quiz", "practice", options), user=user)
+        return ReviewSeen(seen, self._buttons_since(marks, key, user))
+
+    async def press(self, shown: ReviewSeen, value: str, *, user: str = "ada") -> ReviewSeen:
+        """Press one of the bot's buttons on a private message; return the reply and its buttons."""
+        assert value in shown.values, (value, shown.values)
+        k, marks = f"b{next(self._keys)}", self._marks()
+        payload = block_actions(
+            0, "A", user=self.uid(user), response_url=self.standin.response_url(k)
+        )
+        payload["actions"][0].update(action_id=value, block_id="quiz_offers", value="")
+        payload["container"]["is_ephemeral"] = True
+        body = urllib.parse.urlencode({"payload": json.dumps(payload)})
+        reply = await self._handled_after(
+            lambda: self.sender.post(body, "application/x-www-form-urlencoded")
+        )
+        assert reply.status == 200
+        seen = self._said(marks, k, user)
+        assert seen is not None, f"pressing {value} said nothing"
+        if not seen.text.strip():
+            texts_ = [
+                " ".join(texts(r.body.get("blocks")))
+                for r in self.standin.responses[marks[0] :]
+                if r.name == k
+            ]
+            seen = Seen("\n".join(texts_), seen.private)
+        return ReviewSeen(seen, self._buttons_since(marks, k, user))
+
+    async def practise_once(self, topic: str, key: str, *, user: str = "ada") -> Seen:
+        """Practise one question of a topic, answering ``key``; return all that was shown."""
+        asked = await self.practice({"topic": topic, "count": 1}, user=user)
+        value = next(v for v in asked.values if v.endswith(f":{key}"))
+        told = await self.press(asked, value, user=user)
+        return Seen(
+            asked.seen.text + "\n" + told.seen.text, asked.seen.private and told.seen.private
+        )
+
+    async def round_offers(self, *, user: str = "ada") -> ReviewSeen:
+        """Return the buttons under the latest private reply to one of the person's clicks."""
+        for call in reversed(self.standin.of("chat.postEphemeral")):
+            if call.params.get("user") == self.uid(user) and call.params.get("blocks"):
+                found = [
+                    e["action_id"]
+                    for b in call.params["blocks"]
+                    if b.get("type") == "actions"
+                    for e in b["elements"]
+                ]
+                return ReviewSeen(Seen(call.params.get("text", ""), True), found)
+        return ReviewSeen(Seen("", True), [])
+
+    async def me_page(self, *, user: str = "ada") -> ReviewSeen:
+        """Run /quiz me; return the page and its buttons' ids."""
+        key, marks = f"m{next(self._keys)}", self._marks()
+        reply = await self._handled_after(
+            lambda: self.sender.command("me", user=self.uid(user), name="/quiz", respond_to=key)
+        )
+        assert reply.status == 200, reply
+        # In the ack, or (when the page took longer than the ack's budget) by response_url.
+        answered = [r.body for r in self.standin.responses[marks[0] :] if r.name == key]
+        body = json.loads(reply.text) if reply.text else answered[-1]
+        found = [
+            e["action_id"]
+            for b in body.get("blocks", [])
+            if b.get("type") == "actions"
+            for e in b["elements"]
+        ]
+        shown = " ".join([body.get("text", ""), *texts(body.get("blocks"))])
+        return ReviewSeen(Seen(shown, private=True), found)
+
 
 # ---------------------------------------------------------------- Discord
 
@@ -807,6 +901,70 @@ class DiscordDriver:
                 return ReviewSeen(seen, values, message["id"])
         return ReviewSeen(seen, [])
 
+    # ------------------------------------------------------------ practice
+
+    def _shown(self, payload: dict[str, Any], seen: Seen) -> ReviewSeen:
+        made = [
+            m
+            for m in self.api.messages.values()
+            if (m.get("interaction_metadata") or {}).get("id") == payload["id"]
+        ]
+        if not made:
+            return ReviewSeen(seen, [])
+        message = made[-1]
+        values = [
+            b["custom_id"] for row in message.get("components", []) for b in row["components"]
+        ]
+        return ReviewSeen(seen, values, message["id"])
+
+    def public_posts(self) -> int:
+        """Return how many messages the bot has posted for the whole channel."""
+        return sum(1 for m in self.api.messages.values() if not int(m["flags"]) & EPHEMERAL)
+
+    async def practice(self, options: dict[str, Any], *, user: str = "ada") -> ReviewSeen:
+        """Start a practice session; return what was shown and its buttons' ids."""
+        payload = self._payload("quiz", "practice", options, user)
+        seen = await self._interact(payload)
+        assert seen is not None
+        return self._shown(payload, seen)
+
+    async def press(self, shown: ReviewSeen, value: str, *, user: str = "ada") -> ReviewSeen:
+        """Press one of the bot's buttons on a private message; return the reply and its buttons."""
+        assert value in shown.values, (value, shown.values)
+        payload = self.api.click(int(shown.ref), value, user=self.uid(user))
+        seen = await self._interact(payload)
+        assert seen is not None
+        return self._shown(payload, seen)
+
+    async def practise_once(self, topic: str, key: str, *, user: str = "ada") -> Seen:
+        """Practise one question of a topic, answering ``key``; return all that was shown."""
+        asked = await self.practice({"topic": topic, "count": 1}, user=user)
+        value = next(v for v in asked.values if v.endswith(f":{key}"))
+        told = await self.press(asked, value, user=user)
+        return Seen(
+            asked.seen.text + "\n" + told.seen.text, asked.seen.private and told.seen.private
+        )
+
+    async def round_offers(self, *, user: str = "ada") -> ReviewSeen:
+        """Return the buttons under the latest private reply to one of the person's clicks."""
+        for message in reversed(list(self.api.messages.values())):
+            meta = message.get("interaction_metadata") or {}
+            if str((meta.get("user") or {}).get("id")) == str(self.uid(user)):
+                values = [
+                    b["custom_id"]
+                    for row in message.get("components", [])
+                    for b in row["components"]
+                ]
+                return ReviewSeen(Seen(message.get("content", ""), True), values, message["id"])
+        return ReviewSeen(Seen("", True), [])
+
+    async def me_page(self, *, user: str = "ada") -> ReviewSeen:
+        """Run /quiz me; return the page and its buttons' ids."""
+        payload = self._payload("quiz", "me", {}, user)
+        seen = await self._interact(payload)
+        assert seen is not None
+        return self._shown(payload, seen)
+
 
 # ---------------------------------------------------------------- Microsoft Teams
 
@@ -1112,6 +1270,60 @@ class TeamsDriver:
                 return ReviewSeen(seen, values, p.id)
         return ReviewSeen(seen, [])
 
+    # ------------------------------------------------------------ practice
+
+    def _chat_cards(self, user: str) -> list[Any]:
+        chat = self.standin.chat_id(self.uid(user))
+        return [p for p in self.standin.posted.values() if p.conversation == chat]
+
+    def _shown(self, seen: Seen, before: int, user: str) -> ReviewSeen:
+        made = [p for p in self._chat_cards(user)[before:] if _card(p.activity).get("actions")]
+        if not made:
+            return ReviewSeen(seen, [])
+        actions = _card(made[-1].activity)["actions"]
+        return ReviewSeen(seen, [a["data"]["button"] for a in actions], made[-1].id)
+
+    def public_posts(self) -> int:
+        """Return how many messages the bot has posted for the whole channel."""
+        return sum(1 for p in self.standin.posted.values() if p.conversation == TEAMS_CHANNEL)
+
+    async def practice(self, options: dict[str, Any], *, user: str = "ada") -> ReviewSeen:
+        """Start a practice session; return what was shown and its buttons' ids."""
+        before = len(self._chat_cards(user))
+        seen = await self.command("quiz", "practice", options, user=user)
+        return self._shown(seen, before, user)
+
+    async def press(self, shown: ReviewSeen, value: str, *, user: str = "ada") -> ReviewSeen:
+        """Press one of the bot's buttons on a card in the person's chat with the bot."""
+        assert value in shown.values, (value, shown.values)
+        activity = self.standin.press(
+            shown.ref, {"button": value}, user=self.uid(user), personal=True
+        )
+        start, before = len(self.standin.calls), len(self._chat_cards(user))
+        answer = await self._deliver(activity)
+        seen = self._said(start, user, None, answer)
+        assert seen is not None, f"pressing {value} said nothing"
+        return self._shown(seen, before, user)
+
+    async def practise_once(self, topic: str, key: str, *, user: str = "ada") -> Seen:
+        """Practise one question of a topic, answering ``key``; return all that was shown."""
+        asked = await self.practice({"topic": topic, "count": 1}, user=user)
+        value = next(v for v in asked.values if v.endswith(f":{key}"))
+        told = await self.press(asked, value, user=user)
+        return Seen(
+            asked.seen.text + "\n" + told.seen.text, asked.seen.private and told.seen.private
+        )
+
+    async def round_offers(self, *, user: str = "ada") -> ReviewSeen:
+        """Teams answers a click with the invoke's text, which carries no buttons."""
+        return ReviewSeen(Seen("", True), [])
+
+    async def me_page(self, *, user: str = "ada") -> ReviewSeen:
+        """Run /quiz me in the channel; return the page (in the person's chat) and its buttons."""
+        before = len(self._chat_cards(user))
+        seen = await self.command("quiz", "me", {}, user=user)
+        return self._shown(seen, before, user)
+
 
 def _card(activity: dict[str, Any]) -> dict[str, Any]:
     """Return the Adaptive Card a message activity carries (empty if none)."""
@@ -1157,6 +1369,16 @@ class TerminalDriver:
     async def ask_for(self, tag: str) -> Seen:
         """Start a session on a tag and quit at the first question."""
         return await self.play(tag, "q")
+
+    async def practise_once(self, topic: str, key: str, *, user: str = "ada") -> Seen:
+        """Practise one question of a topic in ``quizbot play``, typing ``key``."""
+        out = io.StringIO()
+        stdin, sys.stdin = sys.stdin, io.StringIO(key + "\n")
+        try:
+            await play_session(self.engine, user=user, topic=topic, count=1, out=out)
+        finally:
+            sys.stdin = stdin
+        return Seen(out.getvalue(), private=True)
 
 
 # Every chat platform's driver: a platform added here runs every scenario written for ``chat``

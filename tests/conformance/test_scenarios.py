@@ -15,6 +15,7 @@ import pytest
 
 from bot.bank.workspace import question_yaml
 from bot.engine import ChannelSettings, Period
+from bot.engine.learning import CardKey
 from bot.engine.model import DifficultyMode
 from bot.links import LinkMaker, Purpose, Scope, verify
 from bot.scheduler import schedule_store_of
@@ -205,7 +206,13 @@ async def test_a_computed_question_is_played_on_every_face(face: Any) -> None:
     assert seen.private
     # The short explanation names the computed key and where it comes from.
     assert "by the /bandwidth estimator" in seen or "by the /bandwidth planner" in seen
-    (asked,) = await face.engine.store.question_counts(face.place)
+    if face.platform == "terminal":
+        # quizbot play is a practice session: no round, the person's card for the instance.
+        place = face.place
+        (card,) = await face.engine.store.cards(place.platform, place.workspace, "ada")
+        asked = card.key.question_id
+    else:
+        (asked,) = await face.engine.store.question_counts(face.place)
     template, _, seed = asked.partition("#")
     assert template in {t.id for t in TEMPLATES} and seed.isdigit()
 
@@ -832,3 +839,177 @@ async def test_an_admin_stops_a_track_and_the_schedule_stays(chat: Any) -> None:
     assert await schedule_store_of(chat.engine).get_schedule(chat.place) is not None
     nothing = await chat.command("quiz", "track-stop", {}, user="admin")
     assert "No learning track is running here" in nothing
+
+
+# ---------------------------------------------------------------- practice
+
+CHECKPOINT, INTERCONNECT = "slack-test-checkpoint", "slack-test-interconnect"
+
+
+async def test_practice_asks_due_then_new_privately_and_a_missed_due_card_comes_back(
+    chat: Any,
+) -> None:
+    card = await chat.card("storage")
+    await chat.click(card, "B", user="dee")
+    await chat.command("quiz", "close", {}, user="admin")
+    await chat.revealed(card)
+    chat.clock.advance(days=1)
+    before = await chat.engine.leaderboard(
+        chat.place.platform, chat.place.workspace, Period.ALL, "x"
+    )
+    posted = chat.public_posts()
+
+    first = await chat.practice({"count": 2}, user="dee")
+    assert first.seen.private and "Practice 1: a question due again" in first.seen
+    assert "Where should a 1 TB checkpoint go" in first.seen
+    assert "2 left in this session" not in first.seen and "1 left in this session" in first.seen
+    choices = [f"practice:{CHECKPOINT}:{k}" for k in "ABC"]
+    assert first.values == choices
+
+    wrong = await chat.press(first, f"practice:{CHECKPOINT}:B", user="dee")
+    assert wrong.seen.private and "Not this time." in wrong.seen
+    assert "Why not" in wrong.seen
+    assert "One server's network link caps every reader." in wrong.seen
+    assert "It comes back in this session until you get it right." in wrong.seen
+    sure = [f"confidence:{CHECKPOINT}:sure", f"confidence:{CHECKPOINT}:guessed"]
+    assert wrong.values == [*sure, "practice:next", "practice:stop"]
+
+    new = await chat.press(wrong, "practice:next", user="dee")
+    assert new.seen.private and "Practice 2: a new question" in new.seen
+    assert f"practice:{INTERCONNECT}:A" in new.values
+    right = await chat.press(new, f"practice:{INTERCONNECT}:A", user="dee")
+    assert "Right!" in right.seen and "RDMA" in right.seen
+    assert right.values[-2:] == ["practice:next", "practice:stop"]  # the missed card is owed
+
+    again = await chat.press(right, "practice:next", user="dee")
+    assert (
+        "Practice 3: a question due again" in again.seen
+        and "The last one of this session." in again.seen
+    )
+    done = await chat.press(again, f"practice:{CHECKPOINT}:A", user="dee")
+    assert "Right!" in done.seen and "Practice done: 2 of 3 right." in done.seen
+    assert done.values == [*sure, "quiz:practice"]
+
+    assert chat.public_posts() == posted, "practice posted in the channel"
+    after = await chat.engine.leaderboard(
+        chat.place.platform, chat.place.workspace, Period.ALL, "x"
+    )
+    assert after == before, "practice changed the scores"
+
+
+async def test_a_practice_answer_counts_once_and_stop_ends_the_session(chat: Any) -> None:
+    first = await chat.practice({"topic": "bank", "count": 3}, user="eve")
+    assert "Practice 1: a new question" in first.seen
+    value = first.values[0]
+    answered = await chat.press(first, value, user="eve")
+    assert "Right!" in answered.seen or "Not this time." in answered.seen
+    twice = await chat.press(first, value, user="eve")
+    assert twice.seen.private and "answered already" in twice.seen
+    stopped = await chat.press(answered, "practice:stop", user="eve")
+    assert (
+        stopped.seen.private
+        and "Practice stopped:" in stopped.seen
+        and "of 1 right" in stopped.seen
+    )
+    assert stopped.values == ["quiz:practice"]
+    gone = await chat.press(answered, "practice:next", user="eve")
+    assert "You have no practice session" in gone.seen
+    restarted = await chat.press(stopped, "quiz:practice", user="eve")
+    assert "Practice 1: a new question" in restarted.seen
+
+
+async def test_practice_on_an_unknown_topic_is_refused_and_starts_nothing(chat: Any) -> None:
+    seen = await chat.command("quiz", "practice", {"topic": "nosuchtopic"}, user="fay")
+    assert seen.private and "No topic is called" in seen and "The topics: bank." in seen
+    store, fay = chat.engine.store, str(chat.uid("fay"))
+    assert await store.practice_session(chat.place.platform, chat.place.workspace, fay) is None
+
+
+async def test_practice_with_nothing_left_says_so(chat: Any) -> None:
+    for user_key in ("A", "A"):
+        shown = await chat.practice({"count": 1}, user="cy")
+        if not shown.values:
+            break
+        await chat.press(shown, shown.values[0].rsplit(":", 1)[0] + ":" + user_key, user="cy")
+    empty = await chat.practice({}, user="cy")
+    assert empty.seen.private and "Nothing to practise" in empty.seen
+
+
+async def test_practice_says_the_same_on_every_face(face: Any) -> None:
+    # A newcomer's first new question is the one nearest the target rate: the medium one.
+    seen = await face.practise_once("bank", "B", user="bob")
+    assert seen.private
+    assert "Practice 1: a new question" in seen
+    assert "A training job spread over 16 nodes" in seen
+    assert "Not this time." in seen and "Why not" in seen
+    assert "At 1 Gb/s a 140 GB all-reduce takes many minutes per step." in seen
+    assert "InfiniBand moves data with RDMA" in seen
+    assert "Practice done: 0 of 1 right." in seen
+
+
+# ---------------------------------------------------------------- confidence
+
+
+async def test_i_was_sure_on_a_wrong_answer_is_told_plainly_and_re_rates_the_card(
+    chat: Any,
+) -> None:
+    first = await chat.practice({"count": 2}, user="ada")
+    question = first.values[0].split(":")[1]
+    wrong = await chat.press(first, f"practice:{question}:D", user="ada")
+    assert "Not this time." in wrong.seen
+    sure, guessed = f"confidence:{question}:sure", f"confidence:{question}:guessed"
+    assert wrong.values[:2] == [sure, guessed]
+    key = CardKey(chat.place.platform, chat.place.workspace, str(chat.uid("ada")), question)
+    before = await chat.engine.store.card(key)
+    told = await chat.press(wrong, sure, user="ada")
+    assert told.seen.private and "You were sure, and it was wrong" in told.seen
+    after = await chat.engine.store.card(key)
+    assert before is not None and after is not None and after.version == before.version + 1
+    again = await chat.press(wrong, guessed, user="ada")
+    assert "said how sure you were of that answer already" in again.seen
+    assert await chat.engine.store.card(key) == after
+
+
+async def test_i_guessed_after_a_right_round_answer_brings_it_back_sooner(chat: Any) -> None:
+    card = await chat.card("storage")
+    right = await chat.click(card, "A", user="cy")
+    key = CardKey(chat.place.platform, chat.place.workspace, str(chat.uid("cy")), CHECKPOINT)
+    before = await chat.engine.store.card(key)
+    assert before is not None
+    shown = await chat.round_offers(user="cy")
+    if chat.platform == "teams":
+        # An invoke's answer is text alone: the optional buttons are left out of it.
+        assert shown.values == [] and "Right!" in right
+        return
+    assert shown.values == [f"confidence:{CHECKPOINT}:sure", f"confidence:{CHECKPOINT}:guessed"]
+    told = await chat.press(shown, f"confidence:{CHECKPOINT}:guessed", user="cy")
+    assert told.seen.private and "comes back sooner" in told.seen
+    after = await chat.engine.store.card(key)
+    assert after is not None and after.due_at < before.due_at
+
+
+# ---------------------------------------------------------------- /quiz me
+
+
+async def test_me_shows_cards_due_mastery_and_a_practice_button_that_starts_one(
+    chat: Any,
+) -> None:
+    card = await chat.card("storage")
+    await chat.click(card, "B", user="dee")
+    await chat.command("quiz", "close", {}, user="admin")
+    await chat.revealed(card)
+    chat.clock.advance(days=1, minutes=1)
+    page = await chat.me_page(user="dee")
+    assert page.seen.private and "Your quiz" in page.seen
+    assert "1 due: practise them with" in page.seen
+    # Mastery of the one topic begun: a recall chance a day after a miss, never 100%.
+    assert "Mastery:" in page.seen and "bank" in page.seen and "%" in page.seen
+    assert "quiz:practice" in page.values
+    started = await chat.press(page, "quiz:practice", user="dee")
+    assert started.seen.private and "Practice 1: a question due again" in started.seen
+    assert f"practice:{CHECKPOINT}:A" in started.values
+
+
+async def test_me_before_any_answer_says_no_topic_begun(chat: Any) -> None:
+    page = await chat.me_page(user="eve")
+    assert "Mastery: no topic begun yet" in page.seen and "quiz:practice" in page.values

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import re
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TextIO, cast
 
@@ -20,9 +19,10 @@ from rich.text import Text as Rich
 
 from bot import messages as M
 from bot.chat import words
-from bot.engine.model import AnswerOutcome, AnswerStatus, Choice, Question, QuestionCard, Reveal
+from bot.engine.model import Choice, Question
+from bot.engine.practice import PracticeTurn
 from bot.engine.review import ReviewOutcome, ReviewQueue
-from bot.text import Code, Text, When, plural, say, utc_moment
+from bot.text import Code, Text, When, say, utc_moment
 
 # Lines stay readable in a narrow terminal and in 80 columns when piped.
 WIDTH = 78
@@ -31,19 +31,6 @@ WRONG = "bold red"
 HEAD = "bold"
 QUIET = "dim"
 KEY = "bold cyan"
-
-
-@dataclass(frozen=True)
-class Tally:
-    """The score of a session so far."""
-
-    asked: int = 0
-    correct: int = 0
-    points: int = 0
-
-    def add(self, outcome: AnswerOutcome) -> Tally:
-        """Return the tally with one more answer counted."""
-        return Tally(self.asked + 1, self.correct + outcome.correct, self.points + outcome.points)
 
 
 # Spaces (and the colour codes after them) at the end of a line: rich leaves them where it wraps.
@@ -113,34 +100,6 @@ def _paragraphs(text: str) -> list[RenderableType]:
     return parts
 
 
-def points_text(points: int) -> Text:
-    """Return "1 point" or "N points"."""
-    return plural(points, M.PLAY_POINTS_ONE, M.PLAY_POINTS_MANY)
-
-
-def score_text(tally: Tally) -> Rich:
-    """Return the running score: right answers out of asked, and points."""
-    told = say(
-        M.PLAY_SCORE, correct=tally.correct, asked=tally.asked, points=points_text(tally.points)
-    )
-    return _plain(told, QUIET)
-
-
-def card(card: QuestionCard, number: int, total: int | None, tally: Tally) -> RenderableType:
-    """Render a question: progress, score so far, the stem and its lettered choices."""
-    q = card.question
-    where = say(M.PLAY_QUESTION_OF if total else M.PLAY_QUESTION, number=number, total=total or 0)
-    # The tags wait for the verdict: one can name the answer.
-    head = Rich(where.plain(), style=HEAD)
-    head.append(f"  [{q.difficulty.value}]", style=QUIET)
-    parts: list[RenderableType] = [Rich(""), Rule(style=QUIET), head]
-    if tally.asked:
-        parts.append(score_text(tally))
-    parts += [Rich(""), Rich(q.text), Rich("")]
-    parts += [_indented(_choice_line(c)) for c in q.choices]
-    return Group(*parts)
-
-
 def prompt_text(question: Question) -> str:
     """Return the answer prompt."""
     return "\n" + say(M.PLAY_PROMPT, first=question.keys[0], last=question.keys[-1]).plain()
@@ -160,34 +119,6 @@ def invalid_text(question: Question, given: str) -> RenderableType:
     """Return the hint shown for input that is not a choice."""
     hint = say(M.PLAY_NOT_A_CHOICE, given=Code(given), keys=", ".join(question.keys))
     return _indented(_plain(hint, "yellow"))
-
-
-def verdict(outcome: AnswerOutcome, tally: Tally, question: Question) -> RenderableType:
-    """Render the verdict first, then the short explanation, the tags and the score so far."""
-    if outcome.status is AnswerStatus.CLOSED:
-        return _plain(say(M.PLAY_CLOSED))
-    if outcome.correct:
-        head = say(M.PLAY_RIGHT, choice=_choice(outcome.choice), points=points_text(outcome.points))
-        line = _plain(head, RIGHT)
-    else:
-        head = say(M.PLAY_WRONG, choice=_choice(outcome.choice), answer=_choice(outcome.answer))
-        line = _plain(head, WRONG)
-    if outcome.streak > 1:
-        line.append("  " + say(M.PLAY_STREAK, n=outcome.streak).plain(), style="bold yellow")
-    return Group(
-        Rich(""),
-        line,
-        *_why_not(outcome.choice, outcome.why_not),
-        _indented(Rich(outcome.short)),
-        *_tags(question),
-        score_text(tally),
-    )
-
-
-def _tags(question: Question) -> list[RenderableType]:
-    """Render the question's tags, shown once the answer is known."""
-    tags = words.revealed_tags(question)
-    return [] if tags is None else [_indented(_plain(tags, QUIET))]
 
 
 def _why_not(choice: Choice, why_not: str | None) -> list[RenderableType]:
@@ -214,9 +145,9 @@ def explanation(question: Question) -> list[RenderableType]:
     return parts
 
 
-def reveal(reveal: Reveal, chart_table: str | None = None) -> RenderableType:
-    """Render the full explanation, why each wrong choice is wrong, references and the chart."""
-    q = reveal.question
+def explanation_of(q: Question, chart_table: str | None = None) -> RenderableType:
+    """Render a question's full explanation, why each wrong choice is wrong, its references
+    and its chart's table."""
     parts = explanation(q)
     if q.references:
         parts += _section(M.PLAY_REFERENCES)
@@ -229,13 +160,43 @@ def reveal(reveal: Reveal, chart_table: str | None = None) -> RenderableType:
     return Group(*parts)
 
 
-def summary(tally: Tally) -> RenderableType:
-    """Render the closing score line."""
-    if tally.asked == 0:
-        return Group(Rich(""), Rich(M.PLAY_NOTHING_ANSWERED))
-    told = say(
-        M.PLAY_SCORE, correct=tally.correct, asked=tally.asked, points=points_text(tally.points)
-    )
+# ---------------------------------------------------------------- practice
+
+
+def practice_question(turn: PracticeTurn) -> RenderableType:
+    """Render a practice question: its title as chat shows it, the stem, the lettered choices,
+    and how many are left."""
+    assert turn.item is not None
+    question = turn.item.question
+    parts: list[RenderableType] = [
+        Rich(""),
+        Rule(style=QUIET),
+        _plain(words.practice_title(turn), HEAD),
+        Rich(""),
+        Rich(question.text),
+        Rich(""),
+        *(_indented(_choice_line(c)) for c in question.choices),
+        _plain(words.practice_left(turn.session), QUIET),
+    ]
+    return Group(*parts)
+
+
+def practice_verdict(told: Text) -> RenderableType:
+    """Render the feedback on a practice answer, as chat words it: the verdict in colour first."""
+    head, *rest = told.plain().strip().split("\n")
+    right = head.lstrip().startswith(M.RIGHT)
+    parts: list[RenderableType] = [Rich(""), Rich(head.strip(), style=RIGHT if right else WRONG)]
+    parts += [_indented(Rich(line)) for line in rest if line.strip()]
+    return Group(*parts)
+
+
+def practice_rated(told: Text) -> RenderableType:
+    """Render the answer to "I was sure" or "I guessed"."""
+    return _indented(_plain(told, QUIET))
+
+
+def practice_end(told: Text) -> RenderableType:
+    """Render the end of a session (done, stopped, nothing to practise)."""
     return Group(Rich(""), _plain(told, HEAD))
 
 

@@ -5,24 +5,27 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import TextIO
 
 from rich.console import Console, RenderableType
 
+from bot import messages as M
 from bot.adapters.console import render
+from bot.chat import words
 from bot.engine import Place, QuizEngine
 from bot.engine.model import Question
+from bot.engine.practice import PracticeSession
 from bot.errors import UserError
+from bot.text import Text, say
 
 PLATFORM = "console"
 PLACE = Place(PLATFORM, "local", "terminal")
 QUIT = {"q", "quit", "exit"}
 MORE = {"m", "more"}
-
-NO_TIMER = timedelta(0)
+SURE = {"s", "sure"}
+GUESSED = {"g", "guessed"}
 
 ChartTable = Callable[[Question], str | None]
 
@@ -79,73 +82,125 @@ async def play_session(
     *,
     user: str,
     tag: str | None = None,
+    topic: str | None = None,
     count: int = 5,
     out: TextIO = sys.stdout,
     chart_table: ChartTable | None = None,
     interactive: bool | None = None,
 ) -> PlaySummary:
-    """Run a study session of ``count`` questions and return the score.
+    """Run a practice session of ``count`` questions, as ``/quiz practice`` runs one in chat.
 
-    After each answer the verdict and the short explanation come first. At a terminal the full
-    explanation waits for ``m``; piped, it follows at once (nobody is there to ask for it).
+    The same session and the same sentences: due cards first, then new questions at the
+    person's level, a missed due card coming back until it is answered right; scores never
+    change. After each answer the verdict and the short explanation come first. At a terminal
+    the full explanation waits for ``m``; piped, it follows at once (nobody is there to ask).
     """
     screen = render.console(out)
     if interactive is None:
         interactive = is_interactive(screen)
-    tally = render.Tally()
     reader = _LineReader()
-    # A session killed mid-question leaves its round open: the terminal has one player, so close it.
-    stale = await engine.open_round(PLACE)
-    if stale is not None:
-        await engine.close(stale.id)
+    where = (PLATFORM, PLACE.workspace, user)
+    session: PracticeSession | None = None
+    ended = False
     try:
-        for number in range(1, count + 1):
-            card = await engine.start_round(PLACE, tag=tag, duration=NO_TIMER)
-            question = card.question
-            screen.print(render.card(card, number, count, tally))
-            while True:
-                given = await _read(reader, render.prompt_text(question), screen)
-                if given is None or given.lower() in QUIT:
-                    await engine.close(card.round_id)
-                    return _summary(tally)
-                if given.upper() in question.keys:
-                    break
-                screen.print(render.invalid_text(question, given))
-            outcome = await engine.answer(PLATFORM, PLACE.workspace, card.round_id, user, given)
-            tally = tally.add(outcome)
-            screen.print(render.verdict(outcome, tally, question))
-            reveal = await engine.close(card.round_id)
-            if reveal is None:
-                continue
+        turn = await engine.start_practice(*where, topic=topic, tag=tag, count=count)
+        session = turn.session
+        while turn.item is not None:
+            question = turn.item.question
+            screen.print(render.practice_question(turn))
+            given = await _answer(reader, screen, question)
+            if given is None:
+                break
+            result = await engine.answer_in_practice(*where, question.id, given)
+            session = result.session
+            told = words.practice_feedback(result, score=False).text
+            screen.print(render.practice_verdict(told))
             table = chart_table(question) if chart_table and question.chart else None
-            full = render.reveal(reveal, table)
+            full = render.explanation_of(question, table)
             if not interactive:
                 screen.print(full)
-            elif not await _more(reader, screen, full, last=number == count):
-                return _summary(tally)
+            elif not await _more(
+                reader,
+                screen,
+                full,
+                last=session.done,
+                rate=_rater(engine, user, question.id),
+            ):
+                break
+            if session.done:
+                screen.print(render.practice_end(words.practice_score(session)))
+                ended = True
+                break
+            turn = await engine.practice_next(*where)
+            session = turn.session
+        else:
+            screen.print(render.practice_end(words.practice_end(turn).text))
+            ended = True
+        await engine.stop_practice(*where)
     except UserError as exc:
         screen.print()
         screen.print(exc.plain())
+        ended = True
     finally:
-        screen.print(render.summary(tally))
+        if not ended:
+            # Quit, end of input or Ctrl-C: the score so far, from what this session knows.
+            stopped = words.practice_score(session, stopped=True) if session else None
+            screen.print(render.practice_end(stopped or say(M.PRACTICE_STOPPED_NONE)))
         screen.file.flush()
-    return _summary(tally)
+    if session is None:
+        return PlaySummary(0, 0, 0)
+    return PlaySummary(session.answered, session.right, 0)
 
 
-async def _more(reader: _LineReader, screen: Console, full: RenderableType, *, last: bool) -> bool:
-    """Offer the full explanation; return False when the player quits."""
-    given = await _read(reader, "\n" + render.more_prompt(last), screen)
-    if given is None or given.lower() in QUIT:
-        return False
-    if given.lower() not in MORE:
+async def _answer(reader: _LineReader, screen: Console, question: Question) -> str | None:
+    """Read a choice of ``question``, hinting at anything else; None when the player quits."""
+    while True:
+        given = await _read(reader, render.prompt_text(question), screen)
+        if given is None or given.lower() in QUIT:
+            return None
+        if given.upper() in question.keys:
+            return given.upper()
+        screen.print(render.invalid_text(question, given))
+
+
+Rate = Callable[[str], Awaitable[Text]]
+
+
+def _rater(engine: QuizEngine, user: str, question_id: str) -> Rate:
+    """Return what rates the answer just given with a confidence, and says what it did."""
+
+    async def rate(confidence: str) -> Text:
+        result = await engine.rate_confidence(
+            PLATFORM, PLACE.workspace, user, question_id, confidence
+        )
+        return words.rated(result)
+
+    return rate
+
+
+async def _more(
+    reader: _LineReader, screen: Console, full: RenderableType, *, last: bool, rate: Rate
+) -> bool:
+    """Offer the full explanation and "I was sure / I guessed"; return False on quit."""
+    shown = False
+    while True:
+        prompt = render.next_prompt(last) if shown else render.more_prompt(last)
+        given = await _read(reader, "\n" + prompt, screen)
+        if given is None or given.lower() in QUIT:
+            return False
+        said = given.lower()
+        if said in SURE or said in GUESSED:
+            try:
+                told = await rate("sure" if said in SURE else "guessed")
+            except UserError as exc:
+                told = exc.text
+            screen.print(render.practice_rated(told))
+            continue
+        if said in MORE and not shown:
+            screen.print(full)
+            shown = True
+            continue
         return True
-    screen.print(full)
-    given = await _read(reader, "\n" + render.next_prompt(last), screen)
-    return given is not None and given.lower() not in QUIT
-
-
-def _summary(tally: render.Tally) -> PlaySummary:
-    return PlaySummary(tally.asked, tally.correct, tally.points)
 
 
 # ---------------------------------------------------------------- review mode

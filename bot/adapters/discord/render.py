@@ -20,7 +20,7 @@ from bot.chat import (
     ReviewAsk,
     words,
 )
-from bot.chat.buttons import DASHBOARD, START_REVIEW, Button, Choice, button_id
+from bot.chat.buttons import DASHBOARD, PRACTICE, START_REVIEW, Button, Choice, button_id
 from bot.engine.model import Difficulty, Question, QuestionCard, Reveal
 from bot.text import Icon, Style, Text, When, clip, render, safe_url, say
 
@@ -151,11 +151,15 @@ class Buttons(discord.ui.View):
 
 
 def panel_view(panel: Panel) -> discord.ui.View | None:
-    """Return a panel's buttons ("Start a review", the dashboard link), or None without any."""
+    """Return a panel's buttons (Practice, "Start a review", the dashboard link), or None."""
     view = Buttons()
+    if panel.practice:
+        view.add_item(
+            AnswerButton(PRACTICE, label=M.PRACTICE_BUTTON, style=discord.ButtonStyle.success)
+        )
     if panel.start_review:
         view.add_item(
-            AnswerButton(START_REVIEW, label=M.START_REVIEW, style=discord.ButtonStyle.success)
+            AnswerButton(START_REVIEW, label=M.START_REVIEW, style=discord.ButtonStyle.primary)
         )
     if panel.dashboard:
         view.add_item(
@@ -195,6 +199,15 @@ def review_view(ask: ReviewAsk) -> discord.ui.View:
     view = Buttons()
     for c in ask.question.choices:
         view.add_item(AnswerButton(ask.button(c.key), label=label(c.key, c.text)))
+    return view
+
+
+def offers_view(item: Feedback) -> discord.ui.View:
+    """Return the buttons a private reply offers (practice's Next, Stop; the confidence)."""
+    view = Buttons()
+    for offer in item.offers:
+        style = discord.ButtonStyle.success if offer.primary else discord.ButtonStyle.secondary
+        view.add_item(AnswerButton(offer.button, label=offer.label, style=style))
     return view
 
 
@@ -320,9 +333,11 @@ def message(content: Content) -> dict[str, Any]:
     match content:
         case Text():
             return {"content": markdown(content)}
-        case Feedback(text=text):
+        case Feedback(text=text, offers=()):
             return {"content": _feedback_markdown(text)}
-        case Panel(start_review=True) | Panel(dashboard=True):
+        case Feedback(text=text):
+            return {"content": _feedback_markdown(text), "view": offers_view(content)}
+        case Panel(start_review=True) | Panel(dashboard=True) | Panel(practice=True):
             return {"embed": panel_embed(content), "view": panel_view(content)}
         case Panel():
             return {"embed": panel_embed(content)}

@@ -208,6 +208,11 @@ class SlackPort:
                 )
             self.channels.learn(workspace, response)
             return str(response["ts"])
+        if isinstance(content, Feedback):
+            await self.client.chat_postMessage(
+                channel=channel, **render.feedback(content).as_kwargs()
+            )
+            return None
         await self.client.chat_postMessage(channel=channel, text=_text(content))
         return None
 
@@ -302,6 +307,16 @@ def _card(card: QuestionCard | Reveal, *, reactions: bool = True) -> render.Mess
     return render.reveal_card(card)
 
 
+def _has_buttons(panel: Panel) -> bool:
+    return panel.practice or panel.start_review or panel.dashboard
+
+
+def _panel_message(panel: Panel) -> render.Message:
+    """Return a page with buttons as a message: its text, and its blocks with the buttons."""
+    blocks = render.panel_blocks(panel, "quiz_panel")
+    return render.Message(_text(panel), tuple(b.to_dict() for b in blocks))
+
+
 def _text(content: Content) -> str:
     if isinstance(content, Panel):
         return render.panel(content)
@@ -365,6 +380,10 @@ class SlackExchange:
     async def reply(self, content: Content, *, private: bool) -> str | None:
         """Answer: in the ack if it is still to come and may carry text, else afterwards."""
         if not self.acked and not self.late:
+            if "command" in self.body and isinstance(content, Panel) and _has_buttons(content):
+                # A page with buttons (/quiz me: Practice) is answered with its blocks.
+                await self.ack(**_panel_message(content).as_kwargs())
+                return None
             if "command" in self.body and isinstance(content, Text | Panel):
                 await self.ack(text=_text(content))
                 return None
@@ -384,21 +403,28 @@ class SlackExchange:
             )
         elif isinstance(content, Feedback) and not content.replaces:
             await client.chat_postEphemeral(
-                channel=self.channel, user=self.user, text=_text(content)
+                channel=self.channel, user=self.user, **render.feedback(content).as_kwargs()
             )
+        elif isinstance(content, Feedback):
+            await self._respond(render.feedback(content), replace_original=True)
+        elif isinstance(content, Panel) and _has_buttons(content):
+            await self._respond(_panel_message(content), replace_original=False)
         else:
-            replaces = isinstance(content, Feedback) and content.replaces
-            await self._respond(_text(content), replace_original=replaces)
+            await self._respond(render.Message(_text(content)), replace_original=False)
         return None
 
-    async def _respond(self, text: str, *, replace_original: bool) -> None:
+    async def _respond(self, message: render.Message, *, replace_original: bool) -> None:
         url = self.body.get("response_url")
         if url:
             respond = AsyncRespond(response_url=url)
-            await respond(text=text, response_type="ephemeral", replace_original=replace_original)
+            await respond(
+                **message.as_kwargs(),
+                response_type="ephemeral",
+                replace_original=replace_original,
+            )
         elif self.channel and self.user:
             await self.port.client.chat_postEphemeral(
-                channel=self.channel, user=self.user, text=text
+                channel=self.channel, user=self.user, **message.as_kwargs()
             )
 
     async def is_admin(self) -> bool:
@@ -439,8 +465,12 @@ class HomeExchange(SlackExchange):
         """Ack, then post the answer in the app's direct messages."""
         if not self.acked:
             await self.ack()
-        if isinstance(content, ReviewAsk):
-            message = render.review_question(content)
+        if isinstance(content, ReviewAsk | Feedback):
+            message = (
+                render.review_question(content)
+                if isinstance(content, ReviewAsk)
+                else render.feedback(content)
+            )
             await self.port.client.chat_postMessage(channel=self.user, **message.as_kwargs())
             return None
         return await self.port.post(self.user, content)

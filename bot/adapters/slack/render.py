@@ -26,13 +26,14 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from bot import messages as M
-from bot.chat import Explanation, Panel, ReviewAsk, words
-from bot.chat.buttons import DASHBOARD, START_REVIEW, Button, Choice, button_id
+from bot.chat import Explanation, Feedback, Panel, ReviewAsk, words
+from bot.chat.buttons import DASHBOARD, PRACTICE, START_REVIEW, Button, Choice, button_id
 from bot.engine.model import Choice as Choice_
 from bot.engine.model import Question, QuestionCard, Reveal
 from bot.text import Icon, Style, Text, When, chunks, clip, render, safe_url, say
 
 REVIEW_BLOCK = "quiz_review_choices"
+OFFER_BLOCK = "quiz_offers"
 BUTTON_TEXT_MAX = 75
 SECTION_TEXT_MAX = 3000
 HEADER_TEXT_MAX = 150
@@ -210,6 +211,21 @@ def review_question(ask: ReviewAsk) -> Message:
     return _message(f"{mrkdwn(ask.title)}: {escape(q.text)}", blocks)
 
 
+def feedback(item: Feedback) -> Message:
+    """Render a private reply: its text, and the buttons it offers (practice's Next, Stop)."""
+    text = mrkdwn(item.text)
+    if not item.offers:
+        return Message(text=text)
+    offered = [
+        _button(o.button, o.label, style="primary" if o.primary else None) for o in item.offers
+    ]
+    blocks = [
+        *_sections(text, "quiz_feedback"),
+        ActionsBlock(block_id=OFFER_BLOCK, elements=offered),
+    ]
+    return _message(text, blocks)
+
+
 def panel_blocks(p: Panel, block_id: str) -> list[Block]:
     """Return a panel as blocks: its title, body and note, and its buttons."""
     blocks: list[Block] = [HeaderBlock(text=clip(p.title.plain(), HEADER_TEXT_MAX))]
@@ -217,8 +233,10 @@ def panel_blocks(p: Panel, block_id: str) -> list[Block]:
     if p.note is not None:
         blocks.append(_context(mrkdwn(p.note), f"{block_id}_note"))
     buttons = []
+    if p.practice:
+        buttons.append(_button(PRACTICE, M.PRACTICE_BUTTON, style="primary"))
     if p.start_review:
-        buttons.append(_button(START_REVIEW, M.START_REVIEW, style="primary"))
+        buttons.append(_button(START_REVIEW, M.START_REVIEW))
     if p.dashboard:
         buttons.append(_button(DASHBOARD, M.DASHBOARD_LINK_TITLE))
     if buttons:

@@ -26,7 +26,15 @@ from bot.chat import (
     ReviewAsk,
     words,
 )
-from bot.chat.buttons import DASHBOARD, START_REVIEW, Button, Choice, button_id
+from bot.chat.buttons import (
+    DASHBOARD,
+    PRACTICE,
+    START_REVIEW,
+    Button,
+    Choice,
+    ConfidenceChoice,
+    button_id,
+)
 from bot.engine.model import Difficulty, Question, QuestionCard, Reveal
 from bot.text import Icon, Style, Text, When, clip, render, safe_url
 
@@ -248,8 +256,10 @@ def panel_card(panel: Panel) -> dict[str, Any]:
     if panel.note is not None:
         body.append(block(markdown(panel.note), isSubtle=True, size="Small"))
     actions = []
+    if panel.practice:
+        actions.append(_button(PRACTICE, M.PRACTICE_BUTTON, positive=True))
     if panel.start_review:
-        actions.append(_button(START_REVIEW, M.START_REVIEW, positive=True))
+        actions.append(_button(START_REVIEW, M.START_REVIEW))
     if panel.dashboard:
         actions.append(_button(DASHBOARD, M.DASHBOARD_LINK_TITLE))
     return card(body, actions)
@@ -288,8 +298,11 @@ def content_card(content: Content, image_url: ImageUrl = small_inline) -> dict[s
     match content:
         case Text():
             return text_card(content)
-        case Feedback(text=text):
+        case Feedback(text=text, offers=()):
             return card([block(_feedback_markdown(text))])
+        case Feedback(text=text, offers=offers):
+            buttons = [_button(o.button, o.label, positive=o.primary) for o in offers]
+            return card([block(_feedback_markdown(text))], buttons)
         case Panel():
             return panel_card(content)
         case QuestionCard():
@@ -322,6 +335,9 @@ def plain(content: Content) -> str | None:
     match content:
         case Text():
             return clip(content.plain(), TEXT_MAX)
-        case Feedback(text=text):
+        case Feedback(text=text, offers=offers) if all(
+            isinstance(o.button, ConfidenceChoice) for o in offers
+        ):
+            # An invoke's answer is text alone: the confidence buttons, optional, are left out.
             return clip(text.plain(), TEXT_MAX)
     return None

@@ -198,14 +198,16 @@ async def test_quiz_me_offers_a_review_button_that_starts_one(
     shown = api.response_message(early)
     assert shown["embeds"][0]["title"] == "Your quiz"
     assert "0 of 1 right" in shown["embeds"][0]["description"]
-    assert buttons(shown) == []  # nothing is due yet
+    # Nothing is due yet: Practice alone (it serves new questions too).
+    assert [b["custom_id"] for b in buttons(shown)] == ["quiz:practice"]
 
     clock.advance(days=1)
     payload = api.command("quiz", "me", user=8102)
     await api.interact(payload)
     message = api.response_message(payload)
-    assert "Reviews due: 1" in message["embeds"][0]["description"]
-    [start] = buttons(message)
+    assert "1 due: practise them with" in message["embeds"][0]["description"]
+    practice, start = buttons(message)
+    assert (practice["custom_id"], practice["label"]) == ("quiz:practice", "Practice")
     assert (start["custom_id"], start["label"]) == ("quiz:start-review", "Start a review")
     click = api.click(int(message["id"]), start["custom_id"], user=8102)
     assert is_ephemeral(await api.interact(click))

@@ -51,6 +51,7 @@ async def test_commands_sync_once_with_the_quiz_group(bot: QuizClient, api: Disc
         "track-list",
         "track-start",
         "track-stop",
+        "practice",
         "help",
     }
     assert all(o["type"] == 1 for o in subs.values())

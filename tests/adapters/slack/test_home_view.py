@@ -32,7 +32,7 @@ def summary(**kw) -> PlayerSummary:
     return PlayerSummary(**base)
 
 
-DASHBOARD, START_REVIEW = "quiz:dashboard", "quiz:start-review"
+DASHBOARD, START_REVIEW, PRACTICE = "quiz:dashboard", "quiz:start-review", "quiz:practice"
 
 
 def home_view(s: PlayerSummary, *, dashboard: bool) -> dict:
@@ -57,7 +57,7 @@ def text_of(view: dict) -> str:
 def test_player_with_due_reviews_gets_the_review_button():
     view = home_view(summary(), dashboard=False)
     assert view["type"] == "home"
-    assert actions(view) == [START_REVIEW]
+    assert actions(view) == [PRACTICE, START_REVIEW]
     assert "3 in a row" in text_of(view) and "6 of 9 right" in text_of(view)
     assert "#14 with 3 pts." in text_of(view)
     assert text_of(view).count("pts, 5/6 right") == 10
@@ -84,6 +84,7 @@ def test_new_player_and_empty_week():
         ),
         dashboard=False,
     )
-    assert actions(view) == []
+    assert actions(view) == [PRACTICE]  # practice serves new questions too
     assert "No review is due; the next falls due" in text_of(view)
+    assert "Mastery: no topic begun yet" in text_of(view)
     assert "0 of 0 right" in text_of(view)

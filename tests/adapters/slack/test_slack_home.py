@@ -14,6 +14,7 @@ from tests.adapters.slack.conftest import ADMIN, TEAM, Harness
 SECRET = "home-tab-secret-0123456789-abcdefghij"
 DASHBOARD = "quiz:dashboard"
 START_REVIEW = "quiz:start-review"
+PRACTICE = "quiz:practice"
 
 
 def home_opened(user: str, tab: str = "home") -> dict:
@@ -104,7 +105,7 @@ async def test_the_review_button_starts_a_review_in_the_apps_messages(slack: Har
     slack.clock.advance(days=1, minutes=1)
     await slack.event(home_opened("U9"), event_id="Ev-home-5")
     view = await published(slack)
-    assert START_REVIEW in json.dumps(view) and "Reviews due: 1." in json.dumps(view)
+    assert START_REVIEW in json.dumps(view) and "1 due: practise them with" in json.dumps(view)
     before = len(slack.standin.of("chat.postMessage"))
     reply = await send_click(slack, home_click(START_REVIEW, "U9"))
     assert reply.status == 200
@@ -121,3 +122,24 @@ async def test_the_home_tabs_older_buttons_still_work(slack: Harness) -> None:
     assert reply.status == 200
     [dm] = await slack.standin.wait_calls("chat.postMessage", 1)
     assert dm.params["channel"] == ADMIN and "/dashboard/open?token=" in json.dumps(dm.params)
+
+
+async def test_the_practice_button_starts_practice_in_the_apps_messages(slack: Harness) -> None:
+    round_id = await slack.post_card("storage")
+    await slack.click(round_id, "B", user="U9")  # a miss: due again tomorrow
+    await slack.command("close", user=ADMIN)
+    await slack.handled.wait(slack.handled.started)
+    slack.clock.advance(days=1, minutes=1)
+    await slack.event(home_opened("U9"), event_id="Ev-home-6")
+    shown = json.dumps(await published(slack))
+    # The page shows the cards due, the mastery of the topic begun, and the Practice button.
+    assert PRACTICE in shown and "1 due: practise them with" in shown
+    assert "Mastery: `bank` " in shown, shown
+    before = len(slack.standin.of("chat.postMessage"))
+    reply = await send_click(slack, home_click(PRACTICE, "U9"))
+    assert reply.status == 200
+    calls = await slack.standin.wait_calls("chat.postMessage", before + 1)
+    dm = calls[before]
+    assert dm.params["channel"] == "U9"
+    blocks = json.dumps(dm.params.get("blocks"))
+    assert "Practice 1: a question due again" in blocks and '"practice:' in blocks
