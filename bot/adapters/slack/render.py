@@ -6,6 +6,7 @@ one fails here, loudly, rather than in Slack.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -211,8 +212,11 @@ def review_question(ask: ReviewAsk) -> Message:
     return _message(f"{mrkdwn(ask.title)}: {escape(q.text)}", blocks)
 
 
+# Everyone who answers a round alike gets the same reply (``words.feedback``): rendered once.
+@functools.lru_cache(maxsize=256)
 def feedback(item: Feedback) -> Message:
-    """Render a private reply: its text, and the buttons it offers (practice's Next, Stop)."""
+    """Render a private reply: its text, and the buttons it offers (practice's Next, Stop; the
+    confidence)."""
     text = mrkdwn(item.text)
     if not item.offers:
         return Message(text=text)
