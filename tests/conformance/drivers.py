@@ -588,6 +588,15 @@ class SlackDriver:
         shown = " ".join([body.get("text", ""), *texts(body.get("blocks"))])
         return ReviewSeen(Seen(shown, private=True), found)
 
+    async def practise_sure(self, topic: str, key: str, *, user: str = "ada") -> Seen:
+        """Practise one question of a topic, answer ``key``, then press "I was sure"."""
+        asked = await self.practice({"topic": topic, "count": 1}, user=user)
+        value = next(v for v in asked.values if v.endswith(f":{key}"))
+        told = await self.press(asked, value, user=user)
+        sure = next(v for v in told.values if v.endswith(":sure"))
+        rated = await self.press(told, sure, user=user)
+        return Seen("\n".join([asked.seen.text, told.seen.text, rated.seen.text]), True)
+
 
 # ---------------------------------------------------------------- Discord
 
@@ -965,6 +974,15 @@ class DiscordDriver:
         assert seen is not None
         return self._shown(payload, seen)
 
+    async def practise_sure(self, topic: str, key: str, *, user: str = "ada") -> Seen:
+        """Practise one question of a topic, answer ``key``, then press "I was sure"."""
+        asked = await self.practice({"topic": topic, "count": 1}, user=user)
+        value = next(v for v in asked.values if v.endswith(f":{key}"))
+        told = await self.press(asked, value, user=user)
+        sure = next(v for v in told.values if v.endswith(":sure"))
+        rated = await self.press(told, sure, user=user)
+        return Seen("\n".join([asked.seen.text, told.seen.text, rated.seen.text]), True)
+
 
 # ---------------------------------------------------------------- Microsoft Teams
 
@@ -1324,6 +1342,15 @@ class TeamsDriver:
         seen = await self.command("quiz", "me", {}, user=user)
         return self._shown(seen, before, user)
 
+    async def practise_sure(self, topic: str, key: str, *, user: str = "ada") -> Seen:
+        """Practise one question of a topic, answer ``key``, then press "I was sure"."""
+        asked = await self.practice({"topic": topic, "count": 1}, user=user)
+        value = next(v for v in asked.values if v.endswith(f":{key}"))
+        told = await self.press(asked, value, user=user)
+        sure = next(v for v in told.values if v.endswith(":sure"))
+        rated = await self.press(told, sure, user=user)
+        return Seen("\n".join([asked.seen.text, told.seen.text, rated.seen.text]), True)
+
 
 def _card(activity: dict[str, Any]) -> dict[str, Any]:
     """Return the Adaptive Card a message activity carries (empty if none)."""
@@ -1376,6 +1403,19 @@ class TerminalDriver:
         stdin, sys.stdin = sys.stdin, io.StringIO(key + "\n")
         try:
             await play_session(self.engine, user=user, topic=topic, count=1, out=out)
+        finally:
+            sys.stdin = stdin
+        return Seen(out.getvalue(), private=True)
+
+    async def practise_sure(self, topic: str, key: str, *, user: str = "ada") -> Seen:
+        """Practise one question of a topic in ``quizbot play`` at a terminal: type ``key``,
+        then ``s`` (I was sure), then Enter."""
+        out = io.StringIO()
+        stdin, sys.stdin = sys.stdin, io.StringIO(f"{key}\ns\n\n")
+        try:
+            await play_session(
+                self.engine, user=user, topic=topic, count=1, out=out, interactive=True
+            )
         finally:
             sys.stdin = stdin
         return Seen(out.getvalue(), private=True)

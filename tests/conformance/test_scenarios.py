@@ -1013,3 +1013,13 @@ async def test_me_shows_cards_due_mastery_and_a_practice_button_that_starts_one(
 async def test_me_before_any_answer_says_no_topic_begun(chat: Any) -> None:
     page = await chat.me_page(user="eve")
     assert "Mastery: no topic begun yet" in page.seen and "quiz:practice" in page.values
+
+
+async def test_a_confidently_wrong_answer_is_told_so_plainly_on_every_face(face: Any) -> None:
+    seen = await face.practise_sure("bank", "B", user="fay")
+    assert seen.private and "Not this time." in seen
+    assert "You were sure, and it was wrong: that is exactly the answer to remember." in seen
+    place = face.place
+    uid = "fay" if face.platform == "terminal" else str(face.uid("fay"))
+    cards = await face.engine.store.cards(place.platform, place.workspace, uid)
+    assert len(cards) == 1 and cards[0].version == 2  # answered, then re-rated
