@@ -6,7 +6,7 @@ The connector side answers what the Agents SDK's connector client calls on an ac
 ``GET .../members/{id}`` (a member and their role), each with the bearer token it handed out
 at ``POST /token`` (client credentials). The Teams side makes activities as Teams sends them
 (a message that mentions the bot, an ``adaptiveCard/action`` invoke), signs each with an RSA
-key of its own, publishes that key at ``GET /keys`` (a JWKS), and posts them to the bot.
+key of its own, publishes that key at ``GET /keys/{key id}`` (a JWKS), and posts them to the bot.
 Every call is recorded, so tests assert on the wire.
 """
 
@@ -95,7 +95,10 @@ class TeamsStandIn:
         self._refusals: list[tuple[str, re.Pattern[str], int]] = []
         self._changed = asyncio.Condition()
         self._key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        # A key id of its own: a stand-in later on the same port is not taken for this one.
+        # A key id of its own, and an address of its own for the key set: the SDK keeps one
+        # JWKS client per address for the whole process, and PyJWT refreshes a key set for an
+        # unknown key id at most once in 30 s, so a stand-in later on the same port must not
+        # share the address of this one.
         self.key_id = f"stand-in-{uuid.uuid4().hex[:12]}"
         self._runner: web.AppRunner | None = None
         self.url = ""
@@ -105,7 +108,7 @@ class TeamsStandIn:
     async def start(self) -> None:
         """Listen on a free port of 127.0.0.1."""
         app = web.Application()
-        app.router.add_get("/keys", self._keys)
+        app.router.add_get(f"/keys/{self.key_id}", self._keys)
         app.router.add_post("/token", self._token)
         app.router.add_post("/v3/conversations", self._create)
         app.router.add_post("/v3/conversations/{cid}/activities", self._send)
@@ -134,7 +137,7 @@ class TeamsStandIn:
     @property
     def keys_url(self) -> str:
         """Return where the signing keys are published."""
-        return self.url + "/keys"
+        return f"{self.url}/keys/{self.key_id}"
 
     @property
     def token_url(self) -> str:
