@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.engine.model import Choice, Difficulty, Question
-from bot.observability.metrics import REGISTRY
+from bot.observability.metrics import LOOP_PASS_LISTENERS
 from bot.storage import SqlStore, open_store
 
 PG_URL = os.environ.get("QUIZBOT_TEST_DATABASE_URL")
@@ -64,11 +64,6 @@ class ClockReads:
             self._waiting.remove(entry)
 
 
-def loop_passes_so_far(loop: str) -> float:
-    """Return how many passes the ``timers`` or ``scheduler`` loops of this process finished."""
-    return REGISTRY.get_sample_value("quizbot_loop_passes_total", {"loop": loop}) or 0.0
-
-
 async def loop_passes(loop: str, count: int, *, within: float = 10.0) -> None:
     """Return once ``count`` whole passes of a loop of this process ran since the call.
 
@@ -77,12 +72,21 @@ async def loop_passes(loop: str, count: int, *, within: float = 10.0) -> None:
     for nothing: ``count + 1`` passes must end. The count is the process's, so the test must
     run that loop once only (another one's passes would end the wait early).
     """
-    target = loop_passes_so_far(loop) + count + 1
-    async with asyncio.timeout(within):
-        while True:
-            if loop_passes_so_far(loop) >= target:
-                return
-            await asyncio.sleep(0.005)
+    ended = 0
+    done = asyncio.Event()
+
+    def heard(name: str) -> None:
+        nonlocal ended
+        if name == loop:
+            ended += 1
+            if ended > count:
+                done.set()
+
+    LOOP_PASS_LISTENERS.append(heard)
+    try:
+        await asyncio.wait_for(done.wait(), within)
+    finally:
+        LOOP_PASS_LISTENERS.remove(heard)
 
 
 def make_question(

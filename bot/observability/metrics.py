@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -136,9 +136,16 @@ def _loop_passes(loop: str) -> Any:
     return LOOP_PASSES.labels(loop=loop)
 
 
+# Called with the loop's name after each pass is counted: empty unless something (a test
+# waiting for passes rather than for a time) listens.
+LOOP_PASS_LISTENERS: list[Callable[[str], None]] = []
+
+
 def count_loop_pass(loop: str) -> None:
     """Count one pass of a background loop ("timers" or "scheduler"), failed or not."""
     _loop_passes(loop).inc()
+    for listener in LOOP_PASS_LISTENERS:
+        listener(loop)
 
 
 def count_api_error(platform: str, kind: str) -> None:
