@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol, TypeVar
 
 from bot.chat.core import Chat
+from bot.config import Settings
 from bot.observability.drain import stop_on_signals
 from bot.observability.health import Pingable, start_health_server, start_pages_server
 from bot.scheduler import run_scheduler, run_timers, schedule_store_of
@@ -180,6 +181,40 @@ class Loops:
                 await asyncio.wait_for(task, timeout=LOOP_STOP_TIMEOUT)
         self._tasks = []
         await self.chat.publisher.aclose()
+
+
+async def serve_chat(
+    chat: Chat,
+    transport: Transport,
+    settings: Settings,
+    *,
+    store: Pingable,
+    timer_interval: float,
+    scheduler_interval: float,
+    stop: asyncio.Event | None,
+    handle_signals: bool,
+    pages_host: str,
+    extra_routes: Callable[[Any], None] | None = None,
+    connected: Callable[[], bool] | None = None,
+) -> None:
+    """Run a platform's chat with this process's loops and the settings' ports: where every
+    adapter's ``serve`` ends."""
+    loops = Loops(chat, timer_interval=timer_interval, scheduler_interval=scheduler_interval)
+    await run(
+        chat,
+        transport,
+        loops,
+        store=store,
+        shutdown_timeout=settings.shutdown_timeout,
+        health_port=settings.health_port,
+        health_host=settings.ops_host,
+        connected=connected,
+        stop=stop,
+        handle_signals=handle_signals,
+        extra_routes=extra_routes,
+        pages_host=pages_host,
+        pages_port=settings.dashboard_port,
+    )
 
 
 async def run(

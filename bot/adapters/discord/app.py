@@ -26,7 +26,7 @@ from bot.chat import Charts, Chat, Command, Reaction
 from bot.chat.buttons import read_button
 from bot.chat.events import Press
 from bot.chat.grammar import Grammar, Verb
-from bot.chat.runner import Loops, keep_trying, one_line_logs, run
+from bot.chat.runner import keep_trying, one_line_logs, serve_chat
 from bot.config import Admins, Settings
 from bot.engine import COMPUTED, QuizEngine
 from bot.engine.model import Place
@@ -381,21 +381,16 @@ async def serve(
                 shards.get("shard_ids", "all"),
                 settings.discord_shard_count,
             )
-        loops = Loops(
-            client.chat, timer_interval=timer_interval, scheduler_interval=scheduler_interval
-        )
-        await run(
+        await serve_chat(
             client.chat,
             Gateway(client, token),
-            loops,
+            settings,
             store=rt.store,
-            shutdown_timeout=settings.shutdown_timeout,
-            health_port=settings.health_port,
-            health_host=settings.ops_host,
-            connected=client.is_ready,  # not ready until the gateway says READY
+            timer_interval=timer_interval,
+            scheduler_interval=scheduler_interval,
             stop=stop,
             handle_signals=handle_signals,
             extra_routes=dashboard.mount if dashboard is not None else None,
             pages_host=settings.listen_host(),
-            pages_port=settings.dashboard_port,
+            connected=client.is_ready,  # not ready until the gateway says READY
         )

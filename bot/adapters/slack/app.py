@@ -42,7 +42,7 @@ from bot.adapters.slack._oauth import (
 from bot.adapters.slack._replay import ReplayGuard, answered, replay_guard
 from bot.adapters.slack.handlers import Listeners, SlackPort
 from bot.chat import Charts, Chat, Publisher
-from bot.chat.runner import Closing, Loops, keep_trying, one_line_logs, run
+from bot.chat.runner import Closing, keep_trying, one_line_logs, serve_chat
 from bot.config import Settings
 from bot.engine import QuizEngine
 from bot.errors import ConfigError
@@ -374,23 +374,18 @@ async def serve(
             transport = SocketMode(bot, settings.slack_app_token or "", on_ready)
         else:
             transport = HttpMode(bot, host, port, on_ready, extra=pages)
-        loops = Loops(
-            bot.chat, timer_interval=timer_interval, scheduler_interval=scheduler_interval
-        )
-        await run(
+        await serve_chat(
             bot.chat,
             transport,
-            loops,
+            settings,
             store=rt.store,
-            shutdown_timeout=settings.shutdown_timeout,
-            health_port=settings.health_port,
-            health_host=settings.ops_host,
+            timer_interval=timer_interval,
+            scheduler_interval=scheduler_interval,
             stop=stop,
             handle_signals=handle_signals,
-            # In HTTP mode the pages are served beside /slack/events; else on the health port.
+            # In HTTP mode the pages are served beside /slack/events; else on a port of their own.
             extra_routes=pages if socket_mode else None,
             pages_host=host,
-            pages_port=settings.dashboard_port,
         )
 
 

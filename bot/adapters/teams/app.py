@@ -46,7 +46,7 @@ from bot.adapters.teams.handlers import (
 )
 from bot.chat import Charts, Chat, Press
 from bot.chat.buttons import read_button
-from bot.chat.runner import Closing, Loops, run
+from bot.chat.runner import Closing, serve_chat
 from bot.config import Admins, Settings
 from bot.engine import QuizEngine
 from bot.engine.names import NameKind
@@ -359,21 +359,16 @@ async def serve(
         pages = dashboard.mount if dashboard is not None else None
         host = settings.listen_host()
         transport = TeamsHttp(bot, host, settings.teams_port, on_ready, extra=pages)
-        loops = Loops(
-            bot.chat, timer_interval=timer_interval, scheduler_interval=scheduler_interval
-        )
-        await run(
+        await serve_chat(
             bot.chat,
             transport,
-            loops,
+            settings,
             store=rt.store,
-            shutdown_timeout=settings.shutdown_timeout,
-            health_port=settings.health_port,
-            health_host=settings.ops_host,
+            timer_interval=timer_interval,
+            scheduler_interval=scheduler_interval,
             stop=stop,
             handle_signals=handle_signals,
             pages_host=host,
-            pages_port=settings.dashboard_port,
         )
 
 
