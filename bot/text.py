@@ -227,6 +227,46 @@ class Style:
     icons: Mapping[Icon, str]
 
 
+# The icons of faces that show Unicode emoji; a face adds how it shows the answer emoji.
+EMOJI_ICONS: Mapping[Icon, str] = {
+    Icon.RIGHT: "✅",
+    Icon.WRONG: "❌",
+    Icon.STREAK: "🔥",
+    Icon.OTHER: "▫️",
+}
+
+
+def markdown_style(
+    escape: Callable[[str], str],
+    label: Callable[[str, str], str],
+    *,
+    mention: Callable[[str], str],
+    moment: Callable[[datetime, When], str],
+    link: Callable[[str, str], str],
+    pre: Callable[[str], str],
+    answer_emoji: str,
+) -> Style:
+    """Return the style of a face that writes Markdown (Discord, Teams' cards).
+
+    ``**strong**`` and `` `code` `` are written alike there; each face brings how it escapes
+    text, titles a button, names a person, shows a time, a link and a block, and its answer emoji.
+    """
+    return Style(
+        literal=lambda t: t,
+        verbatim=escape,
+        code=lambda t: "`" + t.replace("`", "'") + "`",
+        strong=lambda t: f"**{escape(t)}**",
+        mention=mention,
+        moment=moment,
+        link=link,
+        label=lambda key, t, strong: (
+            f"**{escape(label(key, t))}**" if strong else escape(label(key, t))
+        ),
+        pre=pre,
+        icons={**EMOJI_ICONS, Icon.ANSWER_EMOJI: answer_emoji},
+    )
+
+
 def render(value: Text, style: Style) -> str:
     """Return the text formatted in a style."""
     out: list[str] = []

@@ -22,7 +22,7 @@ from bot.chat import (
 )
 from bot.chat.buttons import DASHBOARD, PRACTICE, START_REVIEW, Button, Choice, button_id
 from bot.engine.model import Difficulty, Question, QuestionCard, Reveal
-from bot.text import Icon, Style, Text, When, clip, render, safe_url, say
+from bot.text import Icon, Text, When, clip, markdown_style, render, safe_url, say
 
 PLATFORM = "discord"
 
@@ -81,25 +81,14 @@ def _pre(text: str) -> str:
     return "```\n" + body + "\n```"
 
 
-STYLE = Style(
-    literal=lambda t: t,
-    verbatim=_escape,
-    code=lambda t: "`" + t.replace("`", "'") + "`",
-    strong=lambda t: f"**{_escape(t)}**",
+STYLE = markdown_style(
+    _escape,
+    label,
     mention=lambda user: f"<@{user}>",
     moment=timestamp,
     link=_link,
-    label=lambda key, t, strong: (
-        f"**{_escape(label(key, t))}**" if strong else _escape(label(key, t))
-    ),
     pre=_pre,
-    icons={
-        Icon.RIGHT: "✅",
-        Icon.WRONG: "❌",
-        Icon.STREAK: "🔥",
-        Icon.OTHER: "▫️",
-        Icon.ANSWER_EMOJI: " ".join(LETTER_EMOJI.values()),
-    },
+    answer_emoji=" ".join(LETTER_EMOJI.values()),
 )
 
 

@@ -36,7 +36,7 @@ from bot.chat.buttons import (
     button_id,
 )
 from bot.engine.model import Difficulty, Question, QuestionCard, Reveal
-from bot.text import Icon, Style, Text, When, clip, render, safe_url
+from bot.text import Icon, Text, When, clip, markdown_style, render, safe_url
 
 PLATFORM = "teams"
 
@@ -83,25 +83,14 @@ def _link(title: str, url: str) -> str:
     return f"[{_escape(title)}]({safe_url(url)})"
 
 
-STYLE = Style(
-    literal=lambda t: t,
-    verbatim=_escape,
-    code=lambda t: "`" + t.replace("`", "'") + "`",
-    strong=lambda t: f"**{_escape(t)}**",
+STYLE = markdown_style(
+    _escape,
+    label,
     mention=lambda user: f"**{_escape(user)}**",
     moment=_moment,
     link=_link,
-    label=lambda key, t, strong: (
-        f"**{_escape(label(key, t))}**" if strong else _escape(label(key, t))
-    ),
     pre=lambda t: t,
-    icons={
-        Icon.RIGHT: "✅",
-        Icon.WRONG: "❌",
-        Icon.STREAK: "🔥",
-        Icon.OTHER: "▫️",
-        Icon.ANSWER_EMOJI: "",
-    },
+    answer_emoji="",
 )
 
 
