@@ -127,7 +127,7 @@ def mount_liveness(app: web.Application) -> None:
 
 @dataclass
 class HealthServer:
-    """A running health and metrics server."""
+    """A running HTTP server: the probes and metrics, the pages, or a platform's endpoint."""
 
     runner: web.AppRunner
     port: int
@@ -148,7 +148,7 @@ async def start_health_server(
     """Serve /healthz, /readyz and /metrics on the operations port; port 0 picks a free one."""
     app = web.Application()
     mount(app, store, drain=drain, connected=connected)
-    server = await _serve(app, host, port)
+    server = await serve_http(app, host, port)
     log.info("health and metrics on http://%s:%d%s", host, server.port, METRICS_PATH)
     return server
 
@@ -160,12 +160,13 @@ async def start_pages_server(
     app = web.Application()
     mount_liveness(app)
     routes(app)
-    server = await _serve(app, host, port)
+    server = await serve_http(app, host, port)
     log.info("dashboard pages on http://%s:%d", host, server.port)
     return server
 
 
-async def _serve(app: web.Application, host: str, port: int) -> HealthServer:
+async def serve_http(app: web.Application, host: str, port: int) -> HealthServer:
+    """Serve an aiohttp app on host:port (0: any free port); the server knows the port bound."""
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)

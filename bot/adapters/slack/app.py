@@ -46,7 +46,7 @@ from bot.chat.runner import Closing, keep_trying, one_line_logs, serve_chat
 from bot.config import Settings
 from bot.engine import QuizEngine
 from bot.errors import ConfigError
-from bot.observability.health import mount_liveness
+from bot.observability.health import mount_liveness, serve_http
 from bot.observability.heap import freeze_heap
 from bot.observability.redact import install_redaction
 from bot.ratelimit import RateLimit
@@ -316,13 +316,8 @@ async def start_http(
     extra: Callable[[web.Application], None] | None = None,
 ) -> tuple[web.AppRunner, int]:
     """Serve the public app over HTTP; return the runner (to clean up) and the port bound."""
-    runner = web.AppRunner(web_app(app, extra=extra), access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    await site.start()
-    server = site._server
-    sockets = getattr(server, "sockets", None) or []
-    return runner, int(sockets[0].getsockname()[1]) if sockets else port
+    server = await serve_http(web_app(app, extra=extra), host, port)
+    return server.runner, server.port
 
 
 async def serve(

@@ -52,6 +52,7 @@ from bot.engine import QuizEngine
 from bot.engine.names import NameKind
 from bot.errors import ConfigError
 from bot.links import LinkMaker
+from bot.observability.health import serve_http
 from bot.observability.heap import freeze_heap
 from bot.observability.redact import install_redaction
 from bot.storage import ChartSql, ConversationSql, SqlStore
@@ -269,13 +270,9 @@ class TeamsHttp(Closing):
     async def open(self) -> None:
         """Freeze what startup loaded (see ``freeze_heap``), then listen."""
         freeze_heap("startup")
-        self._runner = web.AppRunner(self.bot.web_app(self.extra), access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        sockets = getattr(site._server, "sockets", None) or []
-        bound = int(sockets[0].getsockname()[1]) if sockets else self.port
-        where = f"http://{self.host}:{bound}{MESSAGES_PATH}"
+        server = await serve_http(self.bot.web_app(self.extra), self.host, self.port)
+        self._runner = server.runner
+        where = f"http://{self.host}:{server.port}{MESSAGES_PATH}"
         log.info("quizbot teams: listening on %s (plain HTTP, for a TLS proxy)", where)
         if self.on_ready is not None:
             self.on_ready(where)
