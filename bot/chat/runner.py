@@ -17,7 +17,14 @@ from typing import Any, Protocol, TypeVar
 from bot.chat.core import Chat
 from bot.config import Settings
 from bot.observability.drain import stop_on_signals
-from bot.observability.health import Pingable, start_health_server, start_pages_server
+from bot.observability.health import (
+    HealthServer,
+    Pingable,
+    serve_http,
+    start_health_server,
+    start_pages_server,
+)
+from bot.observability.heap import freeze_heap
 from bot.scheduler import run_scheduler, run_timers, schedule_store_of
 
 log = logging.getLogger(__name__)
@@ -134,6 +141,48 @@ class Closing:
     async def wait_closed(self) -> None:
         """Return once the transport is closed."""
         await self._closed.wait()
+
+
+class Endpoint(Closing):
+    """A platform's HTTP endpoint as the runner's transport: listening once open, closed first.
+
+    A platform says what it serves (``app``, an aiohttp application), at which path, under
+    which name in the log, and what its requests still finish once the port is closed
+    (``settle``).
+    """
+
+    name = "quizbot"
+    path = ""
+
+    def __init__(self, host: str, port: int, on_ready: Callable[[str], None] | None) -> None:
+        super().__init__()
+        self.host, self.port, self.on_ready = host, port, on_ready
+        self._server: HealthServer | None = None
+
+    def app(self) -> Any:
+        """Return the aiohttp application to serve."""
+        raise NotImplementedError
+
+    async def settle(self) -> None:
+        """Wait for what served requests left to finish (nothing, unless a platform says)."""
+
+    async def open(self) -> None:
+        """Freeze what startup loaded (see ``freeze_heap``), then listen on the port."""
+        freeze_heap("startup")
+        self._server = await serve_http(self.app(), self.host, self.port)
+        where = f"http://{self.host}:{self._server.port}{self.path}"
+        # Platforms post only to https:// URLs: a TLS proxy in front forwards to this.
+        log.info("%s: listening on %s (plain HTTP, for a TLS proxy)", self.name, where)
+        if self.on_ready is not None:
+            self.on_ready(where)
+
+    async def stop_taking_work(self) -> None:
+        """Close the port (the probes have said "not ready" since the drain began)."""
+        if self._server is not None:
+            await self._server.close()
+            self._server = None
+        await self.settle()
+        await self.close()
 
 
 class Loops:

@@ -42,7 +42,7 @@ from bot.adapters.slack._oauth import (
 from bot.adapters.slack._replay import ReplayGuard, answered, replay_guard
 from bot.adapters.slack.handlers import Listeners, SlackPort
 from bot.chat import Charts, Chat, Publisher
-from bot.chat.runner import Closing, keep_trying, one_line_logs, serve_chat
+from bot.chat.runner import Closing, Endpoint, keep_trying, one_line_logs, serve_chat
 from bot.config import Settings
 from bot.engine import QuizEngine
 from bot.errors import ConfigError
@@ -384,8 +384,11 @@ async def serve(
         )
 
 
-class HttpMode(Closing):
+class HttpMode(Endpoint):
     """Bolt behind aiohttp: /slack/events, the OAuth pages, and the probes."""
+
+    name = "quizbot slack: HTTP mode"
+    path = EVENTS_PATH
 
     def __init__(
         self,
@@ -396,30 +399,16 @@ class HttpMode(Closing):
         *,
         extra: Callable[[web.Application], None] | None = None,
     ) -> None:
-        super().__init__()
-        self.bot, self.host, self.port, self.on_ready = bot, host, port, on_ready
-        self.extra = extra
-        self._runner: web.AppRunner | None = None
+        super().__init__(host, port, on_ready)
+        self.bot, self.extra = bot, extra
 
-    async def open(self) -> None:
-        """Freeze what startup loaded (see ``freeze_heap``), then listen on the port."""
-        freeze_heap("startup")
-        self._runner, bound = await start_http(self.bot.app, self.host, self.port, extra=self.extra)
-        where = f"http://{self.host}:{bound}{EVENTS_PATH}"
-        # Slack only posts to https:// URLs: a TLS proxy in front forwards to this.
-        log.info("quizbot slack: HTTP mode, listening on %s (plain HTTP, for a TLS proxy)", where)
-        if self.on_ready is not None:
-            self.on_ready(where)
+    def app(self) -> web.Application:
+        return web_app(self.bot.app, extra=self.extra)
 
-    async def stop_taking_work(self) -> None:
-        """Close the port (the probes have said "not ready" since the drain began)."""
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+    async def settle(self) -> None:
         if self.bot.guard is not None:
             # Requests refused for a late replay check give their claims back before the end.
             await self.bot.guard.settle()
-        await self.close()
 
 
 class SocketMode(Closing):

@@ -46,14 +46,12 @@ from bot.adapters.teams.handlers import (
 )
 from bot.chat import Charts, Chat, Press
 from bot.chat.buttons import read_button
-from bot.chat.runner import Closing, serve_chat
+from bot.chat.runner import Endpoint, serve_chat
 from bot.config import Admins, Settings
 from bot.engine import QuizEngine
 from bot.engine.names import NameKind
 from bot.errors import ConfigError
 from bot.links import LinkMaker
-from bot.observability.health import serve_http
-from bot.observability.heap import freeze_heap
 from bot.observability.redact import install_redaction
 from bot.storage import ChartSql, ConversationSql, SqlStore
 from bot.web import dashboard_for
@@ -250,8 +248,11 @@ class TeamsBot:
         return app
 
 
-class TeamsHttp(Closing):
+class TeamsHttp(Endpoint):
     """The messaging endpoint as the runner's transport."""
+
+    name = "quizbot teams"
+    path = MESSAGES_PATH
 
     def __init__(
         self,
@@ -262,27 +263,11 @@ class TeamsHttp(Closing):
         *,
         extra: Callable[[web.Application], None] | None = None,
     ) -> None:
-        super().__init__()
-        self.bot, self.host, self.port, self.on_ready = bot, host, port, on_ready
-        self.extra = extra
-        self._runner: web.AppRunner | None = None
+        super().__init__(host, port, on_ready)
+        self.bot, self.extra = bot, extra
 
-    async def open(self) -> None:
-        """Freeze what startup loaded (see ``freeze_heap``), then listen."""
-        freeze_heap("startup")
-        server = await serve_http(self.bot.web_app(self.extra), self.host, self.port)
-        self._runner = server.runner
-        where = f"http://{self.host}:{server.port}{MESSAGES_PATH}"
-        log.info("quizbot teams: listening on %s (plain HTTP, for a TLS proxy)", where)
-        if self.on_ready is not None:
-            self.on_ready(where)
-
-    async def stop_taking_work(self) -> None:
-        """Close the port (the probes have said "not ready" since the drain began)."""
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-        await self.close()
+    def app(self) -> web.Application:
+        return self.bot.web_app(self.extra)
 
 
 def auth_configuration(settings: Settings) -> AgentAuthConfiguration:
