@@ -338,6 +338,16 @@ def check_parsed(
 # ---------------------------------------------------------------- one bank per workspace
 
 
+@dataclass(frozen=True, slots=True)
+class WorkspaceView:
+    """A workspace's questions as its admins see them: hidden and paused ones too."""
+
+    bank: QuestionBank  # the files' bank with the own questions laid over it, none left out
+    own: frozenset[str]  # the ids of the workspace's own questions
+    hidden: frozenset[str]
+    paused: frozenset[str]  # taken out of rounds by players' open reports
+
+
 class WorkspaceBanks:
     """Hand out each workspace's bank, rebuilt when its generation in the store moves."""
 
@@ -409,6 +419,21 @@ class WorkspaceBanks:
             return cached
         stored = await self.store.question_revision(platform, workspace, question_id, revision)
         return None if stored is None else self._remember(platform, workspace, stored)
+
+    async def view(self, platform: str, workspace: str) -> WorkspaceView:
+        """Return every question of a workspace, with which are its own, hidden and paused."""
+        layer = await self.store.bank_layer(platform, workspace, self.pause_at)
+        own = [
+            q
+            for stored in layer.questions
+            if (q := self._remember(platform, workspace, stored)) is not None
+        ]
+        return WorkspaceView(
+            bank=layered(self.base, own, ()),
+            own=frozenset(q.id for q in own),
+            hidden=layer.hidden,
+            paused=layer.paused,
+        )
 
     def _remember(self, platform: str, workspace: str, stored: StoredRevision) -> Question | None:
         try:

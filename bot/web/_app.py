@@ -7,6 +7,7 @@ workspace's data; personal pages answer only the player the session was issued t
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -19,11 +20,12 @@ import jinja2
 from aiohttp import web
 
 from bot import links
+from bot.bank.workspace import WorkspaceBanks, WorkspaceView
 from bot.engine import activity, analytics, learning
 from bot.engine.activity import DayActivity, HistoryRow, StreakRow
 from bot.engine.engine import Bank, QuizEngine
 from bot.engine.learning import MemoryCard, is_due
-from bot.engine.model import Period, Place, ScoreRow
+from bot.engine.model import Period, Place, Question, ScoreRow
 from bot.engine.names import Known, NameKind, Names
 from bot.engine.ports import Clock, utc_now
 from bot.links import BadToken, Grant, Purpose, Scope
@@ -58,6 +60,8 @@ SORT_KEYS: dict[str, Callable[[analytics.QuestionReport], Any]] = {
     "disc": lambda r: -2.0 if r.discrimination is None else r.discrimination,
     "flags": lambda r: len(r.flags),
 }
+# Sorted by the workspace's open reports, which are not part of a question's analytics.
+REPORTS = "reports"
 DEFAULT_SORT = "answers"
 
 
@@ -331,31 +335,71 @@ class Dashboard:
             ),
         )
 
+    async def _view(self, grant: Grant) -> WorkspaceView | None:
+        """Return every question of the workspace, hidden and paused ones too (None: no
+        workspace banks, so none is ever hidden or paused)."""
+        banks = self.engine.banks
+        if not isinstance(banks, WorkspaceBanks):
+            return None
+        return await banks.view(grant.platform, grant.workspace)
+
     async def questions(self, request: web.Request, grant: Grant) -> web.StreamResponse:
-        """Every question's analytics in this workspace, sortable by any column."""
+        """Every question's analytics in this workspace, sortable by any column, with the open
+        reports on each and whether they took it out of rounds."""
         items = await self.engine.question_report(grant.platform, grant.workspace)
+        flags = await self.engine.open_flags(grant.platform, grant.workspace)
+        view = await self._view(grant)
+        states: dict[str, str] = {}
+        if view is not None:
+            states.update({qid: "hidden" for qid in view.hidden})
+            states.update({qid: "paused" for qid in view.paused - view.hidden})
+            # The workspace's bank leaves hidden and paused questions out: its admins see them.
+            shown = {r.question_id for r in items}
+            left_out = [q for q in view.bank.filter(None) if q.id in states and q.id not in shown]
+            if left_out:
+                aggregates = await self.engine.store.question_aggregates(
+                    grant.platform, grant.workspace
+                )
+                items += analytics.reports(left_out, aggregates)
+        reports = Counter(f.question_id for f in flags)
+        keys = {**SORT_KEYS, REPORTS: lambda r: reports.get(r.question_id, 0)}
         # Most answered first: flags need 20 answers, so most questions have none for long.
         sort = request.query.get("sort", DEFAULT_SORT)
-        if sort not in SORT_KEYS:
+        if sort not in keys:
             sort = DEFAULT_SORT
         descending = request.query.get("order", "desc") != "asc"
         items.sort(key=lambda r: r.question_id)
-        items.sort(key=SORT_KEYS[sort], reverse=descending)
+        items.sort(key=keys[sort], reverse=descending)
         return await self._named_page(
             "questions.html",
             grant=grant,
             items=items,
             sort=sort,
             descending=descending,
-            columns=list(SORT_KEYS),
+            columns=list(keys),
+            reports=reports,
+            states=states,
         )
 
-    async def question(self, request: web.Request, grant: Grant) -> web.StreamResponse:
-        """One question: its text, how the answers split, its explanation, why it is flagged."""
-        qid = request.match_info["qid"]
+    async def _question_of(
+        self, grant: Grant, qid: str, view: WorkspaceView | None
+    ) -> Question | None:
+        """Return a question of the workspace as its admins see it, hidden or paused too."""
         try:
-            question = await self.engine.question(grant.platform, grant.workspace, qid)
+            return await self.engine.question(grant.platform, grant.workspace, qid)
         except KeyError:
+            pass
+        if view is not None and qid in view.bank:
+            return view.bank.by_id(qid)
+        return None
+
+    async def question(self, request: web.Request, grant: Grant) -> web.StreamResponse:
+        """One question: its text, how the answers split, its explanation, why it is flagged,
+        and the players' open reports on it."""
+        qid = request.match_info["qid"]
+        view = await self._view(grant)
+        question = await self._question_of(grant, qid, view)
+        if question is None:
             return await self._named_page("missing.html", status=404, grant=grant, what="question")
         [item] = analytics.reports(
             [question],
@@ -372,6 +416,11 @@ class Dashboard:
             )
             for c in question.choices
         ]
+        flags = [
+            f
+            for f in await self.engine.open_flags(grant.platform, grant.workspace)
+            if f.question_id == qid
+        ]
         return await self._named_page(
             "question.html",
             grant=grant,
@@ -379,6 +428,9 @@ class Dashboard:
             item=item,
             chart=_svg.bar_list(bars, "Share of answers per choice"),
             picks=picks,
+            reports=flags,
+            hidden=view is not None and qid in view.hidden,
+            paused=view is not None and qid in view.paused,
         )
 
     async def channels(self, _request: web.Request, grant: Grant) -> web.StreamResponse:

@@ -11,6 +11,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
+from bot.bank.bank import QuestionBank
+from bot.bank.workspace import WorkspaceBanks
 from bot.engine import Place, QuizEngine
 from bot.engine.model import Difficulty
 from bot.engine.names import NameKind
@@ -99,16 +101,36 @@ async def seed_history(store: SqlStore, engine: QuizEngine, clock: FakeClock) ->
     )
 
 
-@pytest.fixture
-async def site(store: SqlStore) -> AsyncIterator[Site]:
-    clock = FakeClock()
-    engine = QuizEngine(store, BANK, clock=clock, rng=random.Random(7))
+async def serve(store: SqlStore, engine: QuizEngine, clock: FakeClock) -> AsyncIterator[Site]:
     await seed_history(store, engine, clock)
     dashboard = Dashboard(engine=engine, store=store, secret=SECRET, clock=clock)
     app = web.Application()
     dashboard.mount(app)
     async with TestClient(TestServer(app)) as client:
         yield Site(client, dashboard, engine, clock)
+
+
+@pytest.fixture
+async def site(store: SqlStore) -> AsyncIterator[Site]:
+    clock = FakeClock()
+    engine = QuizEngine(store, BANK, clock=clock, rng=random.Random(7))
+    async for served in serve(store, engine, clock):
+        yield served
+
+
+# Two open reports take a question out of a workspace's rounds in the banked site.
+PAUSE_AT = 2
+
+
+@pytest.fixture
+async def banked(store: SqlStore) -> AsyncIterator[Site]:
+    """The site with workspace banks, as the bot runs: own questions, hidden ones, reports."""
+    clock = FakeClock()
+    base = QuestionBank(list(BANK.questions))
+    banks = WorkspaceBanks(base, store, pause_at=PAUSE_AT)
+    engine = QuizEngine(store, base, clock=clock, rng=random.Random(7), banks=banks)
+    async for served in serve(store, engine, clock):
+        yield served
 
 
 __all__ = [
@@ -120,6 +142,7 @@ __all__ = [
     "LONG_ID",
     "MALLORY",
     "NAMES",
+    "PAUSE_AT",
     "SECRET",
     "T1",
     "T2",
