@@ -173,6 +173,14 @@ FLAG_RESOLVED = (
     "the rotation. Thanks for the report."
 )
 FLAG_NOT_KEPT = "Reports are not kept by this bot."
+PROPOSAL_UNKNOWN = "There is no proposal {id}."
+PROPOSAL_WAS_APPROVED = "approved"
+PROPOSAL_WAS_REJECTED = "rejected"
+PROPOSAL_ALREADY_DECIDED = (
+    "Proposal {id} ({question}) was {decision} already, by {by}; nothing changed."
+)
+PROPOSAL_REASON_LONG = "A reason is {limit} characters at most; this one has {length}."
+PROPOSALS_NOT_KEPT = "Questions are not kept by this bot: it has no workspace banks."
 FLAG_NOTE_TOO_LONG = "Keep the note to {most} characters."
 FLAG_USAGE = "Say why: wrong, unclear, outdated or typo, then what is wrong (optional)."
 REPORT_NOTHING = "No question has 20 answers yet, so nothing is flagged or ranked so far."

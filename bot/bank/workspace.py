@@ -6,6 +6,10 @@ over it: one with the id of a file's question replaces it, the others follow. Ev
 own question is a new revision, stored as the question's YAML text; a round records the revision
 it asked, and answers are counted per revision (``Question.asked_as``).
 
+A question written in chat by someone who is not an admin is a *proposal* (``submit``): it waits
+in the store until an admin approves it (then it is a new revision like any other) or rejects it;
+a workspace whose review setting is ``everyone`` makes its admins' questions proposals too.
+
 Every change raises the workspace's generation in the store. ``WorkspaceBanks`` keeps one copy
 of each workspace's bank and reads the generation before handing it out, so a change made on
 any replica is in the next round of every replica, with no restart and no message between them.
@@ -32,16 +36,31 @@ from bot.engine.model import (
     Flagged,
     FlagReason,
     Place,
+    Proposal,
+    ProposalStatus,
+    Proposed,
+    Published,
     Question,
     ResolvedReport,
+    ReviewScope,
+    WorkspaceSettings,
 )
 from bot.errors import UserError
 from bot.text import Code, say
+
+__all__ = [  # the proposals' values, defined with the engine's and named here for callers
+    "Proposal",
+    "ProposalStatus",
+    "Proposed",
+    "Published",
+]
 
 # Own questions' topic, as the folder of a file is a file's question's topic.
 TOPIC = "workspace"
 # Revisions are immutable: a process keeps this many it has read.
 REVISION_CACHE = 4096
+# The longest reason a rejection keeps.
+REASON_MAX = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +83,35 @@ class BankLayer:
     questions: tuple[StoredRevision, ...]
     hidden: frozenset[str]
     paused: frozenset[str] = frozenset()
+
+
+class UnknownProposal(UserError):
+    """No proposal has this id (in this workspace)."""
+
+    def __init__(self, proposal_id: int) -> None:
+        super().__init__(say(M.PROPOSAL_UNKNOWN, id=proposal_id))
+        self.proposal_id = proposal_id
+
+
+class AlreadyDecided(UserError):
+    """A proposal was approved or rejected already; deciding it again changes nothing."""
+
+    def __init__(self, proposal: Proposal) -> None:
+        status = (
+            M.PROPOSAL_WAS_APPROVED
+            if proposal.status is ProposalStatus.APPROVED
+            else M.PROPOSAL_WAS_REJECTED
+        )
+        super().__init__(
+            say(
+                M.PROPOSAL_ALREADY_DECIDED,
+                id=proposal.id,
+                question=Code(proposal.question_id),
+                decision=say(status),
+                by=proposal.decided_by or "?",
+            )
+        )
+        self.proposal = proposal
 
 
 class BankStore(Protocol):
@@ -137,6 +185,64 @@ class BankStore(Protocol):
         at: datetime,
     ) -> list[str]:
         """Hide (or show again) these questions in the workspace; return the ids changed."""
+        ...
+
+    async def question_history(
+        self, platform: str, workspace: str, question_id: str
+    ) -> list[StoredRevision]:
+        """Return every revision of a workspace's question, oldest first."""
+        ...
+
+    async def workspace_settings(self, platform: str, workspace: str) -> WorkspaceSettings:
+        """Return the workspace's settings (defaults when never set)."""
+        ...
+
+    async def add_proposal(
+        self,
+        platform: str,
+        workspace: str,
+        question_id: str,
+        body: str,
+        *,
+        author: str,
+        at: datetime,
+        channel: str | None = None,
+    ) -> int:
+        """Store a pending proposal; return its id."""
+        ...
+
+    async def proposals(
+        self, platform: str, workspace: str, status: ProposalStatus | None = ProposalStatus.PENDING
+    ) -> list[Proposal]:
+        """Return the workspace's proposals in this status (all with None), oldest first."""
+        ...
+
+    async def proposal(self, proposal_id: int) -> Proposal | None:
+        """Return one proposal, or None."""
+        ...
+
+    async def approve_proposal(
+        self, proposal_id: int, *, by: str, at: datetime, body: str | None = None
+    ) -> Published:
+        """Approve a pending proposal: its question (or ``body``, an admin's edit) goes live."""
+        ...
+
+    async def claim_new_proposals(
+        self, platform: str, at: datetime, limit: int = 100
+    ) -> list[Proposal]:
+        """Claim pending proposals whose admins were not told yet (once across replicas)."""
+        ...
+
+    async def claim_decided_proposals(
+        self, platform: str, at: datetime, limit: int = 100
+    ) -> list[Proposal]:
+        """Claim decided proposals whose author was not told yet (once across replicas)."""
+        ...
+
+    async def reject_proposal(
+        self, proposal_id: int, *, by: str, at: datetime, reason: str | None = None
+    ) -> Proposal:
+        """Reject a pending proposal; return it as decided."""
         ...
 
 
@@ -391,6 +497,100 @@ class WorkspaceBanks:
         """Claim the resolved reports of a platform whose reporters are still to be told."""
         return await self.store.claim_resolved_reports(platform, at)
 
+    # ------------------------------------------------------------ proposals and their review
+
+    async def submit(
+        self,
+        platform: str,
+        workspace: str,
+        body: str,
+        *,
+        author: str,
+        admin: bool,
+        at: datetime,
+        channel: str | None = None,
+    ) -> Published | Proposed:
+        """Take a question written for the workspace: live at once, or a proposal for review.
+
+        ``body`` is one question's YAML text, checked by the caller (``check_submission``).
+        An admin's question goes live (a new revision; the latest one when the text is
+        unchanged) unless the workspace reviews everyone's (``WorkspaceSettings.review``);
+        anyone else's, and then the admins' too, waits as a proposal. ``channel`` is where it
+        was written, to tell its author there of the decision.
+        """
+        question_id = question_id_of(body)
+        if admin and not await self.reviews_everyone(platform, workspace):
+            return await self.publish(platform, workspace, question_id, body, author=author, at=at)
+        proposal_id = await self.store.add_proposal(
+            platform, workspace, question_id, body, author=author, at=at, channel=channel
+        )
+        return Proposed(proposal_id=proposal_id, question_id=question_id)
+
+    async def publish(
+        self,
+        platform: str,
+        workspace: str,
+        question_id: str,
+        body: str,
+        *,
+        author: str,
+        at: datetime,
+    ) -> Published:
+        """Store a question's text as its new revision, live in the next round."""
+        written = await self.store.save_revisions(
+            platform, workspace, [(question_id, body)], author=author, at=at
+        )
+        if written:
+            return Published(question_id=written[0][0], revision=written[0][1])
+        history = await self.store.question_history(platform, workspace, question_id)
+        return Published(question_id=question_id, revision=history[-1].revision)
+
+    async def reviews_everyone(self, platform: str, workspace: str) -> bool:
+        """Return whether the workspace's admins' questions wait for review too."""
+        settings = await self.store.workspace_settings(platform, workspace)
+        return settings.review is ReviewScope.EVERYONE
+
+    async def proposals(
+        self, platform: str, workspace: str, status: ProposalStatus | None = ProposalStatus.PENDING
+    ) -> list[Proposal]:
+        """Return the workspace's proposals in this status (all with None), oldest first."""
+        return await self.store.proposals(platform, workspace, status)
+
+    async def proposal(self, proposal_id: int) -> Proposal | None:
+        """Return one proposal, or None."""
+        return await self.store.proposal(proposal_id)
+
+    async def approve(
+        self, proposal_id: int, by: str, at: datetime, *, body: str | None = None
+    ) -> Published:
+        """Approve a pending proposal, once across replicas: its question goes live.
+
+        ``body`` is an admin's edit of the question (checked by the caller), stored instead of
+        the text proposed. Raise ``UnknownProposal``, or ``AlreadyDecided`` (nothing changed)
+        when it was approved or rejected before.
+        """
+        return await self.store.approve_proposal(proposal_id, by=by, at=at, body=body)
+
+    async def reject(
+        self, proposal_id: int, by: str, at: datetime, reason: str | None = None
+    ) -> Proposal:
+        """Reject a pending proposal, once across replicas; return it as decided.
+
+        Raise ``UnknownProposal``, or ``AlreadyDecided`` (nothing changed) when it was decided.
+        """
+        reason = (reason or "").strip() or None
+        if reason is not None and len(reason) > REASON_MAX:
+            raise UserError(say(M.PROPOSAL_REASON_LONG, limit=REASON_MAX, length=len(reason)))
+        return await self.store.reject_proposal(proposal_id, by=by, at=at, reason=reason)
+
+    async def new_proposals(self, platform: str, at: datetime) -> list[Proposal]:
+        """Claim the pending proposals whose workspace's admins are still to be told."""
+        return await self.store.claim_new_proposals(platform, at)
+
+    async def decided_proposals(self, platform: str, at: datetime) -> list[Proposal]:
+        """Claim the decided proposals whose authors are still to be told."""
+        return await self.store.claim_decided_proposals(platform, at)
+
     async def bank_for(self, platform: str, workspace: str) -> QuestionBank:
         """Return the workspace's bank as the store has it now (one small read when unchanged)."""
         key = (platform, workspace)
@@ -446,6 +646,14 @@ class WorkspaceBanks:
         if len(self._revisions) > REVISION_CACHE:
             self._revisions.popitem(last=False)
         return q
+
+
+def question_id_of(body: str) -> str:
+    """Return the id of the one question a body holds (ValueError when it holds no one)."""
+    questions, problems = check_text(body, "the question")
+    if problems or len(questions) != 1:
+        raise ValueError("; ".join(str(p) for p in problems) or "not one question")
+    return questions[0].id
 
 
 def own_ids(bank: QuestionBank) -> Mapping[str, int]:

@@ -35,6 +35,10 @@ from bot.engine.model import (
     Period,
     Place,
     PlayerSummary,
+    Proposal,
+    ProposalStatus,
+    Proposed,
+    Published,
     Question,
     QuestionCard,
     QuestionStats,
@@ -113,6 +117,50 @@ class Banks(Protocol):
         """Claim the resolved reports whose reporters are still to be told."""
         ...
 
+    async def submit(
+        self,
+        platform: str,
+        workspace: str,
+        body: str,
+        *,
+        author: str,
+        admin: bool,
+        at: datetime,
+        channel: str | None = None,
+    ) -> Published | Proposed:
+        """Take a question written for a workspace: live at once, or a proposal for review."""
+        ...
+
+    async def proposals(
+        self, platform: str, workspace: str, status: ProposalStatus | None = ProposalStatus.PENDING
+    ) -> list[Proposal]:
+        """Return the workspace's proposals in this status (all with None), oldest first."""
+        ...
+
+    async def proposal(self, proposal_id: int) -> Proposal | None:
+        """Return one proposal, or None."""
+        ...
+
+    async def approve(
+        self, proposal_id: int, by: str, at: datetime, *, body: str | None = None
+    ) -> Published:
+        """Approve a pending proposal, once across replicas."""
+        ...
+
+    async def reject(
+        self, proposal_id: int, by: str, at: datetime, reason: str | None = None
+    ) -> Proposal:
+        """Reject a pending proposal, once across replicas."""
+        ...
+
+    async def new_proposals(self, platform: str, at: datetime) -> list[Proposal]:
+        """Claim the pending proposals whose workspace's admins are still to be told."""
+        ...
+
+    async def decided_proposals(self, platform: str, at: datetime) -> list[Proposal]:
+        """Claim the decided proposals whose authors are still to be told."""
+        ...
+
 
 class OneBank:
     """Every workspace sees the same bank (no workspace banks)."""
@@ -142,6 +190,50 @@ class OneBank:
 
     async def resolved_reports(self, platform: str, at: datetime) -> list[ResolvedReport]:
         """Return no reports."""
+        return []
+
+    async def submit(
+        self,
+        platform: str,
+        workspace: str,
+        body: str,
+        *,
+        author: str,
+        admin: bool,
+        at: datetime,
+        channel: str | None = None,
+    ) -> Published | Proposed:
+        """Refuse: with no workspace banks, questions are not kept."""
+        raise UserError(say(M.PROPOSALS_NOT_KEPT))
+
+    async def proposals(
+        self, platform: str, workspace: str, status: ProposalStatus | None = ProposalStatus.PENDING
+    ) -> list[Proposal]:
+        """Return no proposals."""
+        return []
+
+    async def proposal(self, proposal_id: int) -> Proposal | None:
+        """Return None: there are no proposals."""
+        return None
+
+    async def approve(
+        self, proposal_id: int, by: str, at: datetime, *, body: str | None = None
+    ) -> Published:
+        """Refuse: with no workspace banks, there are no proposals."""
+        raise UserError(say(M.PROPOSALS_NOT_KEPT))
+
+    async def reject(
+        self, proposal_id: int, by: str, at: datetime, reason: str | None = None
+    ) -> Proposal:
+        """Refuse: with no workspace banks, there are no proposals."""
+        raise UserError(say(M.PROPOSALS_NOT_KEPT))
+
+    async def new_proposals(self, platform: str, at: datetime) -> list[Proposal]:
+        """Return no proposals."""
+        return []
+
+    async def decided_proposals(self, platform: str, at: datetime) -> list[Proposal]:
+        """Return no proposals."""
         return []
 
 
@@ -366,6 +458,49 @@ class QuizEngine:
     async def resolved_reports(self, platform: str) -> list[ResolvedReport]:
         """Claim the reports new revisions resolved whose reporters are still to be told."""
         return await self.banks.resolved_reports(platform, self._now())
+
+    # ------------------------------------------------- proposals (docs/questions.md#proposals)
+
+    async def submit(
+        self,
+        platform: str,
+        workspace: str,
+        body: str,
+        *,
+        author: str,
+        admin: bool,
+        channel: str | None = None,
+    ) -> Published | Proposed:
+        """Take a checked question (its YAML text) for a workspace: live, or a proposal."""
+        return await self.banks.submit(
+            platform, workspace, body, author=author, admin=admin, at=self._now(), channel=channel
+        )
+
+    async def proposals(
+        self, platform: str, workspace: str, status: ProposalStatus | None = ProposalStatus.PENDING
+    ) -> list[Proposal]:
+        """Return the workspace's proposals in this status (all with None), oldest first."""
+        return await self.banks.proposals(platform, workspace, status)
+
+    async def proposal(self, proposal_id: int) -> Proposal | None:
+        """Return one proposal, or None."""
+        return await self.banks.proposal(proposal_id)
+
+    async def approve(self, proposal_id: int, by: str, *, body: str | None = None) -> Published:
+        """Approve a pending proposal (``body``: an admin's edit), once across replicas."""
+        return await self.banks.approve(proposal_id, by, self._now(), body=body)
+
+    async def reject(self, proposal_id: int, by: str, reason: str | None = None) -> Proposal:
+        """Reject a pending proposal, once across replicas."""
+        return await self.banks.reject(proposal_id, by, self._now(), reason)
+
+    async def new_proposals(self, platform: str) -> list[Proposal]:
+        """Claim the pending proposals whose workspace's admins are still to be told."""
+        return await self.banks.new_proposals(platform, self._now())
+
+    async def decided_proposals(self, platform: str) -> list[Proposal]:
+        """Claim the decided proposals whose authors are still to be told."""
+        return await self.banks.decided_proposals(platform, self._now())
 
     # ------------------------------------------------- computed questions, fixed when asked
 

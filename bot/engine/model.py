@@ -224,6 +224,13 @@ class AnswerStatus(StrEnum):
     CLOSED = "closed"
 
 
+class ReviewScope(StrEnum):
+    """Whose questions, written in chat, wait for an admin's approval before they are live."""
+
+    OTHERS = "others"  # everyone's but the admins' (the default)
+    EVERYONE = "everyone"  # admins' too
+
+
 @dataclass(frozen=True, slots=True)
 class ChannelSettings:
     """Per-channel options."""
@@ -239,6 +246,53 @@ class WorkspaceSettings:
     """Options that hold for a whole workspace (Slack) or server (Discord)."""
 
     retention: float | None = None  # None: the bot's default (docs/learning.md)
+    review: ReviewScope = (
+        ReviewScope.OTHERS
+    )  # whose questions wait for an admin (docs/questions.md)
+
+
+class ProposalStatus(StrEnum):
+    """Where a proposal stands: pending until an admin decides, once."""
+
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """A question proposed for a workspace's bank, as the store keeps it."""
+
+    id: int
+    platform: str
+    workspace: str
+    question_id: str
+    body: str  # the question's YAML text, as proposed
+    author: str
+    channel: str | None  # where it was proposed (to tell its author); None: elsewhere
+    created_at: datetime
+    status: ProposalStatus
+    decided_by: str | None = None
+    decided_at: datetime | None = None
+    reason: str | None = None  # a rejection's, when one was given
+    revision: int | None = None  # the revision its approval stored
+    edited: bool = False  # approved with an admin's edit of the text
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """A question that went live: its id and the revision stored."""
+
+    question_id: str
+    revision: int
+
+
+@dataclass(frozen=True, slots=True)
+class Proposed:
+    """A question that waits for an admin: its proposal's id and the question's id."""
+
+    proposal_id: int
+    question_id: str
 
 
 @dataclass(frozen=True, slots=True)

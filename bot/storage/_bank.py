@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.bank.workspace import BankLayer, StoredRevision
+from bot.bank.workspace import (
+    AlreadyDecided,
+    BankLayer,
+    Proposal,
+    ProposalStatus,
+    Published,
+    StoredRevision,
+    UnknownProposal,
+)
 from bot.engine.model import Flag, Flagged, FlagReason, Place, ResolvedReport
 from bot.storage._schema import (
     bank_generations,
@@ -23,6 +31,7 @@ from bot.storage._schema import (
     bank_revisions,
     computed_instances,
     question_flags,
+    question_proposals,
     rounds,
 )
 
@@ -46,6 +55,25 @@ def _revision(row: Any) -> StoredRevision:
         body=row.body,
         author=row.author,
         created_at=row.created_at,
+    )
+
+
+def _proposal(row: Any) -> Proposal:
+    return Proposal(
+        id=int(row.id),
+        platform=row.platform,
+        workspace=row.workspace,
+        question_id=row.question_id,
+        body=row.body,
+        author=row.author,
+        channel=row.channel,
+        created_at=row.created_at,
+        status=ProposalStatus(row.status),
+        decided_by=row.decided_by,
+        decided_at=row.decided_at,
+        reason=row.reason,
+        revision=None if row.revision is None else int(row.revision),
+        edited=bool(row.edited),
     )
 
 
@@ -208,48 +236,60 @@ class BankSql:
         Return the (question id, revision) pairs written; a body equal to its question's latest
         revision writes nothing (so a retry after a lost commit writes nothing twice).
         """
-        written: list[tuple[str, int]] = []
         async with self.write() as conn:
             await self._bump(conn, platform, workspace)
-            ids = [q for q, _ in bodies]
-            latest: dict[str, tuple[int, str]] = {}
-            rows = await conn.execute(
-                sa.select(
-                    bank_revisions.c.question_id,
-                    bank_revisions.c.revision,
-                    bank_revisions.c.body,
-                )
-                .where(
-                    _ws(bank_revisions, platform, workspace),
-                    bank_revisions.c.question_id.in_(ids),
-                )
-                .order_by(bank_revisions.c.revision)
+            return await self._write_revisions(conn, platform, workspace, bodies, author, at)
+
+    async def _write_revisions(
+        self,
+        conn: AsyncConnection,
+        platform: str,
+        workspace: str,
+        bodies: Sequence[tuple[str, str]],
+        author: str,
+        at: datetime,
+    ) -> list[tuple[str, int]]:
+        """Write the changed bodies' revisions in the caller's transaction (generation raised)."""
+        written: list[tuple[str, int]] = []
+        ids = [q for q, _ in bodies]
+        latest: dict[str, tuple[int, str]] = {}
+        rows = await conn.execute(
+            sa.select(
+                bank_revisions.c.question_id,
+                bank_revisions.c.revision,
+                bank_revisions.c.body,
             )
-            for qid, rev, body in rows:
-                latest[qid] = (int(rev), body)
-            for qid, body in bodies:
-                rev, before = latest.get(qid, (0, None))
-                if before == body:
-                    continue
-                await conn.execute(
-                    bank_revisions.insert().values(
-                        platform=platform,
-                        workspace=workspace,
-                        question_id=qid,
-                        revision=rev + 1,
-                        body=body,
-                        author=author,
-                        created_at=at,
-                    )
+            .where(
+                _ws(bank_revisions, platform, workspace),
+                bank_revisions.c.question_id.in_(ids),
+            )
+            .order_by(bank_revisions.c.revision)
+        )
+        for qid, rev, body in rows:
+            latest[qid] = (int(rev), body)
+        for qid, body in bodies:
+            rev, before = latest.get(qid, (0, None))
+            if before == body:
+                continue
+            await conn.execute(
+                bank_revisions.insert().values(
+                    platform=platform,
+                    workspace=workspace,
+                    question_id=qid,
+                    revision=rev + 1,
+                    body=body,
+                    author=author,
+                    created_at=at,
                 )
-                latest[qid] = (rev + 1, body)
-                written.append((qid, rev + 1))
-                # A new revision is the fix: the reports on the question are resolved by it.
-                await conn.execute(
-                    question_flags.update()
-                    .where(_open(platform, workspace), question_flags.c.question_id == qid)
-                    .values(resolved_at=at, resolved_revision=rev + 1)
-                )
+            )
+            latest[qid] = (rev + 1, body)
+            written.append((qid, rev + 1))
+            # A new revision is the fix: the reports on the question are resolved by it.
+            await conn.execute(
+                question_flags.update()
+                .where(_open(platform, workspace), question_flags.c.question_id == qid)
+                .values(resolved_at=at, resolved_revision=rev + 1)
+            )
         return written
 
     async def resolved_flags(
@@ -444,6 +484,204 @@ class BankSql:
                     )
                     changed.append(qid)
         return changed
+
+    # ------------------------------------------------------------ proposals
+
+    async def add_proposal(
+        self,
+        platform: str,
+        workspace: str,
+        question_id: str,
+        body: str,
+        *,
+        author: str,
+        at: datetime,
+        channel: str | None = None,
+    ) -> int:
+        """Store a pending proposal of a question (its YAML text) for a workspace; return its id."""
+        stmt = (
+            question_proposals.insert()
+            .values(
+                platform=platform,
+                workspace=workspace,
+                question_id=question_id,
+                body=body,
+                author=author,
+                channel=channel,
+                created_at=at,
+                status=ProposalStatus.PENDING.value,
+            )
+            .returning(question_proposals.c.id)
+        )
+        async with self.write() as conn:
+            return int((await conn.execute(stmt)).scalar_one())
+
+    async def proposals(
+        self, platform: str, workspace: str, status: ProposalStatus | None = ProposalStatus.PENDING
+    ) -> list[Proposal]:
+        """Return the workspace's proposals in this status (every one with None), oldest first."""
+        query = sa.select(question_proposals).where(_ws(question_proposals, platform, workspace))
+        if status is not None:
+            query = query.where(question_proposals.c.status == status.value)
+        query = query.order_by(question_proposals.c.id)
+        async with self.read() as conn:
+            return [_proposal(r) for r in await conn.execute(query)]
+
+    async def proposal(self, proposal_id: int) -> Proposal | None:
+        """Return one proposal, or None."""
+        query = sa.select(question_proposals).where(question_proposals.c.id == proposal_id)
+        async with self.read() as conn:
+            row = (await conn.execute(query)).first()
+        return None if row is None else _proposal(row)
+
+    async def approve_proposal(
+        self, proposal_id: int, *, by: str, at: datetime, body: str | None = None
+    ) -> Published:
+        """Approve a pending proposal: its question (or ``body``, an admin's edit of it) is
+        stored as the question's next revision, live in the next round of every replica.
+
+        Decided once across replicas: the proposal leaves pending in the transaction that stores
+        the revision, and a second decision (here or on another replica) raises
+        ``AlreadyDecided`` and changes nothing. An unknown id raises ``UnknownProposal``.
+        """
+        async with self.write() as conn:
+            row = await self._claim_decision(
+                conn,
+                proposal_id,
+                status=ProposalStatus.APPROVED,
+                decided_by=by,
+                decided_at=at,
+                edited=body is not None,
+            )
+            text = row.body if body is None else body
+            author = row.author if body is None else by
+            await self._bump(conn, row.platform, row.workspace)
+            written = await self._write_revisions(
+                conn, row.platform, row.workspace, [(row.question_id, text)], author, at
+            )
+            if written:
+                revision = written[0][1]
+            else:  # the text is the question's latest revision already
+                revision = int(
+                    (
+                        await conn.execute(
+                            sa.select(sa.func.max(bank_revisions.c.revision)).where(
+                                _ws(bank_revisions, row.platform, row.workspace),
+                                bank_revisions.c.question_id == row.question_id,
+                            )
+                        )
+                    ).scalar_one()
+                )
+            await conn.execute(
+                question_proposals.update()
+                .where(question_proposals.c.id == proposal_id)
+                .values(revision=revision)
+            )
+        return Published(question_id=row.question_id, revision=revision)
+
+    async def reject_proposal(
+        self, proposal_id: int, *, by: str, at: datetime, reason: str | None = None
+    ) -> Proposal:
+        """Reject a pending proposal (with a reason or none); return it as decided.
+
+        Decided once across replicas, as ``approve_proposal``: a second decision raises
+        ``AlreadyDecided`` and changes nothing; an unknown id raises ``UnknownProposal``.
+        """
+        async with self.write() as conn:
+            await self._claim_decision(
+                conn,
+                proposal_id,
+                status=ProposalStatus.REJECTED,
+                decided_by=by,
+                decided_at=at,
+                reason=reason,
+            )
+            row = (
+                await conn.execute(
+                    sa.select(question_proposals).where(question_proposals.c.id == proposal_id)
+                )
+            ).one()
+        return _proposal(row)
+
+    async def _claim_decision(
+        self, conn: AsyncConnection, proposal_id: int, *, status: ProposalStatus, **values: Any
+    ) -> Any:
+        """Move a proposal from pending to ``status`` in the caller's transaction; return its
+        row. The update names pending in its condition, so of two deciders (on PostgreSQL the
+        second waits for the first's row lock, then finds the row decided) one wins."""
+        won = await conn.execute(
+            question_proposals.update()
+            .where(
+                question_proposals.c.id == proposal_id,
+                question_proposals.c.status == ProposalStatus.PENDING.value,
+            )
+            .values(status=status.value, **values)
+        )
+        row = (
+            await conn.execute(
+                sa.select(question_proposals).where(question_proposals.c.id == proposal_id)
+            )
+        ).first()
+        if row is None:
+            raise UnknownProposal(proposal_id)
+        if won.rowcount != 1:
+            raise AlreadyDecided(_proposal(row))
+        return row
+
+    async def claim_new_proposals(
+        self, platform: str, at: datetime, limit: int = 100
+    ) -> list[Proposal]:
+        """Claim pending proposals whose workspace's admins were not told yet; each is claimed by
+        one call on one replica only (its ``admins_told_at`` is set as it is claimed)."""
+        return await self._claim(
+            platform,
+            at,
+            limit,
+            sa.and_(
+                question_proposals.c.status == ProposalStatus.PENDING.value,
+                question_proposals.c.admins_told_at.is_(None),
+            ),
+            "admins_told_at",
+        )
+
+    async def claim_decided_proposals(
+        self, platform: str, at: datetime, limit: int = 100
+    ) -> list[Proposal]:
+        """Claim decided proposals whose author was not told yet (those made in a channel);
+        each is claimed by one call on one replica only (``author_told_at`` is set)."""
+        return await self._claim(
+            platform,
+            at,
+            limit,
+            sa.and_(
+                question_proposals.c.status != ProposalStatus.PENDING.value,
+                question_proposals.c.author_told_at.is_(None),
+                question_proposals.c.channel.is_not(None),
+            ),
+            "author_told_at",
+        )
+
+    async def _claim(
+        self, platform: str, at: datetime, limit: int, due: sa.ColumnElement[bool], column: str
+    ) -> list[Proposal]:
+        pending = (
+            sa.select(question_proposals)
+            .where(question_proposals.c.platform == platform, due)
+            .order_by(question_proposals.c.id)
+            .limit(limit)
+        )
+        told = question_proposals.c[column]
+        claimed = []
+        async with self.write() as conn:
+            for row in (await conn.execute(pending)).all():
+                won = await conn.execute(
+                    question_proposals.update()
+                    .where(question_proposals.c.id == row.id, told.is_(None))
+                    .values({column: at})
+                )
+                if won.rowcount == 1:
+                    claimed.append(_proposal(row))
+        return claimed
 
     async def _bump(self, conn: AsyncConnection, platform: str, workspace: str) -> None:
         """Raise the workspace bank's generation (and lock its row until the commit)."""

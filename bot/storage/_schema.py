@@ -247,6 +247,8 @@ workspace_settings = sa.Table(
     sa.Column("platform", sa.String(16), primary_key=True),
     sa.Column("workspace", sa.String(64), primary_key=True),
     sa.Column("retention", sa.Float, nullable=True),  # FSRS's desired retention; None: default
+    # Whose questions written in chat wait for an admin: "everyone", or "others" (None: others).
+    sa.Column("review", sa.String(16), nullable=True),
 )
 
 # Answers given outside rounds (review, practice), which never count towards scores; round
@@ -511,6 +513,34 @@ practice_sessions = sa.Table(
 )
 
 
+# Questions proposed for a workspace's bank (docs/questions.md#proposals): a question written by
+# someone who is not an admin (or by anyone, when the workspace reviews everyone's) waits here,
+# pending, until an admin approves it (a new revision in bank_revisions, named by ``revision``)
+# or rejects it. ``status`` moves from pending once, on whichever replica decides first.
+# ``admins_told_at`` and ``author_told_at`` are set by the one replica that claims the telling.
+question_proposals = sa.Table(
+    "question_proposals",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("platform", sa.String(16), nullable=False),
+    sa.Column("workspace", sa.String(64), nullable=False),
+    sa.Column("question_id", sa.String(120), nullable=False),
+    sa.Column("body", sa.Text, nullable=False),  # the question's YAML text, as proposed
+    sa.Column("author", sa.String(64), nullable=False),
+    sa.Column("channel", sa.String(64), nullable=True),  # where it was proposed; None: elsewhere
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),  # pending, approved, rejected
+    sa.Column("decided_by", sa.String(64), nullable=True),
+    sa.Column("decided_at", UTCDateTime, nullable=True),
+    sa.Column("reason", sa.String(500), nullable=True),  # a rejection's, when one was given
+    sa.Column("revision", sa.Integer, nullable=True),  # the revision approval stored
+    sa.Column("edited", sa.Boolean, nullable=True),  # approved with an admin's edit
+    sa.Column("admins_told_at", UTCDateTime, nullable=True),
+    sa.Column("author_told_at", UTCDateTime, nullable=True),
+    sa.Index("ix_question_proposals_status", "platform", "workspace", "status", "id"),
+)
+
+
 def _create(*tables: sa.Table) -> Callable[[Connection], None]:
     def run(conn: Connection) -> None:
         for table in tables:
@@ -651,6 +681,12 @@ def _flags_told(conn: Connection) -> None:
         _add_column(question_flags, name)(conn)
 
 
+def _proposals(conn: Connection) -> None:
+    """Create the proposals' table and give workspace settings whose questions wait for review."""
+    _create(question_proposals)(conn)
+    _add_column(workspace_settings, "review")(conn)
+
+
 Migration = tuple[int, str, Callable[[Connection], None]]
 
 MIGRATIONS: list[Migration] = [
@@ -700,6 +736,7 @@ MIGRATIONS: list[Migration] = [
     (20, "reports' channel, and when the reporter was told of the fix", _flags_told),
     (21, "computed questions as each workspace asked them", _create(computed_instances)),
     (22, "practice sessions", _create(practice_sessions)),
+    (23, "question proposals, and whose questions a workspace reviews", _proposals),
 ]
 
 

@@ -28,6 +28,7 @@ from bot.engine.model import (
     DifficultyMode,
     Place,
     QuestionStats,
+    ReviewScope,
     Round,
     ScoreRow,
     WorkspaceSettings,
@@ -722,13 +723,17 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql, TracksSql, Ban
         )
         async with self.read() as conn:
             row = (await conn.execute(query)).first()
-        return WorkspaceSettings() if row is None else WorkspaceSettings(retention=row.retention)
+        if row is None:
+            return WorkspaceSettings()
+        return WorkspaceSettings(
+            retention=row.retention, review=ReviewScope(row.review or ReviewScope.OTHERS)
+        )
 
     async def set_workspace_settings(
         self, platform: str, workspace: str, settings: WorkspaceSettings
     ) -> None:
         """Store the workspace's settings."""
-        values = {"retention": settings.retention}
+        values = {"retention": settings.retention, "review": settings.review.value}
         stmt = (
             self._insert(workspace_settings)
             .values(platform=platform, workspace=workspace, **values)
