@@ -82,27 +82,28 @@ def test_an_answered_question_comes_back_when_due(env: dict[str, str]):
 
     waiting = play(env, "", "--review")
     assert waiting.returncode == 0
-    # Nothing was reviewed in this session, so nothing "else".
-    assert "Nothing is due now. Next review:" in waiting.stdout
-    assert "Review 1" not in waiting.stdout
+    # /quiz review's own words, as in chat.
+    assert "Nothing to review right now; your next review is due" in waiting.stdout
+    assert "Review: a question due again" not in waiting.stdout
 
     make_due(env)
     again = play(env, "x\nb\n", "--review")
     assert again.returncode == 0, again.stderr
     out = again.stdout
-    assert "Review 1: a question due again" in out
+    assert "Review: a question due again" in out
     assert "How many bytes does one bf16 value take?" in out
     assert "'x' is not a choice: type one of A, B, C" in out
-    assert "Right! B) 2" in out
-    assert "It comes back in 2 days" in out  # FSRS after a miss, then a right answer
+    assert "Right! You chose B) 2." in out
+    assert "It comes back" in out
     assert "bfloat16 keeps float32's 8-bit exponent" in out
     assert "C) 4: That is fp32." in out
-    assert "Reviewed 1: 1 right. Review answers do not change scores." in out
+    # One question was due: the next /quiz review says when the next one is.
+    assert "Nothing to review right now; your next review is due" in out
 
     make_due(env)
     later = play(env, "B\n", "--review")
-    assert "Right! B) 2" in later.stdout
-    assert "Nothing else is due. Next review:" in later.stdout
+    assert "Right! You chose B) 2." in later.stdout
+    assert "Nothing to review right now; your next review is due" in later.stdout
     assert max(len(line) for line in later.stdout.splitlines()) <= 80
     assert answered(env) == 0  # practice and review answers never count towards scores
 
@@ -112,8 +113,11 @@ def test_quitting_a_review_changes_nothing(env: dict[str, str]):
     make_due(env)
     result = play(env, "q\n", "--review")
     assert result.returncode == 0
-    assert "1 more due now" in result.stdout
+    assert "Review: a question due again" in result.stdout
     assert "Traceback" not in result.stderr
+    # Still due: the next review asks it again.
+    again = play(env, "", "--review")
+    assert "Review: a question due again" in again.stdout
 
 
 def test_review_takes_no_tag(env: dict[str, str]):

@@ -1,5 +1,5 @@
-"""The terminal face: a study session for one player, on the same engine and store."""
+"""The terminal as a platform: typed lines into the chat core, its answers drawn with rich."""
 
-from bot.adapters.console.session import PlaySummary, play_session, review_session
+from bot.adapters.console.session import play_session, review_session
 
-__all__ = ["PlaySummary", "play_session", "review_session"]
+__all__ = ["play_session", "review_session"]

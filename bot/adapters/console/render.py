@@ -1,6 +1,7 @@
-"""How the terminal shows cards, verdicts, explanations and scores: rich renderables, no flow.
+"""How the terminal shows what the chat core answers, and the explanations: rich renderables.
 
-The session (``session.py``) decides what comes when; this module only decides how it looks.
+The chat core decides what is said, the session (``session.py``) what is typed when; this
+module only decides how it looks.
 Colour comes from ``rich`` and is left out when the output is not a terminal or ``NO_COLOR`` is
 set; the words come from the message catalogue.
 """
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import io
 import re
-from datetime import datetime, timedelta
 from typing import TextIO, cast
 
 from rich.console import Console, Group, RenderableType
@@ -19,11 +19,11 @@ from rich.text import Text as Rich
 
 from bot import messages as M
 from bot.chat import words
-from bot.engine.model import Choice, Question
-from bot.engine.practice import PracticeTurn
-from bot.engine.review import ReviewOutcome, ReviewQueue
-from bot.text import Code, Text, When, say, utc_moment
+from bot.chat.content import Content, EstimateView, Feedback, Panel, ReviewAsk
+from bot.engine.model import Choice, Question, QuestionCard, Reveal
+from bot.text import Code, Text, say
 
+PLATFORM = "console"
 # Lines stay readable in a narrow terminal and in 80 columns when piped.
 WIDTH = 78
 RIGHT = "bold green"
@@ -78,10 +78,6 @@ def _indented(renderable: RenderableType, by: int = 2) -> Padding:
     return Padding(renderable, (0, 0, 0, by), expand=False)
 
 
-def _choice(c: Choice) -> str:
-    return f"{c.key}) {c.text}"
-
-
 def _choice_line(c: Choice) -> Rich:
     line = Rich()
     line.append(f"{c.key})", style=KEY)
@@ -121,13 +117,6 @@ def invalid_text(question: Question, given: str) -> RenderableType:
     return _indented(_plain(hint, "yellow"))
 
 
-def _why_not(choice: Choice, why_not: str | None) -> list[RenderableType]:
-    """Render why the chosen wrong choice is wrong, when the question says."""
-    if not why_not:
-        return []
-    return [_indented(_plain(say(M.WHY_NOT_CHOSEN, key=choice.key, reason=why_not)))]
-
-
 def _section(title: str) -> list[RenderableType]:
     return [Rich(""), Rich(title, style=HEAD)]
 
@@ -160,93 +149,52 @@ def explanation_of(q: Question, chart_table: str | None = None) -> RenderableTyp
     return Group(*parts)
 
 
-# ---------------------------------------------------------------- practice
+# ---------------------------------------------------------------- what the core answers
 
 
-def practice_question(turn: PracticeTurn) -> RenderableType:
-    """Render a practice question: its title as chat shows it, the stem, the lettered choices,
-    and how many are left."""
-    assert turn.item is not None
-    question = turn.item.question
+def content(shown: Content) -> RenderableType:
+    """Render what the chat core answered, as the terminal shows it."""
+    match shown:
+        case ReviewAsk():
+            return asked(shown)
+        case Feedback(text=told):
+            return verdict(told)
+        case Panel(title=title, body=body, note=note):
+            parts: list[RenderableType] = [Rich(""), _plain(title, HEAD), _plain(body)]
+            if note is not None:
+                parts.append(_plain(note, QUIET))
+            return Group(*parts)
+        case EstimateView(table=table, headline=headline):
+            return Group(Rich(""), Rich(headline), Rich(table, no_wrap=True, overflow="ignore"))
+        case QuestionCard(question=question):
+            return Group(Rich(""), Rich(question.text), *map(_choice_line, question.choices))
+        case Reveal():
+            return Group(Rich(""), _plain(words.results(shown)))
+        case _:
+            return Group(Rich(""), _plain(shown))
+
+
+def asked(ask: ReviewAsk) -> RenderableType:
+    """Render a question asked privately (practice, review): its title as chat shows it, the
+    stem, the lettered choices, and its footer."""
+    question = ask.question
     parts: list[RenderableType] = [
         Rich(""),
         Rule(style=QUIET),
-        _plain(words.practice_title(turn), HEAD),
+        _plain(ask.title, HEAD),
         Rich(""),
         Rich(question.text),
         Rich(""),
         *(_indented(_choice_line(c)) for c in question.choices),
-        _plain(words.practice_left(turn.session), QUIET),
+        _plain(ask.footer, QUIET),
     ]
     return Group(*parts)
 
 
-def practice_verdict(told: Text) -> RenderableType:
-    """Render the feedback on a practice answer, as chat words it: the verdict in colour first."""
+def verdict(told: Text) -> RenderableType:
+    """Render the feedback on an answer, as chat words it: the verdict in colour first."""
     head, *rest = told.plain().strip().split("\n")
     right = head.lstrip().startswith(M.RIGHT)
     parts: list[RenderableType] = [Rich(""), Rich(head.strip(), style=RIGHT if right else WRONG)]
     parts += [_indented(Rich(line)) for line in rest if line.strip()]
     return Group(*parts)
-
-
-def practice_rated(told: Text) -> RenderableType:
-    """Render the answer to "I was sure" or "I guessed"."""
-    return _indented(_plain(told, QUIET))
-
-
-def practice_end(told: Text) -> RenderableType:
-    """Render the end of a session (done, stopped, nothing to practise)."""
-    return Group(Rich(""), _plain(told, HEAD))
-
-
-# ---------------------------------------------------------------- review mode
-
-
-def _when(at: datetime) -> str:
-    return utc_moment(at, When.DATE)
-
-
-def review_question(question: Question, number: int) -> RenderableType:
-    """Render a question being reviewed, with its lettered choices."""
-    head = _plain(say(M.PLAY_REVIEW_QUESTION, number=number), HEAD)
-    parts: list[RenderableType] = [Rich(""), Rule(style=QUIET), head, Rich(""), Rich(question.text)]
-    parts += [Rich("")] + [_indented(_choice_line(c)) for c in question.choices]
-    return Group(*parts)
-
-
-def review_outcome(outcome: ReviewOutcome, question: Question, now: datetime) -> RenderableType:
-    """Render the feedback on a review answer, when the question comes back, and why."""
-    if outcome.correct:
-        line = _plain(say(M.PLAY_REVIEW_RIGHT, choice=_choice(outcome.choice)), RIGHT)
-    else:
-        head = say(M.PLAY_WRONG, choice=_choice(outcome.choice), answer=_choice(outcome.answer))
-        line = _plain(head, WRONG)
-    parts: list[RenderableType] = [
-        Rich(""),
-        line,
-        *_why_not(outcome.choice, outcome.why_not),
-        _indented(Rich(outcome.short)),
-    ]
-    if outcome.due_at is not None:
-        days = max(1, round((outcome.due_at - now) / timedelta(days=1)))
-        back = M.PLAY_REVIEW_COMES_BACK_ONE if days == 1 else M.PLAY_REVIEW_COMES_BACK_MANY
-        parts.append(_indented(_plain(say(back, n=days, when=_when(outcome.due_at)), QUIET)))
-    return Group(*parts, *explanation(question))
-
-
-def review_summary(asked: int, correct: int, queue: ReviewQueue) -> RenderableType:
-    """Render the end of a review session: the score and what is waiting."""
-    lines: list[Text] = []
-    if asked:
-        lines.append(say(M.PLAY_REVIEWED, asked=asked, correct=correct))
-    if queue.due:
-        lines.append(say(M.PLAY_MORE_DUE, n=queue.due, command=Code("quizbot play --review")))
-    elif queue.next_due is not None:
-        then = M.PLAY_NEXT_REVIEW if asked else M.PLAY_NOTHING_DUE_NEXT
-        lines.append(say(then, when=_when(queue.next_due)))
-    elif not asked:
-        lines.append(say(M.PLAY_NO_REVIEWS))
-    else:
-        lines.append(say(M.PLAY_NOTHING_LEFT))
-    return Group(Rich(""), *(_plain(line) for line in lines))

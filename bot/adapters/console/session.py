@@ -1,42 +1,48 @@
-"""The terminal study session: ask, read an answer, grade, explain, repeat."""
+"""The terminal's ingress: typed lines turned into the events every platform hands the chat core.
+
+A letter is a press of the choice's button, ``s`` and ``g`` the "I was sure" and "I guessed"
+buttons, Enter the practice session's Next, ``q`` (or the end of input, or Ctrl-C) its Stop:
+the ids of ``bot.chat.buttons``, read and answered by ``Chat`` with the flows and sentences of
+Slack, Discord and Teams. A review is ``/quiz review``, as typed in chat. What is the terminal's
+own is how it reads: the prompt, the hint for a line that is no choice, and the full
+explanation, which waits for ``m`` at a terminal and follows at once when input is piped.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import sys
 import threading
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from typing import TextIO
 
 from rich.console import Console, RenderableType
 
-from bot import messages as M
 from bot.adapters.console import render
-from bot.chat import words
+from bot.adapters.console.handlers import ConsoleExchange, ConsolePort
+from bot.chat import Chat, words
+from bot.chat.buttons import (
+    PRACTICE_NEXT,
+    PRACTICE_STOP,
+    Button,
+    ConfidenceChoice,
+    PracticeChoice,
+    ReviewChoice,
+    button_id,
+)
+from bot.chat.content import Content, Feedback, ReviewAsk
+from bot.chat.events import Command, Press
 from bot.engine import Place, QuizEngine
 from bot.engine.model import Question
-from bot.engine.practice import PracticeSession
 from bot.errors import UserError
-from bot.text import Text, say
 
-PLATFORM = "console"
-PLACE = Place(PLATFORM, "local", "terminal")
+PLACE = Place(render.PLATFORM, "local", "terminal")
 QUIT = {"q", "quit", "exit"}
 MORE = {"m", "more"}
-SURE = {"s", "sure"}
-GUESSED = {"g", "guessed"}
+# What a typed word presses, after an answer.
+RATE = {"s": "sure", "sure": "sure", "g": "guessed", "guessed": "guessed"}
 
 ChartTable = Callable[[Question], str | None]
-
-
-@dataclass(frozen=True)
-class PlaySummary:
-    """How a session went."""
-
-    asked: int
-    correct: int
-    points: int
 
 
 class _LineReader:
@@ -61,20 +67,75 @@ class _LineReader:
         return await self._queue.get()
 
 
-async def _read(reader: _LineReader, prompt: str, screen: Console) -> str | None:
-    """Read one line after ``prompt``; None at end of input."""
-    screen.print(prompt, end="")
-    screen.file.flush()
-    line = await reader.readline()
-    if line == "":
-        screen.print()
-        return None
-    return line.strip()
-
-
 def is_interactive(screen: Console) -> bool:
     """Return whether a person types at a terminal (then the full explanation waits for them)."""
     return sys.stdin.isatty() and screen.is_terminal
+
+
+class Terminal:
+    """One person at the terminal, talking to the chat core as a platform's user does."""
+
+    def __init__(self, engine: QuizEngine, user: str, out: TextIO) -> None:
+        self.screen = render.console(out)
+        self.chat = Chat(engine, ConsolePort(self.screen))
+        self.engine = engine
+        self.user = user
+        self._reader = _LineReader()
+
+    async def read(self, prompt: str) -> str | None:
+        """Read one line after ``prompt``; None at end of input."""
+        self.screen.print(prompt, end="")
+        self.screen.file.flush()
+        line = await self._reader.readline()
+        if line == "":
+            self.screen.print()
+            return None
+        return line.strip()
+
+    def show(self, shown: RenderableType) -> None:
+        """Print something of the terminal's own."""
+        self.screen.print(shown)
+        self.screen.file.flush()
+
+    async def command(self, verb: str, options: Mapping[str, object]) -> Content | None:
+        """Run ``/quiz VERB`` with its options; return what the core answered."""
+        exchange = ConsoleExchange(self.screen)
+        event = Command(PLACE, self.user, "quiz", verb=verb, options=options)
+        await self.chat.command(event, exchange)
+        return exchange.last
+
+    async def press(self, button: Button) -> Content | None:
+        """Press one of the bot's buttons; return what the core answered."""
+        exchange = ConsoleExchange(self.screen)
+        await self.chat.press(Press(PLACE, self.user, button_id(button)), exchange)
+        return exchange.last
+
+    async def choose(self, question: Question) -> str | None:
+        """Read a choice of ``question``, hinting at anything else; None when the player quits."""
+        while True:
+            given = await self.read(render.prompt_text(question))
+            if given is None or given.lower() in QUIT:
+                return None
+            if given.upper() in question.keys:
+                return given.upper()
+            self.show(render.invalid_text(question, given))
+
+    async def after(self, question: Question, full: RenderableType, *, last: bool) -> bool:
+        """Offer the full explanation and "I was sure / I guessed"; return False on quit."""
+        shown = False
+        while True:
+            prompt = render.next_prompt(last) if shown else render.more_prompt(last)
+            given = await self.read("\n" + prompt)
+            if given is None or given.lower() in QUIT:
+                return False
+            said = given.lower()
+            if said in RATE:
+                await self.press(ConfidenceChoice(question.id, RATE[said]))
+            elif said in MORE and not shown:
+                self.show(full)
+                shown = True
+            else:
+                return True
 
 
 async def play_session(
@@ -87,120 +148,69 @@ async def play_session(
     out: TextIO = sys.stdout,
     chart_table: ChartTable | None = None,
     interactive: bool | None = None,
-) -> PlaySummary:
-    """Run a practice session of ``count`` questions, as ``/quiz practice`` runs one in chat.
+) -> None:
+    """Run a practice session of ``count`` questions: ``/quiz practice``, typed at a terminal.
 
-    The same session and the same sentences: due cards first, then new questions at the
-    person's level, a missed due card coming back until it is answered right; scores never
+    The same flow and the same sentences as in chat: due cards first, then new questions at
+    the person's level, a missed due card coming back until it is answered right; scores never
     change. After each answer the verdict and the short explanation come first. At a terminal
     the full explanation waits for ``m``; piped, it follows at once (nobody is there to ask).
+    Quitting, the end of input and Ctrl-C press Stop, which says the score so far.
     """
-    screen = render.console(out)
+    term = Terminal(engine, user, out)
     if interactive is None:
-        interactive = is_interactive(screen)
-    reader = _LineReader()
-    where = (PLATFORM, PLACE.workspace, user)
-    session: PracticeSession | None = None
+        interactive = is_interactive(term.screen)
     ended = False
     try:
-        turn = await engine.start_practice(*where, topic=topic, tag=tag, count=count)
-        session = turn.session
-        while turn.item is not None:
-            question = turn.item.question
-            screen.print(render.practice_question(turn))
-            given = await _answer(reader, screen, question)
-            if given is None:
+        shown = await _start(term, tag=tag, topic=topic, count=count)
+        while isinstance(shown, ReviewAsk):
+            question = shown.question
+            key = await term.choose(question)
+            if key is None:
                 break
-            result = await engine.answer_in_practice(*where, question.id, given)
-            session = result.session
-            told = words.practice_feedback(result, score=False).text
-            screen.print(render.practice_verdict(told))
+            told = await term.press(PracticeChoice(question.id, key))
+            if not isinstance(told, Feedback):
+                ended = True  # refused: the core has said why
+                break
+            last = not any(offer.button == PRACTICE_NEXT for offer in told.offers)
             table = chart_table(question) if chart_table and question.chart else None
             full = render.explanation_of(question, table)
             if not interactive:
-                screen.print(full)
-            elif not await _more(
-                reader,
-                screen,
-                full,
-                last=session.done,
-                rate=_rater(engine, user, question.id),
-            ):
+                term.show(full)
+            elif not await term.after(question, full, last=last):
+                ended = last  # the score is said already
                 break
-            if session.done:
-                screen.print(render.practice_end(words.practice_score(session)))
+            if last:
                 ended = True
                 break
-            turn = await engine.practice_next(*where)
-            session = turn.session
+            shown = await term.press(PRACTICE_NEXT)
         else:
-            screen.print(render.practice_end(words.practice_end(turn).text))
-            ended = True
-        await engine.stop_practice(*where)
-    except UserError as exc:
-        screen.print()
-        screen.print(exc.plain())
-        ended = True
+            ended = True  # the session's end (or why it could not start) is said
     finally:
         if not ended:
-            # Quit, end of input or Ctrl-C: the score so far, from what this session knows.
-            stopped = words.practice_score(session, stopped=True) if session else None
-            screen.print(render.practice_end(stopped or say(M.PRACTICE_STOPPED_NONE)))
-        screen.file.flush()
-    if session is None:
-        return PlaySummary(0, 0, 0)
-    return PlaySummary(session.answered, session.right, 0)
+            # Quit, end of input or Ctrl-C: Stop, which says the score so far.
+            await term.press(PRACTICE_STOP)
+        term.screen.file.flush()
 
 
-async def _answer(reader: _LineReader, screen: Console, question: Question) -> str | None:
-    """Read a choice of ``question``, hinting at anything else; None when the player quits."""
-    while True:
-        given = await _read(reader, render.prompt_text(question), screen)
-        if given is None or given.lower() in QUIT:
-            return None
-        if given.upper() in question.keys:
-            return given.upper()
-        screen.print(render.invalid_text(question, given))
-
-
-Rate = Callable[[str], Awaitable[Text]]
-
-
-def _rater(engine: QuizEngine, user: str, question_id: str) -> Rate:
-    """Return what rates the answer just given with a confidence, and says what it did."""
-
-    async def rate(confidence: str) -> Text:
-        result = await engine.rate_confidence(
-            PLATFORM, PLACE.workspace, user, question_id, confidence
+async def _start(
+    term: Terminal, *, tag: str | None, topic: str | None, count: int
+) -> Content | None:
+    """Start the session as ``/quiz practice`` does; a tag (which chat has no option for)
+    starts it on the engine, asked with the flow's own words."""
+    if tag is None:
+        return await term.command("practice", {"topic": topic, "count": count})
+    exchange = ConsoleExchange(term.screen)
+    try:
+        turn = await term.engine.start_practice(
+            PLACE.platform, PLACE.workspace, term.user, topic=topic, tag=tag, count=count
         )
-        return words.rated(result)
-
-    return rate
-
-
-async def _more(
-    reader: _LineReader, screen: Console, full: RenderableType, *, last: bool, rate: Rate
-) -> bool:
-    """Offer the full explanation and "I was sure / I guessed"; return False on quit."""
-    shown = False
-    while True:
-        prompt = render.next_prompt(last) if shown else render.more_prompt(last)
-        given = await _read(reader, "\n" + prompt, screen)
-        if given is None or given.lower() in QUIT:
-            return False
-        said = given.lower()
-        if said in SURE or said in GUESSED:
-            try:
-                told = await rate("sure" if said in SURE else "guessed")
-            except UserError as exc:
-                told = exc.text
-            screen.print(render.practice_rated(told))
-            continue
-        if said in MORE and not shown:
-            screen.print(full)
-            shown = True
-            continue
-        return True
+    except UserError as exc:
+        await exchange.reply(exc.text, private=True)
+        return exchange.last
+    shown = words.practice_end(turn) if turn.item is None else words.practice_ask(turn)
+    await exchange.reply(shown, private=True)
+    return shown
 
 
 # ---------------------------------------------------------------- review mode
@@ -208,32 +218,22 @@ async def _more(
 
 async def review_session(
     engine: QuizEngine, *, user: str, count: int = 5, out: TextIO = sys.stdout
-) -> PlaySummary:
-    """Re-ask up to ``count`` due questions the user missed; scores never change."""
-    asked = correct = 0
-    screen = render.console(out)
-    reader = _LineReader()
+) -> None:
+    """Re-ask up to ``count`` due questions the user missed: ``/quiz review``, once a question,
+    with the full explanation after each answer; scores never change."""
+    term = Terminal(engine, user, out)
     try:
-        for number in range(1, count + 1):
-            question = await engine.next_review(PLATFORM, PLACE.workspace, user)
-            if question is None:
+        for _ in range(count):
+            shown = await term.command("review", {})
+            if not isinstance(shown, ReviewAsk):
                 break
-            screen.print(render.review_question(question, number))
-            while True:
-                given = await _read(reader, render.prompt_text(question), screen)
-                if given is None or given.lower() in QUIT:
-                    return PlaySummary(asked, correct, 0)
-                if given.upper() in question.keys:
-                    break
-                screen.print(render.invalid_text(question, given))
-            outcome = await engine.answer_review(
-                PLATFORM, PLACE.workspace, user, question.id, given
-            )
-            asked += 1
-            correct += outcome.correct
-            screen.print(render.review_outcome(outcome, question, engine.clock()))
+            question = shown.question
+            key = await term.choose(question)
+            if key is None:
+                break
+            told = await term.press(ReviewChoice(question.id, key))
+            if not isinstance(told, Feedback):
+                break
+            term.show(render.explanation_of(question))
     finally:
-        queue = await engine.review_queue(PLATFORM, PLACE.workspace, user)
-        screen.print(render.review_summary(asked, correct, queue))
-        screen.file.flush()
-    return PlaySummary(asked, correct, 0)
+        term.screen.file.flush()
