@@ -13,6 +13,15 @@ A micro-batch's work on one GPU is three parts, timed separately and added:
   share (hidden / tp), at the GPU's HBM bandwidth. This is what makes narrow models slower
   than their FLOPs say.
 
+With FP8 each GEMM's activation input and output gradient is first cast to FP8 with a
+transposed copy for the weight-gradient GEMM (Transformer Engine's ``te.Linear``,
+transformer_engine/pytorch/module/linear.py: ``fp8_cast_transpose_fused`` on the input, "FP8
+input for forward, FP8 input transpose for backward wgrad", and the same on the output
+gradient): ``FP8_CAST_BYTES`` a element (read 2 bytes of BF16, write 1 of FP8 and 1 of its
+transpose), at the HBM bandwidth. Fused kernels (a norm or an activation writing FP8 itself, as
+Transformer Engine's LayerNormLinear and LayerNormMLP do) save part of it; this counts every
+GEMM's casts, as a model built of ``te.Linear`` layers runs them.
+
 The constants are fitted on the calibration runs named in gpus.yaml and checked on the
 held-out runs of the validation set (docs/bandwidth-validation.md).
 """
@@ -20,6 +29,9 @@ held-out runs of the validation set (docs/bandwidth-validation.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+# Bytes of HBM traffic to cast one BF16 element to FP8 with its transpose (2 read, 1 + 1 written).
+FP8_CAST_BYTES = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,11 +75,14 @@ def microbatch_time(
     fp8_flops: float | None,
     hbm_bytes_per_s: float,
     fp8: bool,
+    gemm_widths: tuple[float, float] = (0.0, 0.0),
 ) -> ComputeTime:
     """Return one micro-batch's compute on one GPU for ``layers`` layers of a stage.
 
     ``tokens`` is micro-batch x sequence / cp (what each GEMM sees); ``output_params`` the
-    output layer's weights when this stage holds it (0 otherwise).
+    output layer's weights when this stage holds it (0 otherwise); ``gemm_widths`` the widths a
+    token brings to a layer's GEMM inputs and output gradients (``Model.gemm_widths``), cast to
+    FP8 under ``fp8``.
     """
     redo = 4 / 3 if recompute else 1.0
     gemm_flops = 6 * (layers * matmul_params_per_layer * redo + output_params) * tokens / tp
@@ -79,4 +94,8 @@ def microbatch_time(
         gemm_rate = bf16_flops * cm.gemm_efficiency * shape
     attention_rate = bf16_flops * cm.attention_efficiency
     elementwise = cm.elementwise_bytes * layers * tokens * hidden / tp * redo / hbm_bytes_per_s
+    if fp8 and fp8_flops is not None:
+        inputs, gradients = gemm_widths
+        cast = FP8_CAST_BYTES * layers * tokens * (inputs * redo + gradients) / tp
+        elementwise += cast / hbm_bytes_per_s
     return ComputeTime(gemm_flops / gemm_rate, attention_flops / attention_rate, elementwise)

@@ -98,6 +98,18 @@ class Model:
         return self.hidden * self.kv_heads // self.heads
 
     @property
+    def gemm_widths(self) -> tuple[int, int]:
+        """Return the widths a token brings to one layer's GEMMs: (inputs, output gradients).
+
+        The inputs of the QKV, output, up and down projections (h, h, h, ffn), and the
+        gradients of their outputs that the backward pass feeds back (h + 2 kv, h, ffn, or 2 ffn
+        with a gated unit, h); a token's top-k experts each take their own.
+        """
+        h, k = self.hidden, self.top_k if self.experts > 1 else 1
+        up = (2 if self.glu else 1) * self.ffn
+        return 3 * h + k * self.ffn, 2 * h + 2 * self.kv_hidden + k * (up + h)
+
+    @property
     def layer_params(self) -> int:
         """Return the weights of one layer: attention (Q, K, V, O) plus the feed-forward."""
         h = self.hidden

@@ -38,6 +38,13 @@ DDP_BUCKET_BYTES = 25 * 10**6  # PyTorch DDP's default gradient bucket (bucket_c
 # Adam's step per parameter: reads the fp32 master weight, both moments and the gradient, and
 # writes the master weight, both moments and the bf16 weight: 4 x 3 + 4 + 4 x 3 + 2 bytes.
 ADAM_STEP_BYTES = 30
+# With uneven stages the embedding and the output layer may each take the place of a layer in
+# the pipeline's split: Llama 3 "reduce[s] one Transformer layer each from the first and the last
+# stages", so that "the first model chunk on the first stage has only the embedding, and the
+# last model chunk on the last stage has only output projection and loss calculation"
+# (arXiv:2407.21783, section 3.3.2); Megatron-Core's account_for_embedding_in_pipeline_split and
+# account_for_loss_in_pipeline_split do the same. pp x interleave may then reach layers + 2.
+EMBEDDING_CHUNKS = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,7 +251,7 @@ def resolve_layout(request: PlanRequest, model: Model, gpu: Gpu, hardware: Hardw
         )
     if pp > model.layers:
         problems.found.append(f"pp={pp} is more than the model's {model.layers} layers.")
-    elif pp * request.interleave > model.layers:
+    elif pp * request.interleave > model.layers + (EMBEDDING_CHUNKS if request.uneven else 0):
         problems.found.append("pp x interleave is more than the model's layers.")
     if request.interleave > 1 and pp == 1:
         problems.found.append("interleave= splits pipeline stages; it needs pp=2 or more.")
@@ -719,6 +726,7 @@ def compute_seconds(model: Model, gpu: Gpu, layout: Layout) -> tuple[float, floa
         fp8_flops=gpu.fp8_flops,
         hbm_bytes_per_s=gpu.hbm_bytes_per_s,
         fp8=layout.fp8,
+        gemm_widths=model.gemm_widths,
     )
     return time.seconds, gpu.bf16_flops * cm.attention_efficiency
 

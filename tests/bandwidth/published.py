@@ -536,8 +536,10 @@ MEASUREMENTS: dict[str, Measurement] = {
 
 LLAMA3 = (
     "Llama 3 paper (arXiv:2407.21783) section 3.3.2 and Table 4: TP 8, PP 16, H100, RoCE 400"
-    " (one NIC per GPU), FSDP sharding of the gradients and optimizer; interleaved schedule whose"
-    " virtual stages the paper does not give (2 assumed)"
+    " (one NIC per GPU), FSDP sharding of the gradients and optimizer; interleaved schedule of"
+    " 8 virtual stages: section 3.3.2 removes one layer each from the first and last stages so"
+    " that 'the first model chunk on the first stage has only the embedding', so a chunk held"
+    " one layer, and (126 + 2) / 16 = 8 chunks a rank"
 )
 MPT = (
     "github.com/mosaicml/llm-foundry scripts/train/benchmarking/README.md, table 'H100 80GB"
@@ -576,7 +578,7 @@ def _llama(gpus: int, cp: int, seq: int, batch: int) -> PlanRequest:
         global_batch=batch,
         gpu="h100",
         over=("roce-400",),
-        interleave=2,
+        interleave=8,
         uneven=True,
     )
 

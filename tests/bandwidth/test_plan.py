@@ -614,3 +614,50 @@ def test_a_mixture_of_experts_prices_its_all_to_alls_and_splits_its_experts() ->
         plan(parse_plan("mixtral-8x7b gpus=64 ep=3"), load_catalogue())
     with pytest.raises(BandwidthError, match="a dense model"):
         plan(parse_plan("llama3-8b gpus=64 ep=2"), load_catalogue())
+
+
+def test_uneven_stages_may_give_the_embedding_and_the_output_a_chunk_each() -> None:
+    # Llama 3 405B: 126 layers on 16 stages of 8 one-layer chunks, the first and last chunk
+    # holding only the embedding and the output layer (arXiv:2407.21783, section 3.3.2).
+    request = PlanRequest(
+        "llama3-405b", gpus=2048, tp=8, pp=16, interleave=8, global_batch=256, uneven=True
+    )
+    assert plan(request, CATALOGUE).layout.interleave == 8
+    with pytest.raises(BandwidthError, match="pp x interleave is more than"):
+        plan(replace(request, uneven=False), CATALOGUE)
+    with pytest.raises(BandwidthError, match="pp x interleave is more than"):
+        plan(replace(request, pp=14, interleave=10), CATALOGUE)
+
+
+def test_fp8_pays_for_casting_every_gemm_input_and_output_gradient() -> None:
+    from bot.bandwidth._compute import FP8_CAST_BYTES, microbatch_time
+
+    compute = HARDWARE.compute
+    assert compute is not None
+    gpu, model = HARDWARE.gpu("h100"), HARDWARE.model("llama3-8b")
+    inputs, gradients = model.gemm_widths
+    h, kv, ffn = model.hidden, model.kv_hidden, model.ffn
+    assert (inputs, gradients) == (3 * h + ffn, 2 * h + 2 * kv + 2 * ffn + h)
+
+    def elementwise(fp8: bool, widths: tuple[float, float]) -> float:
+        return microbatch_time(
+            compute,
+            layers=model.layers,
+            matmul_params_per_layer=model.active_layer_params,
+            output_params=0.0,
+            hidden=h,
+            seq=4096,
+            tokens=4096,
+            tp=1,
+            recompute=False,
+            bf16_flops=gpu.bf16_flops,
+            fp8_flops=gpu.fp8_flops,
+            hbm_bytes_per_s=gpu.hbm_bytes_per_s,
+            fp8=fp8,
+            gemm_widths=widths,
+        ).elementwise
+
+    cast = elementwise(True, model.gemm_widths) - elementwise(False, model.gemm_widths)
+    expected = FP8_CAST_BYTES * model.layers * 4096 * (inputs + gradients) / gpu.hbm_bytes_per_s
+    assert cast == pytest.approx(expected)
+    assert elementwise(True, (0.0, 0.0)) == elementwise(False, (0.0, 0.0))
