@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from bot.engine.model import Place
+
+# A person named in a command's text, as every platform's ingress writes it before the grammar
+# reads the line: ``<@`` the platform's user id ``>``. Each platform's own syntax (Slack's
+# ``<@U123|ada>``, Teams' ``<at>Ada</at>`` with the id in the activity's entities) is turned
+# into this form by its adapter.
+MENTION = re.compile(r"<@([^\s<>|@]+)>")
+
+
+def mentioned(user: str) -> str:
+    """Return a mention of ``user`` (a platform's user id) in the neutral form."""
+    return f"<@{user}>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,7 +27,7 @@ class Command:
     place: Place
     user: str
     name: str  # "quiz", "bandwidth"
-    text: str | None = None  # the text form (Slack)
+    text: str | None = None  # the text form (Slack, Teams), mentions as ``mentioned`` writes them
     verb: str = ""  # the options form (Discord): the subcommand
     options: Mapping[str, object] = field(default_factory=dict)
 

@@ -18,6 +18,7 @@ from enum import StrEnum
 from bot import messages as M
 from bot.bandwidth import ALGORITHMS, OPS
 from bot.bandwidth import USAGE as BANDWIDTH_TEXT_USAGE
+from bot.chat.events import MENTION
 from bot.engine.model import DifficultyMode, Period
 from bot.engine.practice import MAX_COUNT as PRACTICE_MAX
 from bot.errors import UserError
@@ -29,7 +30,6 @@ ROUND_MINUTES_MAX = 7 * 24 * 60
 # The workspace's desired retention, as a percent (learning.MIN_RETENTION..MAX_RETENTION).
 RETENTION_PERCENT_MIN, RETENTION_PERCENT_MAX = 70, 97
 _KEYED = re.compile(r"^([a-z]+)[=:](.*)$", re.IGNORECASE)
-_MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 _HHMM = re.compile(r"^\d{1,2}:\d{2}$")
 _TRACK_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,119}")
 _TOPIC = re.compile(r"[a-z0-9][a-z0-9_-]{0,119}")
@@ -388,7 +388,7 @@ def _period(word: str) -> Period:
 
 
 def _mention(word: str) -> str:
-    match = _MENTION.fullmatch(word.strip())
+    match = MENTION.fullmatch(word.strip())
     if match is None:
         raise UserError(say(M.BAD_MENTION, example=Code("/quiz stats @ada")))
     return match.group(1)

@@ -39,8 +39,10 @@ def read(text: str) -> tuple[str, dict[str, object]]:
         ("leaderboard ALL", "leaderboard", {"period": Period.ALL}),
         ("top week", "leaderboard", {"period": Period.WEEK}),
         ("stats", "stats", {}),
-        ("stats <@U123ABC|ada>", "stats", {"user": "U123ABC"}),
-        ("stats <@W0ENTERPRISE>", "stats", {"user": "W0ENTERPRISE"}),
+        # A mention as every platform's ingress writes it (bot.chat.events.mentioned).
+        ("stats <@U123ABC>", "stats", {"user": "U123ABC"}),
+        ("stats <@29:1a2b-c3>", "stats", {"user": "29:1a2b-c3"}),
+        ("stats <@1001>", "stats", {"user": "1001"}),
         ("help", "help", {}),
         ("?", "help", {}),
         ("settings", "settings", {}),

@@ -1104,12 +1104,20 @@ class TeamsDriver:
     async def command(
         self, name: str, verb: str, options: dict[str, Any], *, user: str = "ada"
     ) -> Seen:
-        """Mention the bot with the command typed after it; return what followed."""
-        return await self.text(name, spell(name, verb, options), user=user)
+        """Mention the bot with the command typed after it, a person named as Teams writes a
+        mention (``<at>ada</at>``, the id in the entities); return what followed."""
+        named = user_options(name, verb)
+        people = {str(v): self.uid(str(v)) for k, v in options.items() if k in named}
+        given = {k: f"<at>{v}</at>" if k in named else v for k, v in options.items()}
+        return await self.text(name, spell(name, verb, given), user=user, people=people)
 
-    async def text(self, name: str, line: str, *, user: str = "ada") -> Seen:
+    async def text(
+        self, name: str, line: str, *, user: str = "ada", people: dict[str, str] | None = None
+    ) -> Seen:
         """Mention the bot in the channel with a command's text."""
-        activity = self.standin.mention(f"{name} {line}".strip(), user=self.uid(user), name=user)
+        activity = self.standin.mention(
+            f"{name} {line}".strip(), user=self.uid(user), name=user, people=people
+        )
         start = len(self.standin.calls)
         await self._deliver(activity)
         seen = self._said(start, user, activity["id"])

@@ -24,9 +24,6 @@ from tests.conformance.drivers import TEMPLATES, eventually
 PNG = b"\x89PNG\r\n\x1a\n"
 # Teams' reactions are a fixed set (like, heart, laugh, surprised, sad, angry): none is a letter.
 NO_LETTER_REACTIONS = "Teams reactions are a fixed set of six with no letters to answer with"
-# Teams writes a mention as <at>name</at> with the id in the activity's entities; the shared
-# grammar reads only Slack's <@U...> in typed text, so '/quiz stats @someone' cannot be typed.
-NO_TYPED_MENTION = "the shared grammar reads only Slack's mention syntax in typed text"
 
 
 def skip_on(chat: Any, platform: str, why: str) -> None:
@@ -322,7 +319,6 @@ async def test_a_leaderboard_period_that_does_not_exist_is_refused(chat: Any) ->
 
 
 async def test_stats_for_oneself_and_for_someone_else(chat: Any) -> None:
-    skip_on(chat, "teams", NO_TYPED_MENTION)
     card = await chat.card("storage")
     await chat.click(card, "A", user="ada")
     mine = await chat.command("quiz", "stats", {}, user="ada")

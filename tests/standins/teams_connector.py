@@ -18,7 +18,7 @@ import json
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -189,8 +189,13 @@ class TeamsStandIn:
         name: str = "",
         channel: str = CHANNEL,
         personal: bool = False,
+        people: Mapping[str, str] | None = None,
     ) -> JsonDict:
-        """Return a message as Teams sends it: in a channel, with the bot mentioned first."""
+        """Return a message as Teams sends it: in a channel, with the bot mentioned first.
+
+        ``people`` (name -> user id) are the others the text names as ``<at>name</at>``: each
+        gets its mention entity, as Teams writes one for a person picked after ``@``.
+        """
         if personal:
             conversation = {
                 "id": self.chat_id(user),
@@ -212,7 +217,15 @@ class TeamsStandIn:
                     "type": "mention",
                     "text": mention,
                     "mentioned": {"id": f"28:{self.app_id}", "name": BOT_NAME},
-                }
+                },
+                *(
+                    {
+                        "type": "mention",
+                        "text": f"<at>{who}</at>",
+                        "mentioned": {"id": uid, "name": who},
+                    }
+                    for who, uid in (people or {}).items()
+                ),
             ],
         )
         activity["channelData"].update(

@@ -55,7 +55,7 @@ from bot.chat import (
     UpdateCard,
     buttons,
 )
-from bot.chat.events import Press
+from bot.chat.events import Press, mentioned
 from bot.chat.grammar import GRAMMARS
 from bot.engine.model import Place, QuestionCard, Reveal
 from bot.text import Text, say
@@ -72,6 +72,8 @@ EVENTS = ("reaction_added", "app_uninstalled", "tokens_revoked")
 LEGACY_ACTION = re.compile(r"quiz_(answer|review)_[A-E]|quiz_home_(review|dashboard)")
 LEGACY_IDS = {"quiz_home_review": "quiz:start-review", "quiz_home_dashboard": "quiz:dashboard"}
 NOT_A_MEMBER = ("not_in_channel", "channel_not_found")
+# How Slack writes a person in a command's text: ``<@U123>``, or ``<@U123|ada>``.
+SLACK_MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 GONE = ("message_not_found", "cant_update_message")
 # A question card carries its round in its message metadata
 # (https://docs.slack.dev/messaging/message-metadata), so that a process taking over a daily
@@ -99,6 +101,11 @@ EMOJI_CHOICES: dict[str, str] = {
     **{key.lower(): key for key in "ABCDE"},
     **{f"letter-{key.lower()}": key for key in "ABCDE"},
 }
+
+
+def typed(text: str) -> str:
+    """Return a command's text with Slack's mentions in the chat core's neutral form."""
+    return SLACK_MENTION.sub(lambda m: mentioned(m[1]), text)
 
 
 def emoji_choice(reaction: str) -> str | None:
@@ -578,7 +585,7 @@ class Listeners:
 
     def _listener(self, name: str) -> Any:
         async def command(ack: AsyncAck, command: Body) -> BoltResponse | None:
-            text = str(command.get("text", ""))
+            text = typed(str(command.get("text", "")))
             return await self._hand(
                 SlackExchange(self.port, ack, command),
                 command,

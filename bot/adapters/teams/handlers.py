@@ -39,6 +39,7 @@ from bot.chat import (
     ReplyInThread,
     UpdateCard,
 )
+from bot.chat.events import mentioned
 from bot.chat.grammar import GRAMMARS
 from bot.engine.model import Place, QuestionCard, Reveal
 from bot.observability.metrics import count_api_error, http_error_kind
@@ -55,6 +56,8 @@ OWNER_ROLE = "owner"
 _THREAD = re.compile(r";messageid=\d+$")
 _AT = re.compile(r"<at>(.*?)</at>", re.IGNORECASE | re.DOTALL)
 _TAGS = re.compile(r"<[^>]+>")
+# Where a person named in a command stands while the HTML is taken out: NUL, their number, NUL.
+_PERSON = re.compile(r"\x00([0-9]+)\x00")
 NAMES = {g.name for g in GRAMMARS}
 
 
@@ -160,16 +163,24 @@ def typed_text(activity: Mapping[str, Any]) -> str:
     In a channel Teams delivers only messages that mention the bot, as ``<at>quizbot</at>``;
     the mention is removed wherever it stands, and what is left is the command.
     """
-    text = str(activity.get("text") or "")
+    text = str(activity.get("text") or "").replace("\0", "")
     bot_id = (activity.get("recipient") or {}).get("id")
+    people: list[str] = []
     for entity in activity.get("entities") or []:
-        if entity.get("type") != "mention":
+        if entity.get("type") != "mention" or not entity.get("text"):
             continue
-        if (entity.get("mentioned") or {}).get("id") == bot_id and entity.get("text"):
+        person = (entity.get("mentioned") or {}).get("id")
+        if person == bot_id:
             text = text.replace(str(entity["text"]), " ")
-    text = _AT.sub(lambda m: m[1], text)  # any other mention, as its name
+        elif person:
+            # Another person (``/quiz stats @ada``): marked now, written out once tags are out.
+            text = text.replace(str(entity["text"]), f" \0{len(people)}\0 ")
+            people.append(str(person))
+    text = _AT.sub(lambda m: m[1], text)  # a mention with no entity, as its name
     # Teams sends the text as HTML: tags out, entities (&lt; &amp; &nbsp;) back to characters.
     text = html.unescape(_TAGS.sub(" ", text))
+    # Each person named, in the chat core's neutral form.
+    text = _PERSON.sub(lambda m: mentioned(people[int(m[1])]), text)
     return " ".join(text.split())
 
 

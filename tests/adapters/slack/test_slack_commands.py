@@ -1,10 +1,10 @@
-"""The emoji that count as answers on Slack."""
+"""The emoji that count as answers on Slack, and how a command's text names a person."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.adapters.slack.handlers import emoji_choice
+from bot.adapters.slack.handlers import emoji_choice, typed
 
 
 @pytest.mark.parametrize(
@@ -28,3 +28,16 @@ from bot.adapters.slack.handlers import emoji_choice
 )
 def test_emoji_stand_for_choices(reaction: str, choice: str | None) -> None:
     assert emoji_choice(reaction) == choice
+
+
+@pytest.mark.parametrize(
+    ("text", "neutral"),
+    [
+        ("stats <@U123ABC|ada>", "stats <@U123ABC>"),
+        ("stats <@W0ENTERPRISE>", "stats <@W0ENTERPRISE>"),
+        ("stats <!channel>", "stats <!channel>"),
+        ("next storage", "next storage"),
+    ],
+)
+def test_a_mention_reaches_the_grammar_in_the_neutral_form(text: str, neutral: str) -> None:
+    assert typed(text) == neutral

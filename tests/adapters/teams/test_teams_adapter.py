@@ -91,6 +91,18 @@ def test_the_bots_mention_is_taken_out_and_the_html_read_back() -> None:
     assert typed_text(activity) == "next storage & more"
 
 
+def test_a_person_named_reaches_the_grammar_in_the_neutral_form() -> None:
+    activity = {
+        "text": "<at>quizbot</at> stats <at>Ada Lovelace</at> &amp; more",
+        "recipient": {"id": "28:bot"},
+        "entities": [
+            {"type": "mention", "text": "<at>quizbot</at>", "mentioned": {"id": "28:bot"}},
+            {"type": "mention", "text": "<at>Ada Lovelace</at>", "mentioned": {"id": "29:ada"}},
+        ],
+    }
+    assert typed_text(activity) == "stats <@29:ada> & more"
+
+
 def test_a_first_word_naming_a_command_picks_it() -> None:
     place = Place("teams", TENANT, CHANNEL)
     assert (
