@@ -466,13 +466,23 @@ class WorkspaceBanks:
         self._revisions: OrderedDict[tuple[str, str, str, int], Question] = OrderedDict()
 
     async def flag(
-        self, place: Place, user: str, reason: FlagReason, note: str | None, at: datetime
+        self,
+        place: Place,
+        user: str,
+        reason: FlagReason,
+        note: str | None,
+        at: datetime,
+        question_id: str | None = None,
     ) -> Flagged:
-        """Record a player's report on the channel's latest question (UserError if none)."""
-        latest = await self.store.latest_round(place)
-        if latest is None:
-            raise UserError(say(M.FLAG_NO_ROUND))
-        question_id, revision = latest
+        """Record a player's report on a question: the one named (its latest revision here),
+        else the channel's latest (UserError if there is none)."""
+        if question_id is None:
+            latest = await self.store.latest_round(place)
+            if latest is None:
+                raise UserError(say(M.FLAG_NO_ROUND))
+            question_id, revision = latest
+        else:
+            revision = await self._latest_revision(place, question_id)
         flagged = await self.store.add_flag(
             place.platform,
             place.workspace,
@@ -492,6 +502,17 @@ class WorkspaceBanks:
     async def open_flags(self, platform: str, workspace: str) -> list[Flag]:
         """Return the workspace's open reports."""
         return await self.store.open_flags(platform, workspace)
+
+    async def _latest_revision(self, place: Place, question_id: str) -> int | None:
+        """Return the revision a report on a question concerns: its latest in the workspace
+        (None for a question of the files), or refuse an id the workspace does not know."""
+        layer = await self.store.bank_layer(place.platform, place.workspace, self.pause_at)
+        for stored in layer.questions:
+            if stored.question_id == question_id:
+                return stored.revision
+        if question_id not in self.base:
+            raise UserError(say(M.FLAG_UNKNOWN_QUESTION, question=Code(question_id)))
+        return None
 
     async def resolved_reports(self, platform: str, at: datetime) -> list[ResolvedReport]:
         """Claim the resolved reports of a platform whose reporters are still to be told."""

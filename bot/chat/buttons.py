@@ -14,6 +14,11 @@ is one entry here and the flow it runs.
   ``confidence:{question_id}:guessed``
 - a button that runs a ``/quiz`` verb: ``quiz:start-review``, ``quiz:dashboard``,
   ``quiz:practice`` (a new practice session)
+- the question form of ``/quiz add``, one page of it: ``add:{page}`` (from 1), both the id the
+  form is sent back with and the button that opens that page (where a platform's form holds
+  fewer fields than the question has: Discord's "Continue" and "Fix it")
+- "Report a problem" with a question: ``report:{question_id}``, the button under an answer's
+  feedback and a reveal, and the id its small form is sent back with
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ PATTERN = re.compile(
     r"|practice:(?P<step>" + "|".join(STEPS) + ")"
     r"|confidence:(?P<rated_id>" + QUESTION_ID + "):(?P<confidence>sure|guessed)"
     r"|quiz:(?P<verb>" + "|".join(map(re.escape, VERBS)) + ")"
+    r"|add:(?P<page>[1-9])"
+    r"|report:(?P<reported>" + QUESTION_ID + ")"
 )
 
 
@@ -98,8 +105,30 @@ class RunVerb:
         return VERBS[self.name]
 
 
+@dataclass(frozen=True, slots=True)
+class AddPage:
+    """A page of the question form (``/quiz add``): sent back, or to be opened."""
+
+    page: int
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """Report a problem with a question: the button, and its form sent back."""
+
+    question_id: str
+
+
 Button = (
-    Choice | ReviewChoice | TrackChoice | PracticeChoice | PracticeStep | ConfidenceChoice | RunVerb
+    Choice
+    | ReviewChoice
+    | TrackChoice
+    | PracticeChoice
+    | PracticeStep
+    | ConfidenceChoice
+    | RunVerb
+    | AddPage
+    | Report
 )
 START_REVIEW = RunVerb("start-review")
 DASHBOARD = RunVerb("dashboard")
@@ -125,6 +154,10 @@ def button_id(button: Button) -> str:
             value = f"confidence:{question_id}:{confidence}"
         case RunVerb(name):
             value = f"quiz:{name}"
+        case AddPage(page):
+            value = f"add:{page}"
+        case Report(question_id):
+            value = f"report:{question_id}"
     if len(value) > ID_MAX or read_button(value) != button:
         raise ValueError(f"bad button id {value!r}")
     return value
@@ -147,4 +180,8 @@ def read_button(value: str) -> Button | None:
         return PracticeStep(m["step"])
     if m["rated_id"] is not None:
         return ConfidenceChoice(m["rated_id"], m["confidence"])
+    if m["page"] is not None:
+        return AddPage(int(m["page"]))
+    if m["reported"] is not None:
+        return Report(m["reported"])
     return RunVerb(m["verb"])

@@ -11,39 +11,44 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from bot import messages as M
-from bot.chat import words
+from bot.bank.bank import QuestionBank
+from bot.bank.form import check_form
+from bot.chat import forms, words
 from bot.chat._charts import ChartAllowance, Charts
 from bot.chat._publish import Publisher
 from bot.chat._turn import Turn
 from bot.chat.buttons import (
+    AddPage,
     Choice,
     ConfidenceChoice,
     PracticeChoice,
     PracticeStep,
+    Report,
     ReviewChoice,
     RunVerb,
     TrackChoice,
     read_button,
 )
-from bot.chat.content import MessageUser, Panel
-from bot.chat.events import Click, Command, Press, Reaction, ReviewClick
+from bot.chat.content import Feedback, MessageUser, Offer, Panel
+from bot.chat.events import Click, Command, Press, Reaction, ReviewClick, Submit
 from bot.chat.flows import FLOWS, Context, ask_practice, dashboard_for, my_mastery
 from bot.chat.grammar import GRAMMARS, BadInput, Call, Form, read_options, read_text, usage
 from bot.chat.names import Lookup, NameBook
 from bot.chat.port import Exchange, Port
 from bot.config import Admins
 from bot.engine import QuizEngine
-from bot.engine.model import AnswerStatus, Place
+from bot.engine.model import AnswerStatus, FlagReason, Place
 from bot.errors import NotFound, UserError
 from bot.links import LinkMaker
 from bot.observability.drain import Drain
 from bot.observability.metrics import count_answer, handler_seconds
 from bot.scheduler import ScheduleService, schedule_store_of
-from bot.text import Text, lines, say, text
+from bot.text import Code, Text, lines, say, text
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +88,8 @@ class Chat:
         self.schedules = ScheduleService(engine, schedule_store_of(engine))
         # Counts the work still running, so a shutdown can let it finish.
         self.drain = Drain()
+        # What each person sent of a question form in pages, until its last page.
+        self.drafts = forms.Drafts()
         # What people, channels and the workspace are called, for the dashboard and exports.
         self.names = NameBook(
             engine.store, engine.clock, port.platform, name_lookup, drain=self.drain
@@ -115,6 +122,9 @@ class Chat:
                 flow = FLOWS[(call.grammar.name, call.verb.name)]
                 if flow.instant is not None:
                     await turn.reply(flow.instant(ctx, call), private=True)
+                    return
+                if flow.form is not None:
+                    await exchange.open_form(flow.form(ctx, call))
                     return
                 if flow.check is not None:
                     ctx.prepared = flow.check(ctx, call)
@@ -171,9 +181,148 @@ class Chat:
             case RunVerb():
                 run = Command(event.place, event.user, "quiz", verb=button.verb, options={})
                 await self.command(run, exchange, kind=kind)
+            case AddPage(page):
+                await self._open_draft(event.place, event.user, exchange, page, kind=kind)
+            case Report(question_id):
+                form = forms.report_form(event.place, question_id)
+                await self.open_form(event.place, event.user, exchange, form, kind=kind)
             case None:
                 refusal = say(M.NOT_A_BUTTON)
                 await self.refuse(exchange, event.place, event.user, refusal, kind=kind)
+
+    # ---------------------------------------------------------------- forms
+
+    async def open_form(
+        self, place: Place, user: str, exchange: Exchange, form: forms.Form, *, kind: str
+    ) -> None:
+        """Open a form as the interaction's first response (nothing may be sent before it)."""
+        async with self._handling(kind):
+            turn = Turn(exchange)
+            try:
+                await exchange.open_form(form)
+            except Exception as exc:
+                await self._fail(exc, turn, self._where(place, user))
+
+    async def open_add_form(
+        self,
+        place: Place,
+        user: str,
+        exchange: Exchange,
+        values: Mapping[str, str] | None = None,
+        *,
+        kind: str = "button",
+    ) -> None:
+        """Open the question form of ``/quiz add`` for a person, prefilled with ``values``.
+
+        ``values`` are the form's fields by name (``bot.bank.form.QUESTION_FIELDS``:
+        ``question``, ``A``..``E``, ``answer``, ``short``, ``full``, ``id``, ``tags``,
+        ``difficulty``); ``bot.bank.form.values_of(question)`` gives them for a question, so an
+        "Edit" of a question (a proposal, say) opens the form holding it. What is sent back is
+        checked and saved as ``/quiz add``'s form is. Call it in place of any other first
+        response to the interaction (``exchange``): a form must be the first.
+        """
+        per_page = exchange.form_fields
+        if values and forms.add_pages(per_page)[1:]:
+            self.drafts.keep(place, user, values)
+        form = forms.add_form(place, per_page, values=values)
+        await self.open_form(place, user, exchange, form, kind=kind)
+
+    async def _open_draft(
+        self, place: Place, user: str, exchange: Exchange, page: int, *, kind: str
+    ) -> None:
+        """Open a page of a person's question form again, holding what they wrote."""
+        draft = self.drafts.get(place, user)
+        if draft is None and page > 1:
+            gone = say(M.ADD_DRAFT_GONE, command=Code("/quiz add"))
+            await self.refuse(exchange, place, user, gone, kind=kind)
+            return
+        form = forms.add_form(place, exchange.form_fields, page=page, values=draft)
+        await self.open_form(place, user, exchange, form, kind=kind)
+
+    async def submit(self, event: Submit, exchange: Exchange, *, kind: str = "form") -> None:
+        """Check a form sent back and act on it: save the question, record the report."""
+        button = read_button(event.form_id)
+        async with self._handling(kind):
+            turn = Turn(exchange)
+            try:
+                match button:
+                    case AddPage(page):
+                        await self._submit_add(event, turn, page)
+                    case Report(question_id):
+                        await self._submit_report(event, turn, question_id)
+                    case _:
+                        raise UserError(say(M.NOT_A_BUTTON))
+            except Exception as exc:
+                await self._fail(exc, turn, self._where(event.place, event.user))
+            finally:
+                await turn.close()
+
+    async def _submit_add(self, event: Submit, turn: Turn, page: int) -> None:
+        place, user, exchange = event.place, event.user, turn.exchange
+        per_page = exchange.form_fields
+        pages = forms.add_pages(per_page)
+        paged = len(pages) > 1
+        values = dict(event.values)
+        if paged:
+            draft = self.drafts.get(place, user)
+            if draft is None and page > 1:
+                raise UserError(say(M.ADD_DRAFT_GONE, command=Code("/quiz add")))
+            sent = {f.name for f in pages[min(page, len(pages)) - 1]}
+            values = (draft or {}) | {k: v for k, v in values.items() if k in sent}
+            if page < len(pages):
+                self.drafts.keep(place, user, values)
+                go = Offer(AddPage(page + 1), M.ADD_CONTINUE, primary=True)
+                kept = say(M.ADD_PAGE_KEPT, page=page, pages=len(pages), go=M.ADD_CONTINUE)
+                await turn.reply(Feedback(kept, offers=(go,)), private=True)
+                return
+        engine = self.engine
+        current = await engine.bank_for(place.platform, place.workspace)
+        if not isinstance(current, QuestionBank):
+            raise UserError(say(M.PROPOSALS_NOT_KEPT))
+        checked = check_form(values, current)
+        if not checked.ok:
+            first = next(iter(checked.errors))
+            if paged:
+                self.drafts.keep(place, user, values)
+            form = forms.add_form(
+                place,
+                per_page,
+                page=forms.page_of(first, per_page),
+                values=values,
+                errors=checked.errors,
+            )
+            log.info(
+                "question form refused: %s", dict(checked.errors), extra=self._where(place, user)
+            )
+            await exchange.refuse_form(form)
+            return
+        await turn.start(private=True)
+        admin = await self.is_admin(place, user, exchange.is_admin)
+        assert checked.question is not None
+        result = await engine.banks.submit(
+            place.platform,
+            place.workspace,
+            checked.body,
+            author=user,
+            admin=admin,
+            at=engine.clock(),
+            channel=place.channel,
+        )
+        self.drafts.drop(place, user)
+        await turn.reply(words.submitted(result), private=True)
+
+    async def _submit_report(self, event: Submit, turn: Turn, question_id: str) -> None:
+        place, user, exchange = event.place, event.user, turn.exchange
+        errors = forms.report_errors(event.values)
+        if errors:
+            form = forms.report_form(place, question_id, values=event.values)
+            await exchange.refuse_form(replace(form, errors=errors))
+            return
+        await turn.start(private=True)
+        reason = FlagReason(event.values.get("reason", "").strip().lower())
+        note = " ".join(event.values.get("note", "").split()) or None
+        flagged = await self.engine.flag(place, user, reason, note, question_id=question_id)
+        await turn.reply(words.flagged(flagged, reason), private=True)
 
     async def home(
         self, place: Place, user: str, platform_admin: Callable[[], Awaitable[bool]]

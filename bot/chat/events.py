@@ -69,3 +69,13 @@ class Press:
     place: Place
     user: str
     button_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Submit:
+    """A form sent back (``bot.chat.forms``): its id (``bot.chat.buttons``) and its values."""
+
+    place: Place
+    user: str
+    form_id: str
+    values: Mapping[str, str] = field(default_factory=dict)

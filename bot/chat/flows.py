@@ -14,7 +14,7 @@ from typing import Protocol
 
 from bot import messages as M
 from bot.bandwidth import PLAN_USAGE, BandwidthError, Estimate, Plan, is_plan
-from bot.chat import words
+from bot.chat import forms, words
 from bot.chat._charts import ChartAllowance, Charts, ChartsBusy, request_of
 from bot.chat._publish import Publisher
 from bot.chat._turn import Turn
@@ -124,13 +124,15 @@ Run = Callable[[Context, Call], Awaitable[None]]
 class Flow:
     """A command's work.
 
-    ``instant`` answers without any I/O; otherwise ``check`` (no I/O either) may refuse bad input
-    before the first response, and ``run`` does the work.
+    ``instant`` answers without any I/O; ``form`` opens a form (made without I/O) as the first
+    response; otherwise ``check`` (no I/O either) may refuse bad input before the first
+    response, and ``run`` does the work.
     """
 
     run: Run | None = None
     instant: Callable[[Context, Call], Text] | None = None
     check: Callable[[Context, Call], object] | None = None
+    form: Callable[[Context, Call], forms.Form] | None = None  # opened as the first response
 
 
 # ---------------------------------------------------------------- /quiz
@@ -285,6 +287,11 @@ async def flag(ctx: Context, call: Call) -> None:
         reason, note = call.args.text("reason") or "", call.args.text("note")
     flagged = await ctx.chat.engine.flag(ctx.place, ctx.user, FlagReason(reason), note or None)
     await ctx.say(words.flagged(flagged, FlagReason(reason)))
+
+
+def add_question(ctx: Context, call: Call) -> forms.Form:
+    """Return the question form to open (its first page where a form holds few fields)."""
+    return forms.add_form(ctx.place, ctx.turn.exchange.form_fields)
 
 
 async def dashboard(ctx: Context, call: Call) -> None:
@@ -491,6 +498,7 @@ FLOWS: dict[tuple[str, str], Flow] = {
     ("quiz", "review"): Flow(review),
     ("quiz", "report"): Flow(report),
     ("quiz", "flag"): Flow(flag),
+    ("quiz", "add"): Flow(form=add_question),
     ("quiz", "dashboard"): Flow(dashboard),
     ("quiz", "me"): Flow(me),
     ("quiz", "track"): Flow(track),

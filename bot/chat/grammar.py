@@ -677,6 +677,7 @@ QUIZ = Grammar(
                 "wrong|unclear|outdated|typo [what is wrong]",
             ),
         ),
+        Verb("add", M.VERB_ADD),
         Verb("report", M.VERB_REPORT),
         Verb(
             "dashboard",

@@ -7,9 +7,12 @@ Failures a flow must tell apart arrive as the neutral errors below.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from bot.chat.content import Action, Content
+
+if TYPE_CHECKING:
+    from bot.chat.forms import Form
 
 
 class Gone(Exception):
@@ -69,4 +72,17 @@ class Exchange(Protocol):
 
     async def is_admin(self) -> bool:
         """Return whether the person who acted administers this workspace or server."""
+        ...
+
+    @property
+    def form_fields(self) -> int | None:
+        """Return how many fields one form of the platform holds (None: as many as needed)."""
+        ...
+
+    async def open_form(self, form: Form) -> None:
+        """Open a form for the person, as the first response (a modal, or a card of inputs)."""
+        ...
+
+    async def refuse_form(self, form: Form) -> None:
+        """Answer a sent form with its errors (``form.errors``), the form kept as it was sent."""
         ...

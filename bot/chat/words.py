@@ -28,6 +28,8 @@ from bot.engine.model import (
     Leaderboard,
     Period,
     PlayerSummary,
+    Proposed,
+    Published,
     Question,
     QuestionCard,
     Reveal,
@@ -346,6 +348,13 @@ FLAG_REASONS = {
     FlagReason.OUTDATED: M.FLAG_REASON_OUTDATED,
     FlagReason.TYPO: M.FLAG_REASON_TYPO,
 }
+
+
+def submitted(result: Published | Proposed) -> Text:
+    """Return what became of a question written in the form: saved live, or sent for review."""
+    if isinstance(result, Proposed):
+        return say(M.ADD_PROPOSED, question=Code(result.question_id), id=result.proposal_id)
+    return say(M.ADD_PUBLISHED, question=Code(result.question_id), revision=result.revision)
 
 
 def flagged(result: Flagged, reason: FlagReason) -> Text:

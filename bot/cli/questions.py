@@ -356,55 +356,58 @@ def _hiding(args: argparse.Namespace, hide: bool) -> Callable[[Any], Any]:
 # ---------------------------------------------------------------- prompts
 
 
-def _ask(prompt: str, *, required: bool = True) -> str:
+def _no_check(_value: str) -> str | None:
+    return None
+
+
+def _ask(
+    prompt: str, *, required: bool = True, check: Callable[[str], str | None] = _no_check
+) -> str:
     while True:
         try:
             value = input(prompt)
         except EOFError:
             raise UserError("the answers ended before the question was complete") from None
         value = value.strip()
-        if value or not required:
+        if not value and required:
+            print("  this field is required", file=sys.stderr)
+            continue
+        problem = check(value) if value else None
+        if problem is None:
             return value
-        print("  this field is required", file=sys.stderr)
+        print(f"  {problem}", file=sys.stderr)
 
 
 def _prompted() -> dict[str, Any]:
-    """Ask for each field of a question; return it as the format's mapping."""
-    from bot.engine.model import CHOICE_KEYS
+    """Ask for each field of the question form (the chat form's fields, labels and limits);
+    return the question as the format's mapping, with the why-nots asked after the full
+    explanation."""
+    from bot.bank.form import QUESTION_FIELDS, cleaned, data_of, field_error
 
     print("A new question; the format is in docs/questions.md. Leave optional fields empty.")
-    data: dict[str, Any] = {"id": _ask("id (a-z, 0-9, -): "), "question": _ask("question: ")}
-    choices: dict[str, str] = {}
-    for key in CHOICE_KEYS:
-        text = _ask(
-            f"choice {key}{'' if len(choices) < 2 else ' (empty: no more)'}: ",
-            required=len(choices) < 2,
+    values: dict[str, str] = {}
+    why_not: dict[str, str] = {}
+    for f in QUESTION_FIELDS:
+        if f.path.startswith("choices.") and not f.required and not values.get(_before(f.name)):
+            values[f.name] = ""  # no more choices after an empty one
+            continue
+        hint = f" [{f.hint}]" if f.hint else ""
+        values[f.name] = _ask(
+            f"{f.label}{hint}: ",
+            required=f.required,
+            check=lambda value, f=f: field_error(f, cleaned({f.name: value})[f.name]),
         )
-        if not text:
-            break
-        choices[key] = text
-    data["choices"] = choices
-    data["answer"] = _ask(f"answer ({', '.join(choices)}): ").upper()
-    explanation: dict[str, Any] = {
-        "short": _ask("short explanation (300 characters at most): "),
-        "full": _ask("full explanation: "),
-    }
-    why_not = {}
-    for key in choices:
-        if key != data["answer"]:
-            text = _ask(f"why not {key} (optional): ", required=False)
-            if text:
-                why_not[key] = text
+        if f.name == "full":
+            answer = values["answer"].upper()
+            for key in (k for k in "ABCDE" if values.get(k) and k != answer):
+                text = _ask(f"Why not {key} (optional): ", required=False)
+                if text:
+                    why_not[key] = text
+    data = data_of(cleaned(values))
     if why_not:
-        explanation["why_not"] = why_not
-    data["explanation"] = explanation
-    tags = _ask("tags, separated by spaces (optional): ", required=False)
-    if tags:
-        data["tags"] = tags.split()
-    difficulty = _ask("difficulty: easy, medium or hard (optional, medium): ", required=False)
-    if difficulty:
-        data["difficulty"] = difficulty
-    title = _ask("reference title (optional): ", required=False)
-    if title:
-        data["references"] = [{"title": title, "url": _ask("reference URL: ")}]
+        data["explanation"]["why_not"] = why_not
     return data
+
+
+def _before(key: str) -> str:
+    return "ABCDE"[max("ABCDE".index(key) - 1, 0)]

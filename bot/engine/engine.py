@@ -104,9 +104,15 @@ class Banks(Protocol):
         ...
 
     async def flag(
-        self, place: Place, user: str, reason: FlagReason, note: str | None, at: datetime
+        self,
+        place: Place,
+        user: str,
+        reason: FlagReason,
+        note: str | None,
+        at: datetime,
+        question_id: str | None = None,
     ) -> Flagged:
-        """Record a player's report on the channel's latest question."""
+        """Record a player's report on a question (the one named, else the channel's latest)."""
         ...
 
     async def open_flags(self, platform: str, workspace: str) -> list[Flag]:
@@ -179,7 +185,13 @@ class OneBank:
         return None
 
     async def flag(
-        self, place: Place, user: str, reason: FlagReason, note: str | None, at: datetime
+        self,
+        place: Place,
+        user: str,
+        reason: FlagReason,
+        note: str | None,
+        at: datetime,
+        question_id: str | None = None,
     ) -> Flagged:
         """Refuse: with no workspace banks, reports are not kept."""
         raise UserError(say(M.FLAG_NOT_KEPT))
@@ -447,9 +459,17 @@ class QuizEngine:
         """Return a workspace's bank: the files' bank with its own questions laid over it."""
         return await self.banks.bank_for(platform, workspace)
 
-    async def flag(self, place: Place, user: str, reason: FlagReason, note: str | None) -> Flagged:
-        """Record a player's report of a problem with the channel's latest question."""
-        return await self.banks.flag(place, user, reason, note, self._now())
+    async def flag(
+        self,
+        place: Place,
+        user: str,
+        reason: FlagReason,
+        note: str | None,
+        question_id: str | None = None,
+    ) -> Flagged:
+        """Record a player's report of a problem with a question: the one named, else the
+        channel's latest."""
+        return await self.banks.flag(place, user, reason, note, self._now(), question_id)
 
     async def open_flags(self, platform: str, workspace: str) -> list[Flag]:
         """Return the workspace's open reports of problems with questions."""

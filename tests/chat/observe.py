@@ -30,6 +30,8 @@ class Handled:
             "practice_press",
             "confidence_press",
             "refuse",
+            "submit",
+            "open_form",
         ):
             setattr(chat, name, self._counted(getattr(chat, name)))
 

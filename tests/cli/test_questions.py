@@ -104,7 +104,6 @@ def test_bad_input_is_refused_and_nothing_is_stored(
 def test_prompts_build_a_question(env: dict[str, str]) -> None:
     answers = "\n".join(
         [
-            "prompted-uplinks",
             "Our training pods reach the storage cluster over which links?",
             "Two 400 Gb/s uplinks per leaf, one to each spine",
             "One 100 Gb/s uplink shared by all leaves of a pod",
@@ -116,17 +115,18 @@ def test_prompts_build_a_question(env: dict[str, str]) -> None:
             "storage spines, so the loss of a spine halves the bandwidth but never cuts a leaf.",
             "A single shared 100 Gb/s uplink would cap checkpoint writes far below the need.",
             "The management network carries BMC traffic only, at 1 Gb/s, never storage data.",
+            "prompted-uplinks",
             "storage",
-            "",
             "NVIDIA DGX SuperPOD reference architecture",
             "https://docs.nvidia.com/dgx-superpod/reference-architecture/latest/index.html",
+            "",
             "",
         ]
     )
     run = quizbot(env, "questions", "add", "--workspace", "T1", stdin=answers)
     assert run.returncode == 0, run.stderr
     assert "prompted-uplinks: revision 1" in run.stdout
-    cut = quizbot(env, "questions", "add", "--workspace", "T1", stdin="only-an-id\n")
+    cut = quizbot(env, "questions", "add", "--workspace", "T1", stdin="only a question?\n")
     assert cut.returncode == 2 and "ended before the question was complete" in cut.stderr
 
 

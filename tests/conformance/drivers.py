@@ -80,6 +80,15 @@ class Seen:
         return part in self.text
 
 
+@dataclass
+class Sent:
+    """A form sent back: the refusal beside each field (by field name) as the wire carried it,
+    or what the person was told once it was taken."""
+
+    errors: dict[str, str]
+    seen: Seen | None = None
+
+
 @dataclass(frozen=True)
 class Card:
     """A posted question: its round, and the platform's reference to its message."""
@@ -596,6 +605,43 @@ class SlackDriver:
         sure = next(v for v in told.values if v.endswith(":sure"))
         rated = await self.press(told, sure, user=user)
         return Seen("\n".join([asked.seen.text, told.seen.text, rated.seen.text]), True)
+
+    # ------------------------------------------------------------ forms
+
+    async def _opened_view(self, send: Callable[[], Awaitable[Any]]) -> dict[str, Any]:
+        opened = len(self.standin.of("views.open"))
+        reply = await self._handled_after(send)
+        assert reply.status == 200, reply
+        calls = self.standin.of("views.open")[opened:]
+        assert calls and calls[-1].ok, "no modal was opened"
+        view = calls[-1].params["view"]
+        return json.loads(view) if isinstance(view, str) else view
+
+    async def _send_view(self, view: dict[str, Any], values: dict[str, str], user: str) -> Sent:
+        marks = self._marks()
+        reply = await self._handled_after(
+            lambda: self.sender.view_submission(view, values, user=self.uid(user))
+        )
+        assert reply.status == 200, reply
+        if reply.text:
+            answer = json.loads(reply.text)
+            assert answer["response_action"] == "errors", answer
+            return Sent(dict(answer["errors"]))
+        return Sent({}, self._said(marks, "", user))
+
+    async def form_fields(self, *, user: str = "ada") -> list[str]:
+        """Run /quiz add; return the names of the fields the form opened with."""
+        view = await self._opened_view(
+            lambda: self.sender.command("add", user=self.uid(user), name="/quiz")
+        )
+        return [b["block_id"] for b in view["blocks"] if b["type"] == "input"]
+
+    async def add(self, values: dict[str, str], *, user: str = "ada") -> Sent:
+        """Run /quiz add, fill in the form with ``values`` (by field name) and send it."""
+        view = await self._opened_view(
+            lambda: self.sender.command("add", user=self.uid(user), name="/quiz")
+        )
+        return await self._send_view(view, values, user)
 
 
 # ---------------------------------------------------------------- Discord

@@ -41,6 +41,7 @@ BOT_SCOPE: dict[str, str | None] = {
     "files.completeUploadExternal": "files:write",
     "reactions.add": "reactions:write",
     "views.publish": None,
+    "views.open": None,
     # The app-level token's connections:write, not a bot scope.
     "apps.connections.open": None,
     # Authenticated by the app's client id and secret.
@@ -163,6 +164,7 @@ class SlackApiStandIn:
         self.history_cap: int | None = None
         self.arrived: dict[str, int] = {}
         self._ts = itertools.count(1)
+        self._triggers: set[str] = set()
         self._files = itertools.count(1)
         self._sockets: list[_Socket] = []
         self._socket_ready = asyncio.Event()
@@ -466,6 +468,19 @@ class SlackApiStandIn:
             return {"ok": True, "files": [{"id": f["id"], "title": f.get("title")} for f in listed]}
         if method == "reactions.add":
             return {"ok": True}
+        if method == "views.open":
+            view = params.get("view")
+            shown = json.loads(view) if isinstance(view, str) else view
+            # A trigger_id is good once, for 3 seconds; a modal holds at most 100 blocks and
+            # its title at most 24 characters.
+            trigger = str(params.get("trigger_id") or "")
+            if not trigger or trigger in self._triggers:
+                return {"ok": False, "error": "invalid_trigger_id"}
+            self._triggers.add(trigger)
+            title = ((shown or {}).get("title") or {}).get("text", "")
+            if len((shown or {}).get("blocks") or []) > 100 or len(title) > 24:
+                return {"ok": False, "error": "invalid_arguments"}
+            return {"ok": True, "view": {"id": f"V{next(self._ts):08d}", **(shown or {})}}
         if method == "views.publish":
             view = params.get("view")
             shown = json.loads(view) if isinstance(view, str) else view

@@ -30,6 +30,7 @@ from bot.chat import (
     ReplyInThread,
     UpdateCard,
 )
+from bot.chat.forms import Form
 from bot.chat.grammar import GRAMMARS, Grammar, Kind, Option, Verb
 from bot.engine.model import Place, QuestionCard, Reveal
 from bot.observability.metrics import count_api_error, http_error_kind
@@ -219,6 +220,16 @@ class DiscordExchange:
                 return str((await self.interaction.original_response()).id)
             message = await self.interaction.followup.send(**kwargs, ephemeral=private, wait=True)
             return str(message.id)
+
+    form_fields: int | None = None
+
+    async def open_form(self, form: Form) -> None:
+        """Say that forms do not open here yet."""
+        await self.reply(say(M.FORMS_NOT_HERE, command=Code("quizbot questions add")), private=True)
+
+    async def refuse_form(self, form: Form) -> None:
+        """Say that forms do not open here yet."""
+        await self.open_form(form)
 
     async def is_admin(self) -> bool:
         """Return whether the person holds Manage Server here."""

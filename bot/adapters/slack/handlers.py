@@ -55,7 +55,8 @@ from bot.chat import (
     UpdateCard,
     buttons,
 )
-from bot.chat.events import Press, mentioned
+from bot.chat.events import Press, Submit, mentioned
+from bot.chat.forms import Form
 from bot.chat.grammar import GRAMMARS
 from bot.engine.model import Place, QuestionCard, Reveal
 from bot.text import Text, say
@@ -438,6 +439,30 @@ class SlackExchange:
         """Ask Slack whether the person is a workspace admin or owner."""
         return await workspace_admin(self.port.client, self.user, _where(self.body))
 
+    # A modal holds every field of a form.
+    form_fields = None
+
+    async def open_form(self, form: Form) -> None:
+        """Open the form as a modal (``views.open`` with the request's trigger), then ack."""
+        with _translated():
+            await self.port.client.views_open(
+                trigger_id=str(self.body.get("trigger_id", "")), view=render.form_view(form)
+            )
+        if not self.acked:
+            await self.ack()
+
+    async def refuse_form(self, form: Form) -> None:
+        """Keep the modal open with each error under its field (``response_action: errors``)."""
+        await self.ack(response_action="errors", errors=render.form_errors(form))
+
+
+class FormExchange(SlackExchange):
+    """A modal sent back (``view_submission``): answered in the channel it was opened from."""
+
+    def __init__(self, port: SlackPort, ack: AsyncAck, body: Body) -> None:
+        super().__init__(port, ack, body)
+        self.channel = str((body.get("view") or {}).get("private_metadata") or "")
+
 
 async def workspace_admin(client: AsyncWebClient, user: str, where: dict[str, str]) -> bool:
     """Ask Slack whether a person is a workspace admin or owner (users.info)."""
@@ -577,6 +602,7 @@ class Listeners:
         """
         app.action(buttons.PATTERN)(self.press)
         app.action(LEGACY_ACTION)(self.press)
+        app.view(buttons.PATTERN)(self.submitted)
         for name in COMMANDS:
             app.command(name)(self._listener(name.removeprefix("/")))
         for event in EVENTS:
@@ -650,6 +676,26 @@ class Listeners:
             refusal,
             self.chat.press,
             lambda place, user: Press(place, user, value) if button is not None else None,
+            place=place,
+        )
+
+    async def submitted(self, ack: AsyncAck, body: Body, view: Body) -> BoltResponse | None:
+        """Hand a form sent back from a modal to the chat core; Slack's answer to it is the
+        ack (closing the modal, or keeping it open with the errors)."""
+        exchange = FormExchange(self.port, ack, body)
+        where = _where(body)
+        place = None
+        if "workspace" in where and exchange.channel:
+            place = Place(PLATFORM, where["workspace"], exchange.channel)
+        values = render.form_values(view.get("state") or {})
+        form_id = str(view.get("callback_id", ""))
+        return await self._hand(
+            exchange,
+            body,
+            M.INCOMPLETE_REQUEST,
+            self.chat.submit,
+            lambda place, user: Submit(place, user, form_id, values),
+            kind="view_submission",
             place=place,
         )
 

@@ -20,15 +20,20 @@ from slack_sdk.models.blocks import (
     DividerBlock,
     HeaderBlock,
     ImageBlock,
+    InputBlock,
     MarkdownTextObject,
+    Option,
+    PlainTextInputElement,
     PlainTextObject,
     SectionBlock,
+    StaticSelectElement,
 )
 from slack_sdk.models.views import View
 
 from bot import messages as M
 from bot.chat import Explanation, Feedback, Panel, ReviewAsk, words
 from bot.chat.buttons import DASHBOARD, PRACTICE, START_REVIEW, Button, Choice, button_id
+from bot.chat.forms import Form, FormField
 from bot.engine.model import Choice as Choice_
 from bot.engine.model import Question, QuestionCard, Reveal
 from bot.text import Icon, Style, Text, When, chunks, clip, render, safe_url, say
@@ -40,6 +45,13 @@ SECTION_TEXT_MAX = 3000
 HEADER_TEXT_MAX = 150
 MAX_BLOCKS = 50
 BAR_WIDTH = 10
+# A modal's limits (https://docs.slack.dev/reference/views): title and submit 24 characters, a
+# placeholder 150, a text input 3,000, private_metadata 3,000.
+VIEW_TITLE_MAX = 24
+PLACEHOLDER_MAX = 150
+INPUT_MAX = 3000
+# Every input's element carries this action id; its block is the field's name.
+FORM_ACTION = "value"
 
 JsonDict = dict[str, Any]
 
@@ -307,3 +319,68 @@ def _message(text: str, blocks: list[Block]) -> Message:
         raise ValueError(f"a message has {len(blocks)} blocks; Slack allows {MAX_BLOCKS}")
     # to_dict() runs slack_sdk's validators, so a limit broken here fails loudly, not in Slack.
     return Message(text=clip(text, SECTION_TEXT_MAX), blocks=tuple(b.to_dict() for b in blocks))
+
+
+# ---------------------------------------------------------------- forms
+
+
+def form_view(form: Form) -> View:
+    """Render a form as a modal: an input block per field (its block id the field's name), the
+    form's id as the callback id, where it was opened in the private metadata."""
+    blocks: list[Block] = [_input(f, form.values.get(f.name, "")) for f in form.fields]
+    view = View(
+        type="modal",
+        callback_id=button_id(form.button),
+        title=PlainTextObject(text=clip(form.title, VIEW_TITLE_MAX)),
+        submit=PlainTextObject(text=clip(form.submit, VIEW_TITLE_MAX)),
+        close=PlainTextObject(text=M.FORM_CANCEL),
+        private_metadata=form.place.channel,
+        blocks=blocks,
+    )
+    view.validate_json()
+    return view
+
+
+def _input(f: FormField, value: str) -> InputBlock:
+    element: PlainTextInputElement | StaticSelectElement
+    if f.options:
+        options = [Option(value=v, label=clip(label, BUTTON_TEXT_MAX)) for v, label in f.options]
+        chosen = next((o for o in options if o.value == value), None)
+        element = StaticSelectElement(
+            action_id=FORM_ACTION,
+            options=options,
+            initial_option=chosen,
+            placeholder=clip(f.hint or f.label, PLACEHOLDER_MAX) or None,
+        )
+    else:
+        most = min(f.max_chars or INPUT_MAX, INPUT_MAX)
+        element = PlainTextInputElement(
+            action_id=FORM_ACTION,
+            multiline=f.long,
+            max_length=most,
+            initial_value=value[:most] or None,
+            placeholder=clip(f.hint, PLACEHOLDER_MAX) or None,
+        )
+    return InputBlock(block_id=f.name, label=f.label, element=element, optional=not f.required)
+
+
+def form_values(state: JsonDict) -> dict[str, str]:
+    """Return what a modal sent (``view.state.values``) as the form's values by field name."""
+    values: dict[str, str] = {}
+    for name, actions in (state.get("values") or {}).items():
+        given = (actions or {}).get(FORM_ACTION) or {}
+        chosen = given.get("selected_option") or {}
+        value = chosen.get("value") if chosen else given.get("value")
+        values[str(name)] = value if isinstance(value, str) else ""
+    return values
+
+
+def form_errors(form: Form) -> dict[str, str]:
+    """Return a refused form's errors as ``response_action: errors`` names them: by block id."""
+    shown = {f.name for f in form.fields}
+    first = form.fields[0].name
+    errors: dict[str, str] = {}
+    for name, error in form.errors.items():
+        at = name if name in shown else first
+        errors[at] = f"{errors[at]} {error}" if at in errors else error
+    return errors

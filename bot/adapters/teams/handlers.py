@@ -40,11 +40,12 @@ from bot.chat import (
     UpdateCard,
 )
 from bot.chat.events import mentioned
+from bot.chat.forms import Form
 from bot.chat.grammar import GRAMMARS
 from bot.engine.model import Place, QuestionCard, Reveal
 from bot.observability.metrics import count_api_error, http_error_kind
 from bot.storage import ChartSql, ConversationSql, Reference
-from bot.text import Link, Text, say
+from bot.text import Code, Link, Text, say
 
 log = logging.getLogger(__name__)
 
@@ -505,6 +506,16 @@ class TeamsExchange:
         await self.context.send_activity(
             Activity(type="invokeResponse", value=InvokeResponse(status=200, body=body))
         )
+
+    form_fields: int | None = None
+
+    async def open_form(self, form: Form) -> None:
+        """Say that forms do not open here yet."""
+        await self.reply(say(M.FORMS_NOT_HERE, command=Code("quizbot questions add")), private=True)
+
+    async def refuse_form(self, form: Form) -> None:
+        """Say that forms do not open here yet."""
+        await self.open_form(form)
 
     async def is_admin(self) -> bool:
         """Return whether the person owns the team this came from (False outside a team).

@@ -144,6 +144,16 @@ class Sender:
         body = urllib.parse.urlencode({"payload": json.dumps(payload)})
         return await self.post(body, "application/x-www-form-urlencoded", **signing)
 
+    async def view_submission(
+        self, view: dict, values: dict[str, str], *, user: str, team: str = TEAM, **signing: Any
+    ) -> Reply:
+        """Send a modal sent back, as Slack posts it: the opened view with ``values`` typed
+        into its inputs (by block id; a select's value picked from its options)."""
+        self.sent += 1
+        payload = view_submission(view, values, user=user, team=team, trigger=self.sent)
+        body = urllib.parse.urlencode({"payload": json.dumps(payload)})
+        return await self.post(body, "application/x-www-form-urlencoded", **signing)
+
     async def event(
         self, event: dict, *, event_id: str, retry: int | None = None, team: str = TEAM
     ) -> Reply:
@@ -230,6 +240,39 @@ def block_actions(
                 "action_ts": "1700000002.000000",
             }
         ],
+    }
+
+
+def view_submission(
+    view: dict, values: dict[str, str], *, user: str, team: str = TEAM, trigger: int = 0
+) -> dict:
+    """Return the payload Slack sends when a modal's submit button is pressed."""
+    state: dict[str, dict] = {}
+    for block in view.get("blocks", []):
+        if block.get("type") != "input":
+            continue
+        element = block["element"]
+        value = values.get(block["block_id"], "")
+        if element["type"] == "static_select":
+            picked = next((o for o in element["options"] if o["value"] == value), None)
+            given = {"type": "static_select", "selected_option": picked}
+        else:
+            given = {"type": element["type"], "value": value or None}
+        state[block["block_id"]] = {element["action_id"]: given}
+    return {
+        "type": "view_submission",
+        "team": {"id": team, "domain": "standin"},
+        "user": {"id": user, "username": HANDLES.get(user, user.lower()), "team_id": team},
+        "api_app_id": "A0APP",
+        "token": "legacy",
+        "trigger_id": f"trigger-view-{trigger}",
+        "view": {
+            **view,
+            "team_id": team,
+            "state": {"values": state},
+            "hash": "1700000000.abc",
+        },
+        "response_urls": [],
     }
 
 

@@ -53,6 +53,7 @@ class Registered:
     commands: set[str] = field(default_factory=set)
     events: set[str] = field(default_factory=set)
     actions: list[str] = field(default_factory=list)
+    views: list[str] = field(default_factory=list)  # modals sent back (no scope: interactivity)
 
 
 def _cells(func: Callable[..., Any]) -> dict[str, Any]:
@@ -81,6 +82,8 @@ def registered(app: AsyncApp) -> Registered:
                 found.events.add(values[0])
             elif kind in ("action", "block_action"):
                 found.actions.append(values[0])
+            elif kind in ("view", "view_submission"):
+                found.views.append(values[0])
             else:
                 raise AssertionError(f"a {kind} listener: add what it needs to the manifest test")
     return found
@@ -180,7 +183,7 @@ def test_the_manifest_declares_the_registered_commands_events_and_actions(
         assert callable(_home.HomeTab.opened)
         ahead = set()
     assert not ahead, f"the manifest subscribes to events no listener takes: {ahead}"
-    assert settings["interactivity"]["is_enabled"] is bool(listeners.actions)
+    assert settings["interactivity"]["is_enabled"] is bool(listeners.actions or listeners.views)
     assert settings["socket_mode_enabled"] is True
     assert settings["token_rotation_enabled"] is False
 

@@ -1,0 +1,96 @@
+"""The forms of every chat platform: /quiz add and "Report a problem", written once.
+
+Each driver opens the form the way its platform's users do (a Slack modal from the command's
+trigger, a Discord modal in pages, a Teams card of inputs), fills it in and sends it, and reads
+back what reached the wire: the refusal beside each field, or the private answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bot.bank.form import QUESTION_FIELDS
+from bot.bank.loader import MAX_CHOICE_CHARS
+
+# The platforms whose adapter draws forms so far.
+DRAWN = ("slack",)
+
+
+@pytest.fixture(autouse=True)
+def _drawn(chat: Any) -> None:
+    if chat.platform not in DRAWN:
+        pytest.skip(f"{chat.platform}: the adapter does not draw forms yet")
+
+
+GOOD = {
+    "question": "Which tool prints the GPU topology matrix of a node, NVLink paths included?",
+    "A": "nvidia-smi topo -m",
+    "B": "lspci -t -v -nn",
+    "C": "numactl --hardware",
+    "D": "ibv_devinfo -v",
+    "answer": "A",
+    "short": "nvidia-smi topo -m prints how each pair of GPUs and NICs is connected.",
+    "full": (
+        "nvidia-smi topo -m prints a matrix of every GPU and NIC pair with the link between "
+        "them: NV# for NVLink, PIX or PXB for PCIe switches, SYS across the CPU sockets."
+    ),
+    "id": "gpu-topology-matrix",
+    "tags": "handwritten tools",
+    "difficulty": "easy",
+    "source_title": "NCCL environment variables",
+    "source_url": "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html",
+}
+
+
+async def test_add_opens_the_question_form_with_every_field(chat: Any) -> None:
+    fields = await chat.form_fields(user="bob")
+    assert fields == [f.name for f in QUESTION_FIELDS]
+
+
+async def test_a_question_added_in_the_form_is_asked_by_the_next_round(chat: Any) -> None:
+    sent = await chat.add(GOOD, user="admin")
+    assert sent.errors == {}
+    assert sent.seen is not None and sent.seen.private
+    assert "gpu-topology-matrix" in sent.seen and "next round" in sent.seen
+    stored = await chat.engine.store.bank_layer(chat.place.platform, chat.place.workspace)
+    assert [s.question_id for s in stored.questions] == ["gpu-topology-matrix"]
+    card = await chat.card("handwritten")
+    asked = await chat.engine.question_of(await chat.engine.get_round(card.round_id))
+    assert asked.id == "gpu-topology-matrix" and asked.revision == 1
+    assert "GPU topology matrix" in card.shown
+
+
+async def test_bad_fields_are_refused_beside_each_field_and_nothing_is_saved(chat: Any) -> None:
+    long_choice = "x" * (MAX_CHOICE_CHARS + 1)
+    bad = GOOD | {"B": long_choice, "short": ""}
+    sent = await chat.add(bad, user="admin")
+    assert set(sent.errors) == {"B", "short"}, sent.errors
+    assert "76 characters; at most 75" in sent.errors["B"]
+    assert "Required" in sent.errors["short"]
+    assert sent.seen is None
+    stored = await chat.engine.store.bank_layer(chat.place.platform, chat.place.workspace)
+    assert stored.questions == ()
+
+
+async def test_a_duplicate_id_is_refused_at_the_id(chat: Any) -> None:
+    taken = GOOD | {"id": "slack-test-checkpoint"}
+    sent = await chat.add(taken, user="admin")
+    assert list(sent.errors) == ["id"] and "Duplicate id" in sent.errors["id"]
+    stored = await chat.engine.store.bank_layer(chat.place.platform, chat.place.workspace)
+    assert stored.questions == ()
+
+
+async def test_markup_and_mentions_are_refused_in_any_text(chat: Any) -> None:
+    marked = GOOD | {
+        "question": "Who gets pinged by <!channel> in a question?",
+        "C": "@everyone",
+        "full": f"Ask {'<@U1>'} about it.",
+    }
+    sent = await chat.add(marked, user="admin")
+    assert set(sent.errors) == {"question", "C", "full"}, sent.errors
+    assert "<!channel>" in sent.errors["question"] and "@everyone" in sent.errors["C"]
+    assert "mentions and chat markup are not allowed" in sent.errors["full"]
+    stored = await chat.engine.store.bank_layer(chat.place.platform, chat.place.workspace)
+    assert stored.questions == ()
