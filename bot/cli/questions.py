@@ -382,7 +382,7 @@ def _prompted() -> dict[str, Any]:
     """Ask for each field of the question form (the chat form's fields, labels and limits);
     return the question as the format's mapping, with the why-nots asked after the full
     explanation."""
-    from bot.bank.form import QUESTION_FIELDS, cleaned, data_of, field_error
+    from bot.bank.form import QUESTION_FIELDS, cleaned, data_of
 
     print("A new question; the format is in docs/questions.md. Leave optional fields empty.")
     values: dict[str, str] = {}
@@ -392,11 +392,7 @@ def _prompted() -> dict[str, Any]:
             values[f.name] = ""  # no more choices after an empty one
             continue
         hint = f" [{f.hint}]" if f.hint else ""
-        values[f.name] = _ask(
-            f"{f.label}{hint}: ",
-            required=f.required,
-            check=lambda value, f=f: field_error(f, cleaned({f.name: value})[f.name]),
-        )
+        values[f.name] = _ask(f"{f.label}{hint}: ", required=f.required, check=_checker(f))
         if f.name == "full":
             answer = values["answer"].upper()
             for key in (k for k in "ABCDE" if values.get(k) and k != answer):
@@ -407,6 +403,16 @@ def _prompted() -> dict[str, Any]:
     if why_not:
         data["explanation"]["why_not"] = why_not
     return data
+
+
+def _checker(f: Any) -> Callable[[str], str | None]:
+    """Return the check of one field's answer, as the chat form checks it."""
+    from bot.bank.form import cleaned, field_error
+
+    def check(value: str) -> str | None:
+        return field_error(f, cleaned({f.name: value})[f.name])
+
+    return check
 
 
 def _before(key: str) -> str:

@@ -94,3 +94,14 @@ async def test_markup_and_mentions_are_refused_in_any_text(chat: Any) -> None:
     assert "mentions and chat markup are not allowed" in sent.errors["full"]
     stored = await chat.engine.store.bank_layer(chat.place.platform, chat.place.workspace)
     assert stored.questions == ()
+
+
+async def test_a_members_question_is_sent_for_review_and_not_asked(chat: Any) -> None:
+    sent = await chat.add(GOOD, user="bob")
+    assert sent.errors == {}
+    assert sent.seen is not None and sent.seen.private
+    assert "for review" in sent.seen and "gpu-topology-matrix" in sent.seen
+    stored = await chat.engine.store.bank_layer(chat.place.platform, chat.place.workspace)
+    assert stored.questions == ()
+    pending = await chat.engine.banks.proposals(chat.place.platform, chat.place.workspace)
+    assert [p.question_id for p in pending] == ["gpu-topology-matrix"]

@@ -15,8 +15,10 @@ from rich.console import Console
 from bot import messages as M
 from bot.adapters.console import render
 from bot.chat.content import Action, Content, MessageUser, PostText
+from bot.chat.forms import Form
 from bot.chat.port import NotAMember
 from bot.engine.model import QuestionCard
+from bot.text import Code, say
 
 
 class ConsolePort:
@@ -73,3 +75,16 @@ class ConsoleExchange:
     async def is_admin(self) -> bool:
         """Return True: whoever runs quizbot here holds its database."""
         return True
+
+    # The terminal draws no form: its prompts are ``quizbot questions add``.
+    form_fields: int | None = None
+
+    async def open_form(self, form: Form) -> None:
+        """Say where the terminal writes a question: the prompts of ``quizbot questions add``."""
+        await self.reply(
+            say(M.FORM_IN_TERMINAL, command=Code("quizbot questions add")), private=True
+        )
+
+    async def refuse_form(self, form: Form) -> None:
+        """Say where the terminal writes a question (a form is never sent back here)."""
+        await self.open_form(form)
