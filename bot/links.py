@@ -4,7 +4,8 @@ A link carries a token valid for ``LINK_TTL`` and usable once (the nonce is clai
 database when the link is opened); opening it sets a session cookie valid for ``SESSION_TTL``.
 Both are stateless apart from that one-use claim, so any replica that shares the secret and the
 database accepts them. The two kinds sign different purposes, so a link never passes for a
-session or the other way round.
+session or the other way round. A session's forms carry a token of their own, an HMAC of the
+session's nonce, which a form that another site makes for the browser cannot hold.
 
 Each workspace's values are signed with its own key, derived from the secret with HKDF-SHA256
 over the platform and workspace: a value signed for one workspace (a ``me`` link any member can
@@ -47,6 +48,7 @@ class Purpose(StrEnum):
 
     LINK = "link"
     SESSION = "session"
+    FORM = "form"  # a session's form token (never a link or a session)
 
 
 class BadToken(QuizbotError):
@@ -168,9 +170,51 @@ def new_link(
 
 
 def session_for(secret: str, link: Grant, now: datetime) -> tuple[str, Grant]:
-    """Return the session cookie value a verified link earns, and its grant."""
-    grant = Grant(link.platform, link.workspace, link.scope, link.user, now + SESSION_TTL)
+    """Return the session cookie value a verified link earns, and its grant.
+
+    Each session has a nonce of its own, which its form token is bound to.
+    """
+    grant = Grant(
+        link.platform,
+        link.workspace,
+        link.scope,
+        link.user,
+        now + SESSION_TTL,
+        secrets.token_urlsafe(16),
+    )
     return sign(secret, Purpose.SESSION, grant), grant
+
+
+def _form_body(session: Grant) -> str:
+    expires = int(session.expires.timestamp())
+    return f"{session.scope.value}:{session.user}:{expires}:{session.nonce}"
+
+
+def form_token(secret: str, session: Grant) -> str:
+    """Return the token a session's forms carry: an HMAC of the session's nonce (and who, and
+    until when) with the workspace's key. Only a page served to that session holds it."""
+    key = _workspace_key(secret_keys(secret)[0], session.platform, session.workspace)
+    return _b64(_mac(key, Purpose.FORM, _form_body(session)))
+
+
+def form_token_ok(secret: str, session: Grant, token: str) -> bool:
+    """Return whether a posted form token is this session's, compared in constant time.
+
+    A session without a nonce (issued before sessions had one) has no form token.
+    """
+    if not session.nonce or not token or len(token) > 128 or not token.isascii():
+        return False
+    try:
+        mac = _unb64(token)
+    except ValueError:
+        return False
+    body = _form_body(session)
+    return any(
+        hmac.compare_digest(
+            mac, _mac(_workspace_key(key, session.platform, session.workspace), Purpose.FORM, body)
+        )
+        for key in secret_keys(secret)
+    )
 
 
 @dataclass(frozen=True, slots=True)

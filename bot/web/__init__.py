@@ -1,4 +1,4 @@
-"""The team dashboard: read-only HTML pages over the bot's own HTTP server."""
+"""The team dashboard: HTML pages over the bot's own HTTP server, read-only but for questions."""
 
 from __future__ import annotations
 

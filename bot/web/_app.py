@@ -1,7 +1,9 @@
 """The dashboard's pages on an aiohttp application: access by signed link, then a signed cookie.
 
 Every page reads through the session's own (platform, workspace), so no URL can name another
-workspace's data; personal pages answer only the player the session was issued to.
+workspace's data; personal pages answer only the player the session was issued to. The one
+change a page can make is an admin's, on a question's page: its edit form and its Hide button
+POST back to the page, from this site only, with the session's form token.
 """
 
 from __future__ import annotations
@@ -13,24 +15,25 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from importlib import resources
 from typing import Any, Protocol
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 from zoneinfo import ZoneInfo
 
 import jinja2
 from aiohttp import web
 
 from bot import links
-from bot.bank.workspace import WorkspaceBanks, WorkspaceView
+from bot.bank.loader import ID_PATTERN
+from bot.bank.workspace import WorkspaceBanks, WorkspaceView, check_submission, question_yaml
 from bot.engine import activity, analytics, learning
 from bot.engine.activity import DayActivity, HistoryRow, StreakRow
 from bot.engine.engine import Bank, QuizEngine
 from bot.engine.learning import MemoryCard, is_due
-from bot.engine.model import Period, Place, Question, ScoreRow
+from bot.engine.model import CHOICE_KEYS, Difficulty, Period, Place, Question, ScoreRow
 from bot.engine.names import Known, NameKind, Names
 from bot.engine.ports import Clock, utc_now
 from bot.links import BadToken, Grant, Purpose, Scope
 from bot.scheduler.port import Schedule
-from bot.web import _svg
+from bot.web import _edit, _svg
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +103,10 @@ class DashboardStore(Protocol):
         self, platform: str, workspace: str
     ) -> dict[tuple[NameKind, str], Known]: ...
 
+    async def resolved_flags(
+        self, platform: str, workspace: str, question_id: str, revision: int
+    ) -> list[str]: ...
+
 
 Handler = Callable[[web.Request, Grant], Awaitable[web.StreamResponse]]
 
@@ -120,7 +127,7 @@ def _environment() -> jinja2.Environment:
 
 @dataclass
 class Dashboard:
-    """The read-only team dashboard over one engine and store."""
+    """The team dashboard over one engine and store: read-only but for a question's edit form."""
 
     engine: QuizEngine
     store: DashboardStore
@@ -159,6 +166,7 @@ class Dashboard:
         r.add_get(f"{PREFIX}/leaderboards", self._guard(self.leaderboards))
         r.add_get(f"{PREFIX}/questions", self._guard(self.questions))
         r.add_get(f"{PREFIX}/questions/{{qid}}", self._guard(self.question))
+        r.add_post(f"{PREFIX}/questions/{{qid}}", self._guard(self.change_question, form=True))
         r.add_get(f"{PREFIX}/channels", self._guard(self.channels))
         r.add_get(f"{PREFIX}/mastery", self._guard(self.mastery))
         r.add_get(f"{PREFIX}/me", self._guard(self.me, personal=True))
@@ -236,7 +244,12 @@ class Dashboard:
         response.headers["Cache-Control"] = "public, max-age=3600"
         return response
 
-    def _guard(self, handler: Handler, *, personal: bool = False) -> Callable[..., Any]:
+    def _guard(
+        self, handler: Handler, *, personal: bool = False, form: bool = False
+    ) -> Callable[..., Any]:
+        """Wrap a page in the session checks; ``form``: a POST, which must also come from this
+        site and carry the session's form token."""
+
         async def wrapped(request: web.Request) -> web.StreamResponse:
             try:
                 grant = links.verify(
@@ -250,9 +263,28 @@ class Dashboard:
                 return self._refuse("This session was ended: ask the bot for a new link.")
             if not personal and not grant.sees_workspace():
                 return self._refuse("This link opens your own page only.")
+            if form:
+                refused = await self._check_form(request, grant)
+                if refused is not None:
+                    return refused
             return await handler(request, grant)
 
         return wrapped
+
+    async def _check_form(self, request: web.Request, grant: Grant) -> web.Response | None:
+        """Refuse a POST another site's page sent, or one without this session's form token."""
+        if not self._same_origin(request):
+            return self._refuse(
+                "Changes are taken only from the dashboard's own pages: nothing was changed."
+            )
+        posted = await request.post()
+        token = posted.get("csrf", "")
+        if not isinstance(token, str) or not links.form_token_ok(self.secret, grant, token):
+            return self._refuse(
+                "This form was not sent from a page of your session: nothing was changed. "
+                "Open the question's page again and send it from there."
+            )
+        return None
 
     async def _revoked(self, grant: Grant, issued: datetime) -> bool:
         """Return whether the workspace's sessions were revoked after this one was issued."""
@@ -395,8 +427,42 @@ class Dashboard:
 
     async def question(self, request: web.Request, grant: Grant) -> web.StreamResponse:
         """One question: its text, how the answers split, its explanation, why it is flagged,
-        and the players' open reports on it."""
+        the players' open reports on it, and its edit form."""
         qid = request.match_info["qid"]
+        notice = await self._notice(request, grant, qid)
+        return await self._question_page(grant, qid, notice=notice)
+
+    async def _notice(self, request: web.Request, grant: Grant, qid: str) -> str | None:
+        """Say what the change the page was sent back to after did (read again, not trusted)."""
+        done = request.query.get("done")
+        if done == "hidden":
+            return "Hidden in this workspace."
+        if done == "shown":
+            return "Back in this workspace's rounds."
+        if done == "unchanged":
+            return "Nothing changed: the form held the question as it is."
+        saved = request.query.get("saved", "")
+        if not (saved.isascii() and saved.isdigit() and len(saved) < 10):
+            return None
+        reporters = await self.store.resolved_flags(
+            grant.platform, grant.workspace, qid, int(saved)
+        )
+        told = (
+            f" It resolved the open reports of {len(reporters)} player(s), who are told privately."
+            if reporters
+            else ""
+        )
+        return f"Saved as revision {int(saved)}.{told}"
+
+    async def _question_page(
+        self,
+        grant: Grant,
+        qid: str,
+        *,
+        form: _edit.Form | None = None,
+        status: int = 200,
+        notice: str | None = None,
+    ) -> web.Response:
         view = await self._view(grant)
         question = await self._question_of(grant, qid, view)
         if question is None:
@@ -421,8 +487,13 @@ class Dashboard:
             for f in await self.engine.open_flags(grant.platform, grant.workspace)
             if f.question_id == qid
         ]
+        editable = view is not None and _editable(view, qid)
+        latest = view.bank.by_id(qid) if view is not None and editable else None
+        if latest is not None and form is None:
+            form = _edit.form_of(latest)
         return await self._named_page(
             "question.html",
+            status=status,
             grant=grant,
             q=question,
             item=item,
@@ -431,7 +502,75 @@ class Dashboard:
             reports=flags,
             hidden=view is not None and qid in view.hidden,
             paused=view is not None and qid in view.paused,
+            form=form if latest is not None else None,
+            latest=latest,
+            csrf=links.form_token(self.secret, grant),
+            choice_keys=CHOICE_KEYS,
+            difficulties=[d.value for d in Difficulty],
+            notice=notice,
         )
+
+    async def change_question(self, request: web.Request, grant: Grant) -> web.StreamResponse:
+        """Save the edit form as a new revision, or hide or show the question again (admins;
+        the session and its form token are checked before this runs)."""
+        qid = request.match_info["qid"]
+        banks = self.engine.banks
+        if not isinstance(banks, WorkspaceBanks):
+            return self._refuse("This bot keeps no workspace banks: questions are not edited here.")
+        view = await banks.view(grant.platform, grant.workspace)
+        if not _editable(view, qid):
+            return self._refuse(f"This workspace has no question {qid}: nothing was changed.")
+        posted = await request.post()
+        action = posted.get("action")
+        page = f"{PREFIX}/questions/{quote(qid)}"
+        if action in ("hide", "unhide"):
+            await banks.store.set_hidden(
+                grant.platform,
+                grant.workspace,
+                [qid],
+                action == "hide",
+                by=grant.user,
+                at=self.clock(),
+            )
+            done = "hidden" if action == "hide" else "shown"
+            raise web.HTTPSeeOther(f"{page}?done={done}")
+        if action != "save":
+            return self._refuse("This form asked for nothing the page offers: nothing was changed.")
+        current = view.bank.by_id(qid)
+        form = _edit.posted_form(posted)
+        seen = posted.get("revision", "")
+        if seen != ("" if current.revision is None else str(current.revision)):
+            # Someone saved the question since this form was filled: theirs is not overwritten
+            # unseen. The form now names the latest revision, so sending it again replaces it.
+            form.add(
+                form.errors,
+                _edit.GENERAL,
+                f"The question changed since this form was opened: revision {current.revision} "
+                "is the latest. Your text is kept below; send it again to replace that revision.",
+            )
+        text = _edit.form_yaml(form, qid, current)
+        checked = check_submission(
+            text, f"{qid} (the form)", await banks.bank_for(grant.platform, grant.workspace)
+        )
+        _edit.note_problems(
+            form,
+            text,
+            [(p.line, p.message) for p in checked.problems],
+            [(w.line, f"{w.message} [{w.rule}]") for w in checked.warnings],
+        )
+        if form.errors or checked.refused(allow_warnings=posted.get("allow_warnings") == "yes"):
+            return await self._question_page(grant, qid, form=form, status=400)
+        [question] = checked.questions
+        written = await banks.store.save_revisions(
+            grant.platform,
+            grant.workspace,
+            [(qid, question_yaml(question))],
+            author=grant.user,
+            at=self.clock(),
+        )
+        if not written:
+            raise web.HTTPSeeOther(f"{page}?done=unchanged")
+        raise web.HTTPSeeOther(f"{page}?saved={written[0][1]}")
 
     async def channels(self, _request: web.Request, grant: Grant) -> web.StreamResponse:
         """Each channel: its schedule and next post in its own zone, settings, last rounds."""
@@ -506,6 +645,12 @@ def _topic_label(topic: str) -> str:
     """Return a topic folder's name as words: ``03-collectives`` is "collectives"."""
     head, _, rest = topic.partition("-")
     return (rest if head.isdigit() and rest else topic).replace("-", " ")
+
+
+def _editable(view: WorkspaceView, qid: str) -> bool:
+    """Return whether a workspace's admins may change a question: one of its bank's (the files'
+    or its own, hidden and paused too), never a computed one (each is drawn from code)."""
+    return ID_PATTERN.fullmatch(qid) is not None and qid in view.bank
 
 
 def _known(bank: Bank, qid: str) -> bool:
