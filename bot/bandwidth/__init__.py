@@ -37,7 +37,7 @@ from bot.bandwidth._errors import BandwidthError
 from bot.bandwidth._estimate import Estimate, Result, estimate
 from bot.bandwidth._format import format_seconds
 from bot.bandwidth._hardware import Gpu, Hardware, Model, load_hardware
-from bot.bandwidth._models import ALGORITHMS, collective, collective_formula
+from bot.bandwidth._models import ALGORITHMS, PROTOCOL_CHOICES, collective, collective_formula
 from bot.bandwidth._plan import Layout, Memory, Plan, PlanResult, Volumes, plan
 from bot.bandwidth._plan_render import plan_to_json
 from bot.bandwidth._plan_request import PLAN_USAGE, PlanRequest, parse_plan
@@ -65,6 +65,7 @@ __all__ = [
     "ENV_VAR",
     "OPS",
     "PLAN_USAGE",
+    "PROTOCOL_CHOICES",
     "QUIZ_CHOICES",
     "TRANSPORTS",
     "USAGE",

@@ -252,11 +252,12 @@ def _costs(
             sharp,
             **kinds,  # type: ignore[arg-type]
         )
-    pick = collective(request.op, request.bytes, cluster)
+    proto = request.proto
+    pick = collective(request.op, request.bytes, cluster, proto=proto)
     algo = request.algo
     if algo == "auto" or (algo == "collnet" and not cluster.sharp):
         return pick, pick.algorithm
-    return collective(request.op, request.bytes, cluster, algo), pick.algorithm
+    return collective(request.op, request.bytes, cluster, algo, proto), pick.algorithm
 
 
 def _result(

@@ -20,6 +20,8 @@ from typing import NamedTuple
 # The algorithms a caller may force (``--algo``); "auto" is NCCL's own choice.
 ALGORITHMS = ("auto", "ring", "tree", "nvls", "collnet", "hier")
 NOT_NCCL = "hier"
+# The protocols a caller may force (``--proto``, NCCL_PROTO); "auto" is NCCL's own choice.
+PROTOCOL_CHOICES = ("auto", "ll", "ll128", "simple")
 
 
 # NCCL's tuner keeps one row of constants per GPU generation (compCapIndex in
@@ -169,16 +171,26 @@ def chain(algorithm: str, *stages: Cost) -> Cost:
     return Cost(sum(s.latency_s for s in stages), sum(s.bandwidth_s for s in stages), algorithm)
 
 
-def collective(op: str, size: float, cluster: Cluster, algo: str = "auto") -> Cost:
+def collective(
+    op: str, size: float, cluster: Cluster, algo: str = "auto", proto: str = "auto"
+) -> Cost:
     """Return the time of collective ``op`` on ``size`` bytes: NCCL's pick, or ``algo``.
 
+    ``proto`` forces a protocol as NCCL_PROTO does: an algorithm that cannot run it drops out
+    (NVLS, NVLS-tree and CollNet run only Simple), and a forced LL128 runs even where NCCL would
+    not enable it by default (src/graph/tuning.cc checks the platform only for the default).
     Raises ValueError when ``algo`` cannot run on ``cluster`` (the request layer refuses
     such requests with a message before they get here).
     """
     options = candidates(op, size, cluster, hier=algo == NOT_NCCL)
-    priced = {
-        name: fastest(*with_protocols(op, cost, cluster, size)) for name, cost in options.items()
-    }
+    forced = {"ll": "LL", "ll128": "LL128", "simple": "Simple"}.get(proto.lower())
+    priced: dict[str, Cost] = {}
+    for name, cost in options.items():
+        costs = with_protocols(op, cost, cluster, size, forced=forced)
+        if forced is not None and costs[0].channels:
+            costs = [c for c in costs if c.protocol == forced]
+        if costs:
+            priced[name] = fastest(*costs)
     return _pick(op, priced, algo)
 
 
@@ -237,7 +249,9 @@ def _log2(n: int) -> int:
     return int(math.log2(n)) if n > 1 else 0
 
 
-def with_protocols(op: str, cost: Cost, c: Cluster, size: float | None = None) -> list[Cost]:
+def with_protocols(
+    op: str, cost: Cost, c: Cluster, size: float | None = None, forced: str | None = None
+) -> list[Cost]:
     """Return ``cost`` (an algorithm's Simple-protocol price) under each protocol NCCL allows.
 
     The latency becomes NCCL's own estimate for the algorithm and protocol; the bandwidth term
@@ -268,7 +282,7 @@ def with_protocols(op: str, cost: Cost, c: Cluster, size: float | None = None) -
         full = full_channels(size * volume / cost.bandwidth_s, c.generation)
     out: list[Cost] = []
     for i, proto in enumerate(PROTOCOLS):
-        if proto == "LL128" and not c.ll128:
+        if proto == "LL128" and not c.ll128 and forced != "LL128":
             continue
         if name == "tree":
             latency = BASE_LATENCY_US["tree"][i] + 2 * (
@@ -282,7 +296,8 @@ def with_protocols(op: str, cost: Cost, c: Cluster, size: float | None = None) -
             if op == "allreduce":
                 steps, inter = 2 * (ranks - 1), (2 * nodes if nodes > 1 else 0)
             elif op == "broadcast":
-                steps, inter = ranks, (nodes if nodes > 1 else 0)
+                # A chain from the root: ranks - 1 hops, nodes - 1 of them between nodes.
+                steps, inter = ranks - 1, nodes - 1
             else:
                 steps, inter = ranks - 1, nodes - 1
             hop = intra.ring[i] if nodes == 1 else net.ring[i]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from bot.bandwidth._errors import BandwidthError, Problems
-from bot.bandwidth._models import ALGORITHMS
+from bot.bandwidth._models import ALGORITHMS, PROTOCOL_CHOICES
 from bot.bandwidth._sizes import MAX_BYTES, parse_size
 
 OPS = ("transfer", "allreduce", "allgather", "reducescatter", "broadcast", "alltoall")
@@ -21,14 +21,15 @@ MAX_STEP_S = 1e6
 
 USAGE = """\
 Usage: /bandwidth SIZE [op] [nodes=N] [gpus=G] [nics=K] [step=S] [over=k1,k2] [intra=KEY]
-                  [algo=ring|tree|nvls|collnet|hier] [sharp]
+                  [algo=ring|tree|nvls|collnet|hier] [proto=ll|ll128|simple] [sharp]
   SIZE  bytes (140GB, 1.5TiB, 800MB), bits (400Gb) or parameters (70B params bf16,
         7B grads fp32, 13B adam = 16 bytes a parameter)
   op    transfer (default), allreduce, allgather, reducescatter, broadcast, alltoall
   nodes=N nodes (2; nodes=1 compares the links inside one box), gpus=G GPUs per node (1),
   nics=K NICs per node (one per GPU), step=S compute seconds per training step,
   over=k1,k2 interconnects to compare (over=all for every one), algo= force an algorithm
-  (default: the one NCCL picks), sharp = let InfiniBand switches reduce (CollNet)
+  (default: the one NCCL picks), proto= force NCCL's protocol (as NCCL_PROTO does),
+  sharp = let InfiniBand switches reduce (CollNet)
    or: /bandwidth plan MODEL gpus=N [tp=T] [pp=P] [cp=C] [dp=D] [zero=Z] [seq=S] [batch=B]
                   [gpu=KEY] [over=k1,k2]   a whole training step per interconnect
 Examples:
@@ -40,7 +41,7 @@ Examples:
 
 _OP_ALIASES = {op: op for op in OPS} | dict.fromkeys(("p2p", "sendrecv", "copy"), "transfer")
 _OP_SEPARATORS = str.maketrans("", "", "-_ ")
-_OPTION_KEYS = ("nodes", "gpus", "nics", "step", "over", "intra", "algo", "sharp")
+_OPTION_KEYS = ("nodes", "gpus", "nics", "step", "over", "intra", "algo", "proto", "sharp")
 _YES = ("yes", "on", "true", "1")
 _NO = ("no", "off", "false", "0")
 _INT_RE = re.compile(r"[0-9][0-9_,]*\Z", re.ASCII)
@@ -88,6 +89,7 @@ class BandwidthRequest:
     intra: str = DEFAULT_INTRA
     algo: str = "auto"
     sharp: bool = False
+    proto: str = "auto"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "op", normalize_op(self.op))
@@ -131,6 +133,9 @@ class BandwidthRequest:
                 f"A collective needs at least two GPUs; try {self.op} nodes=2, or nodes=1 gpus=8."
             )
         _check_algo(self)
+        proto = str(self.proto).strip().lower() or "auto"
+        object.__setattr__(self, "proto", proto)
+        _check_proto(self)
 
     @property
     def ranks(self) -> int:
@@ -199,7 +204,20 @@ def _parse_request(text: str) -> BandwidthRequest:
         intra=options.get("intra", DEFAULT_INTRA) or DEFAULT_INTRA,
         algo=options.get("algo", "auto") or "auto",
         sharp=parse_switch("sharp", options["sharp"]) if "sharp" in options else False,
+        proto=options.get("proto", "auto") or "auto",
     )
+
+
+def _check_proto(req: BandwidthRequest) -> None:
+    proto = req.proto
+    if proto not in PROTOCOL_CHOICES:
+        raise BandwidthError(f"proto= must be one of {', '.join(PROTOCOL_CHOICES)}; got {proto!r}.")
+    if proto == "auto":
+        return
+    if req.op in ("transfer", "alltoall"):
+        raise BandwidthError(f"proto={proto} does not apply: {req.op} is not priced by protocol.")
+    if req.algo in ("nvls", "collnet", "hier") and proto != "simple":
+        raise BandwidthError(f"proto={proto} does not apply: algo={req.algo} runs only Simple.")
 
 
 def _check_algo(req: BandwidthRequest) -> None:

@@ -161,5 +161,6 @@ def request_of(args: Args) -> BandwidthRequest:
         over=parse_over(over) if over else (),
         intra=args.text("intra") or DEFAULT_INTRA,
         algo=args.text("algo") or "auto",
+        proto=args.text("proto") or "auto",
         sharp=bool(args.flag("sharp")),
     )

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from bot import messages as M
-from bot.bandwidth import ALGORITHMS, OPS
+from bot.bandwidth import ALGORITHMS, OPS, PROTOCOL_CHOICES
 from bot.bandwidth import USAGE as BANDWIDTH_TEXT_USAGE
 from bot.chat.events import MENTION
 from bot.engine.model import DifficultyMode, Period
@@ -869,6 +869,16 @@ BANDWIDTH = Grammar(
                     Marked.KEY,
                     kind=Kind.CHOICE,
                     choices=tuple(a for a in ALGORITHMS if a != "auto"),
+                ),
+                Option(
+                    "proto",
+                    M.OPTION_PROTO,
+                    str,
+                    "[proto=P]",
+                    "simple",
+                    Marked.KEY,
+                    kind=Kind.CHOICE,
+                    choices=tuple(p for p in PROTOCOL_CHOICES if p != "auto"),
                 ),
                 Option(
                     "sharp",

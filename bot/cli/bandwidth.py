@@ -160,6 +160,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="force ring, tree, nvls, collnet or hier (default: the one NCCL would pick)",
     )
     estimate.add_argument(
+        "--proto",
+        metavar="PROTO",
+        help="force NCCL's protocol, ll, ll128 or simple, as NCCL_PROTO does (default: its pick)",
+    )
+    estimate.add_argument(
         "--sharp",
         action="store_true",
         default=None,
@@ -283,6 +288,7 @@ CLI_FLAGS = {
     "step": "--step",
     "intra": "--intra",
     "algo": "--algo",
+    "proto": "--proto",
     "op": "--op",
 }
 _OPTION_WORD = re.compile(
@@ -439,7 +445,7 @@ def _plan(args: argparse.Namespace, catalogue: Any) -> tuple[Any, Any]:
     from bot.bandwidth._plan_request import parse_plan
 
     problems = Problems()
-    wrong = _given(args, ("op", "nodes", "step", "intra", "algo"))
+    wrong = _given(args, ("op", "nodes", "step", "intra", "algo", "proto"))
     if wrong:
         problems.found.append(
             f"{', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} for estimates; a plan"
@@ -514,6 +520,8 @@ def _request(args: argparse.Namespace, catalogue: Any = None) -> Any:
         changes["intra"] = args.intra
     if args.algo is not None:
         changes["algo"] = args.algo
+    if args.proto is not None:
+        changes["proto"] = args.proto
     if args.sharp:
         changes["sharp"] = True
     if request is not None and changes:

@@ -286,7 +286,7 @@ MEASUREMENTS: dict[str, Measurement] = {
         kinds("latency"),
     ),
     "8 B broadcast, 2 nodes TCP": Measurement(
-        "8B broadcast nodes=2 gpus=1 over=100gbe",
+        "8B broadcast nodes=2 gpus=1 over=100gbe algo=ring proto=simple",
         microseconds,
         45.82,
         "us",

@@ -245,3 +245,12 @@ def test_a_misspelt_operation_gets_a_suggestion() -> None:
     done = run("1GB", "--op", "allreduse")
     assert done.returncode == 2
     assert "Did you mean allreduce?" in done.stderr
+
+
+def test_proto_forces_nccls_protocol() -> None:
+    done = run("8B", "--op", "broadcast", "--over", "100gbe", "--proto", "simple", "--json")
+    assert done.returncode == 0, done.stderr
+    [result] = json.loads(done.stdout)["results"]
+    assert result["latency_s"] == pytest.approx(42.0e-6)
+    refused = run("8B", "--proto", "ll")
+    assert refused.returncode != 0 and "not priced by protocol" in refused.stderr

@@ -176,3 +176,45 @@ def test_nvls_runs_nccls_channel_count_for_the_generation(request_text: str, cha
     result = _fastest(request_text)
     assert result.algorithm in ("nvls", "nvls-tree")
     assert result.channels == channels
+
+
+# ----- forced protocols and the broadcast chain -----
+
+
+def test_a_forced_protocol_is_priced_as_nccl_proto_runs_it() -> None:
+    auto = _fastest("8B broadcast nodes=2 gpus=1 over=100gbe")
+    simple = _fastest("8B broadcast nodes=2 gpus=1 over=100gbe proto=simple")
+    assert (auto.protocol, simple.protocol) == ("LL", "Simple")
+    # NCCL 2.20.3, src/graph/tuning.cc: ring base latency LL 6.6 us, Simple 8.4; a network hop
+    # LL 2.7, Simple 14.0; the TCP hop beyond InfiniBand's 0.7 us (10.5 - 0.7), twice with
+    # Simple. One hop: the root's node sends to the other.
+    assert auto.latency_s == pytest.approx((6.6 + 2.7 + 9.8) * 1e-6)
+    assert simple.latency_s == pytest.approx((8.4 + 14.0 + 2 * 9.8) * 1e-6)
+    # LL128 forced runs even over sockets, where NCCL would not enable it by default.
+    assert _fastest("1MiB allreduce nodes=2 over=100gbe proto=ll128").protocol == "LL128"
+    # NVLS runs only Simple: forcing LL leaves NCCL the ring.
+    nvls = _fastest("1GiB allreduce nodes=1 gpus=8 over=nvlink4")
+    ll = _fastest("1GiB allreduce nodes=1 gpus=8 over=nvlink4 proto=ll")
+    assert (nvls.algorithm, ll.algorithm, ll.protocol) == ("nvls", "ring", "LL")
+
+
+def test_a_broadcast_chain_has_one_hop_fewer_than_its_ranks() -> None:
+    box = Cluster(1, 8, None, Link(300e9, 1e-6), ll128=True)
+    # LL on NVLink: 6.6 us base + 7 hops of 0.6 us (NCCL 2.20.3 tuning.cc), 8 GPUs.
+    cost = collective("broadcast", 8, box, proto="ll")
+    assert cost.latency_s == pytest.approx((6.6 + 7 * 0.6) * 1e-6)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("8B allreduce nodes=2 proto=fast", "proto= must be one of"),
+        ("8B proto=ll", "transfer is not priced by protocol"),
+        ("8B allreduce nodes=1 gpus=8 algo=nvls proto=ll", "runs only Simple"),
+    ],
+)
+def test_a_protocol_that_cannot_apply_is_refused(text: str, message: str) -> None:
+    from bot.bandwidth import BandwidthError
+
+    with pytest.raises(BandwidthError, match=message):
+        parse_request(text)

@@ -165,8 +165,8 @@ def test_the_options_usage_names_every_option() -> None:
     assert "*/quiz schedule* `[time] [tz] [days] [tag] [digest] [close]`" in shown
     assert "*/quiz track-start* `name [time] [tz] [days]`" in shown
     assert (
-        "*/bandwidth* `[size] [op] [nodes] [gpus] [nics] [step] [over] [intra] [algo] [sharp] "
-        "[plan]`" in shown
+        "*/bandwidth* `[size] [op] [nodes] [gpus] [nics] [step] [over] [intra] [algo] [proto] "
+        "[sharp] [plan]`" in shown
     )
 
 

@@ -26,9 +26,11 @@ async def test_bandwidth_is_synced_with_typed_options(bot: QuizClient, api: Disc
         "over",
         "intra",
         "algo",
+        "proto",
         "sharp",
         "plan",
     ]
+    assert [c["value"] for c in options["proto"]["choices"]] == ["ll", "ll128", "simple"]
     # A size or a plan: neither alone is required (the flow asks for one of them).
     assert options["size"]["type"] == 3 and options["plan"]["type"] == 3
     assert options["sharp"]["type"] == 5
