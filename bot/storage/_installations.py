@@ -1,4 +1,8 @@
-"""SQL for Slack installations and OAuth states, in the same database as the quiz.
+"""SQL for an app's installations and its OAuth states, in the same database as the quiz.
+
+Slack's OAuth flow (``bot.adapters.slack._oauth``) keeps its installations and used states here;
+nothing in this module knows Slack: a platform whose app is installed per workspace through
+OAuth stores its installations the same way.
 
 An installation is stored as its JSON document encrypted with ``TokenCipher`` (the bot and
 refresh tokens are in it). A row written before encryption (plain JSON, which starts with ``{``)
@@ -16,7 +20,7 @@ import sqlalchemy as sa
 
 from bot.storage._crypt import TokenCipher
 from bot.storage._retry import with_retries
-from bot.storage._schema import slack_installations, slack_oauth_states
+from bot.storage._schema import installations, oauth_states
 from bot.storage._store import SqlStore
 
 LATEST = ""  # user_id of the row that holds a workspace's latest installation
@@ -53,7 +57,7 @@ class InstallationSql:
             for who in dict.fromkeys((LATEST, user_id)):
                 key = _key(enterprise_id, team_id, who)
                 stmt = (
-                    self.store._insert(slack_installations)
+                    self.store._insert(installations)
                     .values(**key, data=document, installed_at=installed_at)
                     .on_conflict_do_update(
                         index_elements=list(key),
@@ -67,8 +71,8 @@ class InstallationSql:
     ) -> dict[str, Any] | None:
         """Return an installer's installation, or the workspace's latest (user_id None)."""
         key = _key(enterprise_id, team_id, user_id or LATEST)
-        query = sa.select(slack_installations.c.data).where(
-            *(slack_installations.c[name] == value for name, value in key.items())
+        query = sa.select(installations.c.data).where(
+            *(installations.c[name] == value for name, value in key.items())
         )
         async with self.store.read() as conn:
             document = (await conn.execute(query)).scalar()
@@ -80,13 +84,13 @@ class InstallationSql:
         """Remove a workspace's installations (one installer's only, given user_id)."""
         key = _key(enterprise_id, team_id, user_id or LATEST)
         conditions = [
-            slack_installations.c.enterprise_id == key["enterprise_id"],
-            slack_installations.c.team_id == key["team_id"],
+            installations.c.enterprise_id == key["enterprise_id"],
+            installations.c.team_id == key["team_id"],
         ]
         if user_id is not None:
-            conditions.append(slack_installations.c.user_id == user_id)
+            conditions.append(installations.c.user_id == user_id)
         async with self.store.write() as conn:
-            result = await conn.execute(slack_installations.delete().where(*conditions))
+            result = await conn.execute(installations.delete().where(*conditions))
         return int(result.rowcount)
 
     async def reencrypt(self) -> tuple[int, int]:
@@ -95,7 +99,7 @@ class InstallationSql:
         Return how many rows were plain and how many had an older key. Each row is rewritten
         only if it has not changed since it was read, so a token renewed meanwhile is kept.
         """
-        table = slack_installations
+        table = installations
         async with self.store.read() as conn:
             rows = (await conn.execute(sa.select(table))).all()
         plain = rotated = 0
@@ -129,11 +133,9 @@ class InstallationSql:
         """Record a signed state's nonce as used: True the first time, on any replica."""
         async with self.store.write() as conn:
             # Used nonces whose states have expired can go: their signatures no longer pass.
-            await conn.execute(
-                slack_oauth_states.delete().where(slack_oauth_states.c.expires_at <= now)
-            )
+            await conn.execute(oauth_states.delete().where(oauth_states.c.expires_at <= now))
             result = await conn.execute(
-                self.store._insert(slack_oauth_states)
+                self.store._insert(oauth_states)
                 .values(state=nonce, expires_at=expires_at)
                 .on_conflict_do_nothing(index_elements=["state"])
             )

@@ -1,7 +1,9 @@
 """Request keys shared by every replica: the first to claim a key holds it until it expires.
 
-The Slack adapter claims each signed request's signature (a replayed request is refused by
-whichever replica it reaches) and each event's id (a redelivered event is handled once).
+This is request deduplication for any webhook: a platform that signs its requests or redelivers
+its events claims each signature (a replayed request is refused by whichever replica it
+reaches) and each event's id (a redelivered event is handled once). Slack's adapter does both
+(``bot.adapters.slack._replay``).
 
 Claims made at the same moment share a statement: while one claim's insert is in flight, the
 claims arriving behind it wait and then go together in the next (one round trip, one commit,

@@ -309,11 +309,13 @@ track_units = sa.Table(
     sa.Column("done_at", UTCDateTime, nullable=False),
 )
 
-# Slack apps installed into many workspaces through the OAuth flow: one row per installer and
-# one (user_id "") for the workspace's latest installation. ``data`` holds the installation as
-# JSON, bot token included, so this table deserves the database's access controls.
-slack_installations = sa.Table(
-    "slack_installations",
+# An app installed into many workspaces through an OAuth flow (Slack's today): one row per
+# installer and one (user_id "") for the workspace's latest installation, keyed as the
+# platform's installation names them (an enterprise, a workspace, a user). ``data`` holds the
+# installation as JSON, bot token included, so this table deserves the database's access
+# controls.
+installations = sa.Table(
+    "installations",
     metadata,
     sa.Column("enterprise_id", sa.String(32), primary_key=True),
     sa.Column("team_id", sa.String(32), primary_key=True),
@@ -322,14 +324,19 @@ slack_installations = sa.Table(
     sa.Column("installed_at", UTCDateTime, nullable=False),
 )
 
-# The nonces of signed OAuth states already used (bot.adapters.slack._oauth.SqlStateStore): a
-# state is accepted once, on any replica. Issuing a state writes nothing here.
-slack_oauth_states = sa.Table(
-    "slack_oauth_states",
+# The nonces of signed OAuth states already used (``InstallationSql.use_state``): a state is
+# accepted once, on any replica. Issuing a state writes nothing here.
+oauth_states = sa.Table(
+    "oauth_states",
     metadata,
     sa.Column("state", sa.String(64), primary_key=True),
     sa.Column("expires_at", UTCDateTime, nullable=False),
 )
+
+# The same two tables as migration 3 made them, under Slack's name, until migration 24 renamed
+# them: retired, as the review ladder's are.
+slack_installations = installations.to_metadata(retired, name="slack_installations")
+slack_oauth_states = oauth_states.to_metadata(retired, name="slack_oauth_states")
 
 
 # Requests every replica has seen, each until it expires: a replayed signed Slack request, or
@@ -687,6 +694,21 @@ def _proposals(conn: Connection) -> None:
     _add_column(workspace_settings, "review")(conn)
 
 
+def _rename(*renames: tuple[sa.Table, sa.Table]) -> Callable[[Connection], None]:
+    """Rename tables (each ``old`` to ``new``), and on PostgreSQL their primary keys too."""
+
+    def run(conn: Connection) -> None:
+        have = set(sa.inspect(conn).get_table_names())
+        for old, new in renames:
+            if old.name not in have:
+                continue
+            conn.execute(sa.text(f"ALTER TABLE {old.name} RENAME TO {new.name}"))
+            if conn.dialect.name == "postgresql":
+                conn.execute(sa.text(f"ALTER INDEX {old.name}_pkey RENAME TO {new.name}_pkey"))
+
+    return run
+
+
 Migration = tuple[int, str, Callable[[Connection], None]]
 
 MIGRATIONS: list[Migration] = [
@@ -737,6 +759,11 @@ MIGRATIONS: list[Migration] = [
     (21, "computed questions as each workspace asked them", _create(computed_instances)),
     (22, "practice sessions", _create(practice_sessions)),
     (23, "question proposals, and whose questions a workspace reviews", _proposals),
+    (
+        24,
+        "installations and OAuth states named for what they are, not for Slack",
+        _rename((slack_installations, installations), (slack_oauth_states, oauth_states)),
+    ),
 ]
 
 

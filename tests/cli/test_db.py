@@ -118,7 +118,7 @@ async def test_token_key_rotation_from_the_command_line(tmp_path: Path):
     from datetime import UTC, datetime
 
     from bot.storage import InstallationSql, TokenCipher
-    from bot.storage._schema import slack_installations
+    from bot.storage._schema import installations
 
     url = f"sqlite+aiosqlite:///{tmp_path / 'keys.db'}"
     old, new = (quizbot(url, "db", "new-token-key", cwd=tmp_path) for _ in range(2))
@@ -133,7 +133,7 @@ async def test_token_key_rotation_from_the_command_line(tmp_path: Path):
         )
         async with store.write() as conn:
             await conn.execute(
-                slack_installations.insert().values(
+                installations.insert().values(
                     enterprise_id="",
                     team_id="T2",
                     user_id="",

@@ -1,4 +1,4 @@
-"""Slack installations and OAuth states in the database, on SQLite and PostgreSQL."""
+"""Installations and OAuth states in the database (Slack's, today), on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -13,9 +13,16 @@ from sqlalchemy.exc import DBAPIError
 
 from bot.adapters.slack._oauth import SqlInstallationStore, SqlStateStore
 from bot.errors import ConfigError
-from bot.storage import InstallationSql, SqlStore, TokenCipher
-from bot.storage._schema import slack_installations as installations_table
-from bot.storage._schema import slack_oauth_states as states_table
+from bot.storage import (
+    InstallationSql,
+    SqlStore,
+    TokenCipher,
+    latest_version,
+    make_engine,
+    open_store,
+)
+from bot.storage._schema import installations as installations_table
+from bot.storage._schema import oauth_states as states_table
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 CIPHER = TokenCipher([TokenCipher.new_key()])
@@ -201,3 +208,45 @@ async def test_a_failed_save_puts_no_token_in_the_error(store: SqlStore):
 def test_a_bad_token_key_is_one_clear_line(value: str, message: str):
     with pytest.raises(ConfigError, match=message):
         TokenCipher.from_setting(value)
+
+
+async def test_migration_24_renames_slacks_tables_and_keeps_their_rows(database_url: str):
+    # A database at version 23: the tables under Slack's name, an installation and a state in them.
+    store = await open_store(database_url)
+    try:
+        sql = InstallationSql(store, CIPHER)
+        await SqlInstallationStore(sql, clock=lambda: T0).async_save(
+            installation("T1", "UADMIN", "xoxb-1")
+        )
+        assert await sql.use_state("n1", T0 + timedelta(minutes=10), T0)
+    finally:
+        await store.close()
+    engine = make_engine(database_url)
+    try:
+        async with engine.begin() as conn:
+            for old, new in (
+                ("slack_installations", "installations"),
+                ("slack_oauth_states", "oauth_states"),
+            ):
+                await conn.execute(sa.text(f"ALTER TABLE {new} RENAME TO {old}"))
+                if conn.dialect.name == "postgresql":
+                    await conn.execute(sa.text(f"ALTER INDEX {new}_pkey RENAME TO {old}_pkey"))
+            await conn.execute(sa.text("DELETE FROM schema_version WHERE version = 24"))
+    finally:
+        await engine.dispose()
+    upgraded = await open_store(database_url)
+    try:
+        assert await upgraded.schema_version() == latest_version()
+        sql = InstallationSql(upgraded, CIPHER)
+        found = await SqlInstallationStore(sql, clock=lambda: T0).async_find_bot(
+            enterprise_id=None, team_id="T1"
+        )
+        assert found is not None and found.bot_token == "xoxb-1"
+        # The state used before the upgrade is still used.
+        assert not await sql.use_state("n1", T0 + timedelta(minutes=10), T0)
+        async with upgraded.read() as conn:
+            names = await conn.run_sync(lambda c: set(sa.inspect(c).get_table_names()))
+        assert {"installations", "oauth_states"} <= names
+        assert not names & {"slack_installations", "slack_oauth_states"}
+    finally:
+        await upgraded.close()

@@ -296,7 +296,7 @@ async def test_migration_23_upgrades_a_database_with_workspace_settings(
         await engine_.dispose()
     upgraded = await open_store(database_url)
     try:
-        assert await upgraded.schema_version() == latest_version() == 23
+        assert await upgraded.schema_version() == latest_version()
         assert await upgraded.workspace_settings("slack", "T1") == WorkspaceSettings(0.8)
         banks = WorkspaceBanks(BASE, upgraded)
         result = await banks.submit("slack", "T1", body("q"), author="U", admin=False, at=clock())

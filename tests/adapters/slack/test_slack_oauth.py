@@ -23,7 +23,7 @@ from bot.engine.model import Place
 from bot.errors import ConfigError
 from bot.ratelimit import RateLimit
 from bot.storage import InstallationSql, SqlStore, TokenCipher, open_store
-from bot.storage._schema import slack_installations, slack_oauth_states
+from bot.storage._schema import installations, oauth_states
 from tests.adapters.slack.conftest import BANK, CHANNEL, SECRET, Sender, round_of
 from tests.standins.slack_api import SlackApiStandIn
 
@@ -346,7 +346,7 @@ async def test_install_page_loads_write_no_rows_and_are_limited_per_client(
         try:
             async with store.read() as conn:
                 rows = (
-                    await conn.execute(sa.select(sa.func.count()).select_from(slack_oauth_states))
+                    await conn.execute(sa.select(sa.func.count()).select_from(oauth_states))
                 ).scalar()
         finally:
             await store.close()
@@ -373,7 +373,7 @@ async def test_startup_encrypts_installations_stored_as_plain_text(
     try:
         async with store.write() as conn:
             await conn.execute(
-                slack_installations.insert().values(
+                installations.insert().values(
                     enterprise_id="",
                     team_id="TOLD",
                     user_id="",
@@ -384,7 +384,7 @@ async def test_startup_encrypts_installations_stored_as_plain_text(
         async with running(settings):
             pass
         async with store.read() as conn:
-            [stored] = (await conn.execute(sa.select(slack_installations.c.data))).scalars()
+            [stored] = (await conn.execute(sa.select(installations.c.data))).scalars()
         assert "xoxb" not in stored
         found = await InstallationSql(store, TokenCipher.from_setting(TOKEN_KEY)).find_installation(
             None, "TOLD"
