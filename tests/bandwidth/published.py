@@ -707,6 +707,32 @@ RUNS: dict[str, Run] = {
         "3b", 2048, 10, 480, False, 30_586, fp8=True, calibrates=True
     ),
     "MPT-3B FP8, 8K seq, mb 3": _mpt("3b", 8192, 3, 144, False, 19_146, fp8=True),
+    # The rest of the same tables' 8-GPU rows, added as held-out figures: every one of them,
+    # whatever its error; none was used to fit or to choose anything.
+    "MPT-30B, 4K seq, mb 1, ckpt": _mpt("30b", 4096, 1, 168, True, 1_802),
+    "MPT-13B, 32K seq, mb 1, ckpt": _mpt("13b", 32768, 1, 24, True, 1_976),
+    "MPT-13B, 1K seq, mb 40, ckpt": _mpt("13b", 1024, 40, 960, True, 5_502),
+    "MPT-7B, 64K seq, mb 1, ckpt": _mpt("7b", 65536, 1, 16, True, 1_956),
+    "MPT-7B, 1K seq, mb 64, ckpt": _mpt("7b", 1024, 64, 1024, True, 10_203),
+    "MPT-3B, 64K seq, mb 1, ckpt": _mpt("3b", 65536, 1, 16, True, 3_262),
+    "MPT-3B, 32K seq, mb 3, ckpt": _mpt("3b", 32768, 3, 144, True, 5_873),
+    "MPT-3B, 16K seq, mb 1": _mpt("3b", 16384, 1, 48, False, 11_152),
+    "MPT-3B, 1K seq, mb 20": _mpt("3b", 1024, 20, 960, False, 27_046),
+    "MPT-1B, 64K seq, mb 1, ckpt": _mpt("1b", 65536, 1, 16, True, 5_506),
+    "MPT-1B, 32K seq, mb 1": _mpt("1b", 32768, 1, 32, False, 12_025),
+    "MPT-1B, 8K seq, mb 3": _mpt("1b", 8192, 3, 96, False, 29_157),
+    "MPT-1B, 1K seq, mb 18": _mpt("1b", 1024, 18, 576, False, 48_910),
+    "MPT-1B, 512 seq, mb 56": _mpt("1b", 512, 56, 1792, False, 52_275),
+    "MPT-760M, 32K seq, mb 1": _mpt("760m", 32768, 1, 16, False, 16_291),
+    "MPT-760M, 16K seq, mb 3": _mpt("760m", 16384, 3, 48, False, 27_815),
+    "MPT-760M, 8K seq, mb 6": _mpt("760m", 8192, 6, 96, False, 41_825),
+    "MPT-760M, 512 seq, mb 96": _mpt("760m", 512, 96, 1536, False, 83_749),
+    "MPT-3B FP8, 32K seq, mb 3, ckpt": _mpt("3b", 32768, 3, 144, True, 5_856, fp8=True),
+    "MPT-3B FP8, 512 seq, mb 40": _mpt("3b", 512, 40, 1920, False, 36_527, fp8=True),
+    "MPT-1B FP8, 32K seq, mb 1": _mpt("1b", 32768, 1, 32, False, 12_580, fp8=True),
+    "MPT-1B FP8, 8K seq, mb 2": _mpt("1b", 8192, 2, 64, False, 32_010, fp8=True),
+    "MPT-350M FP8, 32K seq, mb 1": _mpt("350m", 32768, 1, 32, False, 24_439, fp8=True),
+    "MPT-350M FP8, 16K seq, mb 2": _mpt("350m", 16384, 2, 64, False, 42_929, fp8=True),
     # NVIDIA NeMo 24.07 on DGX H100, FP8.
     "NeMo GPT-3 175B FP8, 128 GPUs": _nemo(
         PlanRequest(

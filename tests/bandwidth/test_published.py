@@ -86,7 +86,8 @@ def test_the_compute_model_is_calibrated_on_named_runs_and_predicts_the_others()
 
 
 def test_most_held_out_training_steps_are_within_20_percent() -> None:
-    # The aim: 90% (20 of 24, 83%, before the Llama 3 virtual stages and the FP8 casts).
+    # The aim: 90%. 20 of 24 (83%) before the Llama 3 virtual stages and the FP8 casts; 44 of
+    # 48 (92%) with them and the rest of the MPT tables' 8-GPU rows.
     held_out = [run for run in RUNS.values() if not run.calibrates]
     within = [run for run in held_out if abs(error(run)) <= WITHIN]
     assert len(within) / len(held_out) >= 0.90
