@@ -210,6 +210,9 @@ ADD_PROPOSED = (
 )
 ADD_PAGE_KEPT = "Page {page} of {pages} is kept. {go} for the next fields."
 ADD_CONTINUE = "Continue"
+FORM_REFUSED = "Not sent, nothing was saved:"
+FORM_REFUSED_LINE = "{field}: {error}"
+FORM_FIX = "Fix it"
 ADD_DRAFT_GONE = "That form was not kept (it expired, or the bot restarted): run {command} again."
 FORM_IN_TERMINAL = "The terminal has no forms: write the question with {command}."
 FORMS_NOT_HERE = "Forms do not open here yet: write the question with {command} instead."

@@ -23,9 +23,10 @@ from bot import messages as M
 from bot.bank.form import QUESTION_FIELDS
 from bot.bank.form import Field as QuestionField
 from bot.chat.buttons import AddPage, Button, Report
+from bot.chat.content import Feedback, Offer
 from bot.chat.grammar import FLAG_NOTE_MAX, FLAG_REASONS
 from bot.engine.model import Place
-from bot.text import say
+from bot.text import Strong, Verbatim, lines, say
 
 # Drafts of paged forms: how many are kept, and for how long.
 DRAFTS = 2000
@@ -157,6 +158,20 @@ def report_form(place: Place, question_id: str, *, values: Mapping[str, str] | N
     )
 
 
+LABELS = {f.name: f.label for f in (*ADD_FIELDS, *REPORT_FIELDS)}
+
+
+def refused(form: Form) -> Feedback:
+    """Return a refused form as a private reply: each field's label and error, and a button
+    that opens the form again (where a platform cannot keep its form open with the errors)."""
+    told = [say(M.FORM_REFUSED)]
+    told += [
+        say(M.FORM_REFUSED_LINE, field=Strong(LABELS.get(name, name)), error=Verbatim(error))
+        for name, error in form.errors.items()
+    ]
+    return Feedback(lines(*told), offers=(Offer(form.button, M.FORM_FIX, primary=True),))
+
+
 def report_errors(values: Mapping[str, str]) -> dict[str, str]:
     """Return what is wrong with a sent report form, by field (as /quiz flag reads it)."""
     errors = {}
@@ -205,6 +220,7 @@ class Drafts:
 
 __all__ = [
     "ADD_FIELDS",
+    "LABELS",
     "REPORT_FIELDS",
     "Drafts",
     "Form",
@@ -212,6 +228,7 @@ __all__ = [
     "add_form",
     "add_pages",
     "page_of",
+    "refused",
     "report_errors",
     "report_form",
 ]

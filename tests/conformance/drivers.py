@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 import aiohttp
 
+from bot import messages as M
 from bot.adapters.console import play_session
 from bot.adapters.discord.app import Gateway, QuizClient, configure_endpoints
 from bot.adapters.discord.render import LETTER_EMOJI
@@ -38,6 +39,7 @@ from bot.bank.templates import load_templates
 from bot.bank.tracks import load_tracks
 from bot.bank.workspace import WorkspaceBanks
 from bot.chat import Charts
+from bot.chat.forms import LABELS
 from bot.chat.grammar import GRAMMARS, Kind, Marked
 from bot.chat.runner import Loops, run
 from bot.engine import QuizEngine
@@ -55,6 +57,18 @@ from tests.standins.teams_connector import TENANT, StandInTokens, TeamsStandIn
 BANK = Path(__file__).resolve().parents[1] / "adapters" / "slack" / "bank"
 # The bundled computed-question templates, as the bot runs with them.
 TEMPLATES = load_templates()
+
+
+def errors_of(told: str) -> dict[str, str]:
+    """Return the errors a refused form's private reply lists, by field name (from its label)."""
+    names = {label: name for name, label in LABELS.items()}
+    errors: dict[str, str] = {}
+    for line in told.splitlines():
+        label, _, error = line.partition(": ")
+        name = names.get(label.strip("*• "))
+        if name is not None and error:
+            errors[name] = error
+    return errors
 
 
 def tracks_of(folder: Path) -> dict[str, Track]:
@@ -1028,6 +1042,49 @@ class DiscordDriver:
         sure = next(v for v in told.values if v.endswith(":sure"))
         rated = await self.press(told, sure, user=user)
         return Seen("\n".join([asked.seen.text, told.seen.text, rated.seen.text]), True)
+
+    # ------------------------------------------------------------ forms
+
+    def _modal_fields(self, modal: dict[str, Any]) -> list[str]:
+        return [
+            (row["component"] if row["type"] == 18 else row["components"][0])["custom_id"]
+            for row in modal["components"]
+        ]
+
+    async def _pages(self, values: dict[str, str], user: str) -> tuple[list[str], Seen | None]:
+        """Open /quiz add and send each page of it with ``values``, pressing Continue between
+        pages; return the fields seen and the last answer."""
+        payload = self._payload("quiz", "add", {}, user)
+        await self._interact(payload)
+        fields: list[str] = []
+        permissions = MANAGE_GUILD if user == "admin" else 0
+        while True:
+            modal = self.api.modal_of(payload)
+            assert modal is not None, "no modal was opened"
+            fields += self._modal_fields(modal)
+            sent = self.api.modal_submit(
+                payload, modal, values, user=self.uid(user), permissions=permissions
+            )
+            seen = await self._interact(sent)
+            if seen is None or M.ADD_CONTINUE not in seen.text:
+                return fields, seen
+            shown = self._shown(sent, seen)
+            following = [v for v in shown.values if v.startswith("add:")]
+            assert following, seen
+            payload = self.api.click(int(shown.ref), following[0], user=self.uid(user))
+            await self._interact(payload)
+
+    async def form_fields(self, *, user: str = "ada") -> list[str]:
+        """Run /quiz add; return the names of the form's fields, every page of it."""
+        fields, _ = await self._pages({}, user)
+        return fields
+
+    async def add(self, values: dict[str, str], *, user: str = "ada") -> Sent:
+        """Run /quiz add and send each page of the form filled in with ``values``."""
+        _, seen = await self._pages(values, user)
+        assert seen is not None and seen.private, seen
+        errors = errors_of(seen.text)
+        return Sent(errors) if errors else Sent({}, seen)
 
 
 # ---------------------------------------------------------------- Microsoft Teams

@@ -851,6 +851,9 @@ class DiscordStandIn:
             inter["_original"] = int(message["id"])
         elif kind == 7:
             message = self._edit_message(self._by_id(int(inter["message"]["id"])), data, files)
+        elif kind == 9:
+            _check_modal(data)
+            inter["_modal"] = data
         resource: dict[str, Any] = {"type": kind}
         if message is not None:
             resource["message"] = message
@@ -990,6 +993,59 @@ class DiscordStandIn:
             permissions=0,
             message=msg,
         )
+
+    def modal_submit(
+        self,
+        opened: dict[str, Any],
+        modal: dict[str, Any],
+        values: dict[str, str],
+        *,
+        user: int = 1001,
+        permissions: int = 0,
+    ) -> dict[str, Any]:
+        """Build the interaction a modal sends back: ``values`` typed into its inputs (by
+        custom_id; a pick list's value chosen), from where the modal was opened."""
+        components: list[dict[str, Any]] = []
+        for row in modal["components"]:
+            if row["type"] == 18:  # a label around one component
+                inner = row["component"]
+                value = values.get(inner["custom_id"], "")
+                sent = {"type": inner["type"], "custom_id": inner["custom_id"]}
+                if inner["type"] == 3:
+                    sent["values"] = [value] if value else []
+                else:
+                    sent["value"] = value
+                components.append({"type": 18, "id": len(components) + 1, "component": sent})
+            else:
+                inner = row["components"][0]
+                components.append(
+                    {
+                        "type": 1,
+                        "components": [
+                            {
+                                "type": 4,
+                                "custom_id": inner["custom_id"],
+                                "value": values.get(inner["custom_id"], ""),
+                            }
+                        ],
+                    }
+                )
+        data = {"custom_id": modal["custom_id"], "components": components}
+        return self._interaction(
+            5,
+            data,
+            user=user,
+            channel=int(opened["channel_id"]),
+            guild=int(opened["guild_id"]),
+            permissions=permissions,
+            message=opened.get("message"),
+        )
+
+    def modal_of(self, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """Return the modal an interaction was answered with, if any."""
+        inter = self._interactions.get(payload["token"]) or {}
+        modal = inter.get("_modal")
+        return modal if isinstance(modal, dict) else None
 
     async def send_interaction(self, payload: dict[str, Any]) -> None:
         """Dispatch INTERACTION_CREATE to the connected client."""
@@ -1163,3 +1219,29 @@ class _Error(Exception):
         self.status = status
         self.code = code
         self.message = message
+
+
+def _check_modal(data: dict[str, Any]) -> None:
+    """Refuse a modal past Discord's limits, as Discord does (50035 Invalid Form Body)."""
+    problems = []
+    if not data.get("custom_id") or len(str(data["custom_id"])) > 100:
+        problems.append("custom_id")
+    if not data.get("title") or len(str(data["title"])) > 45:
+        problems.append("title")
+    rows = data.get("components") or []
+    if not 1 <= len(rows) <= 5:
+        problems.append("components: 1 to 5")
+    for row in rows:
+        labelled = row.get("type") == 18
+        inner = row.get("component") if labelled else (row.get("components") or [{}])[0]
+        label = row.get("label") if labelled else inner.get("label")
+        if not label or len(label) > 45:
+            problems.append(f"label {label!r}")
+        if inner.get("type") == 4:
+            most = int(inner.get("max_length") or 4000)
+            if most > 4000 or len(inner.get("value") or "") > most:
+                problems.append(f"text input {inner.get('custom_id')}")
+            if len(inner.get("placeholder") or "") > 100:
+                problems.append(f"placeholder of {inner.get('custom_id')}")
+    if problems:
+        raise _Error(400, 50035, "Invalid Form Body: " + ", ".join(problems))

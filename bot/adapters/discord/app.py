@@ -24,7 +24,7 @@ from bot.adapters.discord.handlers import (
 )
 from bot.chat import Charts, Chat, Command, Reaction
 from bot.chat.buttons import read_button
-from bot.chat.events import Press
+from bot.chat.events import Press, Submit
 from bot.chat.grammar import Grammar, Verb
 from bot.chat.runner import keep_trying, one_line_logs, serve_chat
 from bot.config import Admins, Settings
@@ -162,6 +162,8 @@ class QuizClient(discord.Client):
                 await self.chat.command(command, exchange, kind=kind)
             case Press() as press:
                 await self.chat.press(press, exchange, kind=kind)
+            case Submit() as sent:
+                await self.chat.submit(sent, exchange, kind=kind)
 
     async def _command(
         self,
@@ -193,6 +195,9 @@ class QuizClient(discord.Client):
         Every click comes here, whenever its message was sent: the buttons keep working across
         restarts, and discord.py builds no view for them (see ``render.Buttons``).
         """
+        if interaction.type is discord.InteractionType.modal_submit:
+            await self.submitted(interaction)
+            return
         if interaction.type is not discord.InteractionType.component:
             return
         data: Any = interaction.data
@@ -202,6 +207,17 @@ class QuizClient(discord.Client):
         if read_button(value) is None:
             return  # another app's component
         await self._handle(interaction, "button", lambda place, user: Press(place, user, value))
+
+    async def submitted(self, interaction: discord.Interaction[Any]) -> None:
+        """Hand a modal sent back to the chat core, read from its ``custom_id`` and inputs."""
+        data: Any = interaction.data or {}
+        form_id = str(data.get("custom_id", ""))
+        if read_button(form_id) is None:
+            return  # another app's modal
+        values = render.form_values(list(data.get("components") or []))
+        await self._handle(
+            interaction, "form", lambda place, user: Submit(place, user, form_id, values)
+        )
 
     async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
         """Hand a letter reaction on one of the bot's messages to the chat core."""

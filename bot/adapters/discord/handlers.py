@@ -29,6 +29,7 @@ from bot.chat import (
     PostText,
     ReplyInThread,
     UpdateCard,
+    forms,
 )
 from bot.chat.forms import Form
 from bot.chat.grammar import GRAMMARS, Grammar, Kind, Option, Verb
@@ -221,15 +222,18 @@ class DiscordExchange:
             message = await self.interaction.followup.send(**kwargs, ephemeral=private, wait=True)
             return str(message.id)
 
-    form_fields: int | None = None
+    # A modal holds five fields: a longer form comes in pages (``bot.chat.forms``).
+    form_fields = render.MODAL_FIELDS
 
     async def open_form(self, form: Form) -> None:
-        """Say that forms do not open here yet."""
-        await self.reply(say(M.FORMS_NOT_HERE, command=Code("quizbot questions add")), private=True)
+        """Open the form as a modal: the interaction's response (type 9)."""
+        with _counted():
+            await self.interaction.response.send_modal(render.form_modal(form))
 
     async def refuse_form(self, form: Form) -> None:
-        """Say that forms do not open here yet."""
-        await self.open_form(form)
+        """Answer privately with each field's error and a button that opens the form again:
+        a modal cannot stay open, nor be opened in answer to itself."""
+        await self.reply(forms.refused(form), private=True)
 
     async def is_admin(self) -> bool:
         """Return whether the person holds Manage Server here."""

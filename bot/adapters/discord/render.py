@@ -21,6 +21,7 @@ from bot.chat import (
     words,
 )
 from bot.chat.buttons import DASHBOARD, PRACTICE, START_REVIEW, Button, Choice, button_id
+from bot.chat.forms import Form
 from bot.engine.model import Difficulty, Question, QuestionCard, Reveal
 from bot.text import Icon, Text, When, clip, markdown_style, render, safe_url, say
 
@@ -34,6 +35,13 @@ EMBED_DESCRIPTION_MAX = 4096
 EMBED_FIELD_MAX = 1024
 EMBED_TOTAL_MAX = 6000
 THREAD_NAME_MAX = 100
+# A modal (https://discord.com/developers/docs/components/reference): five components, a title
+# of 45 characters, a label 45, a placeholder or description 100, a text input 4,000.
+MODAL_FIELDS = 5
+MODAL_TITLE_MAX = 45
+MODAL_LABEL_MAX = 45
+PLACEHOLDER_MAX = 100
+TEXT_INPUT_MAX = 4000
 
 # The regional-indicator letters people react with to answer.
 LETTER_EMOJI = {"A": "🇦", "B": "🇧", "C": "🇨", "D": "🇩", "E": "🇪"}
@@ -350,3 +358,66 @@ def _estimate(view: EstimateView) -> dict[str, Any]:
         text = markdown(say(M.ESTIMATE_TABLE_ATTACHED, headline=clip(view.headline, 1900)))
         files.append(discord.File(io.BytesIO(view.table.encode()), filename="bandwidth.txt"))
     return {"content": text, "files": files}
+
+
+# ---------------------------------------------------------------- forms
+
+
+class FormModal(discord.ui.Modal):
+    """A form as a modal, its ``custom_id`` the form's id (``bot.chat.buttons``).
+
+    Like ``Buttons``, it counts as finished from the start: discord.py keeps nothing for it,
+    and what is sent back reaches ``QuizClient.on_interaction``, read from its ``custom_id``.
+    """
+
+    def is_finished(self) -> bool:
+        """Return True: nothing is dispatched to the modal itself."""
+        return True
+
+
+def form_modal(form: Form) -> discord.ui.Modal:
+    """Render a form (a page of one) as a modal: a text input per field, or a pick list in a
+    label for a field with options; each component's ``custom_id`` the field's name."""
+    if len(form.fields) > MODAL_FIELDS:
+        raise ValueError(f"a modal holds {MODAL_FIELDS} fields, not {len(form.fields)}")
+    modal = FormModal(
+        title=clip(form.title, MODAL_TITLE_MAX), custom_id=button_id(form.button), timeout=None
+    )
+    for f in form.fields:
+        value = form.values.get(f.name, "")
+        if f.options and f.required:
+            options = [
+                discord.SelectOption(label=clip(label, LABEL_MAX), value=v, default=v == value)
+                for v, label in f.options
+            ]
+            pick = discord.ui.Select[Any](custom_id=f.name, options=options, required=True)
+            modal.add_item(discord.ui.Label(text=clip(f.label, MODAL_LABEL_MAX), component=pick))
+            continue
+        most = min(f.max_chars or TEXT_INPUT_MAX, TEXT_INPUT_MAX)
+        modal.add_item(
+            discord.ui.TextInput[Any](
+                label=clip(f.label, MODAL_LABEL_MAX),
+                custom_id=f.name,
+                style=discord.TextStyle.paragraph if f.long else discord.TextStyle.short,
+                required=f.required,
+                max_length=most,
+                default=value[:most] or None,
+                placeholder=clip(f.hint, PLACEHOLDER_MAX) or None,
+            )
+        )
+    return modal
+
+
+def form_values(components: list[Any]) -> dict[str, str]:
+    """Return what a modal sent back (its ``data.components``) as values by field name."""
+    values: dict[str, str] = {}
+    for item in components:
+        inner = item.get("components") or ([item["component"]] if "component" in item else [])
+        for c in inner:
+            name = c.get("custom_id")
+            if not isinstance(name, str):
+                continue
+            picked = c.get("values")
+            value = picked[0] if isinstance(picked, list) and picked else c.get("value")
+            values[name] = value if isinstance(value, str) else ""
+    return values
