@@ -26,8 +26,6 @@ from bot.chat.buttons import (
     PRACTICE_STOP,
     Button,
     ConfidenceChoice,
-    PracticeChoice,
-    ReviewChoice,
     button_id,
 )
 from bot.chat.content import Content, Feedback, ReviewAsk
@@ -120,6 +118,15 @@ class Terminal:
                 return given.upper()
             self.show(render.invalid_text(question, given))
 
+    async def answer(self, ask: ReviewAsk) -> Feedback | None:
+        """Read a choice of the question asked and press its button; return the verdict, or
+        None when the player quits (or the core refused the answer, and has said why)."""
+        key = await self.choose(ask.question)
+        if key is None:
+            return None
+        told = await self.press(ask.button(key))
+        return told if isinstance(told, Feedback) else None
+
     async def after(self, question: Question, full: RenderableType, *, last: bool) -> bool:
         """Offer the full explanation and "I was sure / I guessed"; return False on quit."""
         shown = False
@@ -165,12 +172,8 @@ async def play_session(
         shown = await _start(term, tag=tag, topic=topic, count=count)
         while isinstance(shown, ReviewAsk):
             question = shown.question
-            key = await term.choose(question)
-            if key is None:
-                break
-            told = await term.press(PracticeChoice(question.id, key))
-            if not isinstance(told, Feedback):
-                ended = True  # refused: the core has said why
+            told = await term.answer(shown)
+            if told is None:
                 break
             last = not any(offer.button == PRACTICE_NEXT for offer in told.offers)
             table = chart_table(question) if chart_table and question.chart else None
@@ -227,13 +230,8 @@ async def review_session(
             shown = await term.command("review", {})
             if not isinstance(shown, ReviewAsk):
                 break
-            question = shown.question
-            key = await term.choose(question)
-            if key is None:
+            if await term.answer(shown) is None:
                 break
-            told = await term.press(ReviewChoice(question.id, key))
-            if not isinstance(told, Feedback):
-                break
-            term.show(render.explanation_of(question))
+            term.show(render.explanation_of(shown.question))
     finally:
         term.screen.file.flush()
