@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypedDict, TypeVar, Unpack
 
 from bot.chat.core import Chat
 from bot.config import Settings
@@ -232,23 +232,35 @@ class Loops:
         await self.chat.publisher.aclose()
 
 
+class Serving(TypedDict, total=False):
+    """How an adapter's ``serve`` runs, the same for every platform: what stops it (``stop``,
+    and SIGINT and SIGTERM with ``handle_signals``, by default), and how often the round timers
+    (5 s) and the daily scheduler (20 s) look for work. Tests stop it and go faster."""
+
+    stop: asyncio.Event | None
+    handle_signals: bool
+    timer_interval: float
+    scheduler_interval: float
+
+
 async def serve_chat(
     chat: Chat,
     transport: Transport,
     settings: Settings,
     *,
     store: Pingable,
-    timer_interval: float,
-    scheduler_interval: float,
-    stop: asyncio.Event | None,
-    handle_signals: bool,
     pages_host: str,
     extra_routes: Callable[[Any], None] | None = None,
     connected: Callable[[], bool] | None = None,
+    **serving: Unpack[Serving],
 ) -> None:
     """Run a platform's chat with this process's loops and the settings' ports: where every
     adapter's ``serve`` ends."""
-    loops = Loops(chat, timer_interval=timer_interval, scheduler_interval=scheduler_interval)
+    loops = Loops(
+        chat,
+        timer_interval=serving.get("timer_interval", 5.0),
+        scheduler_interval=serving.get("scheduler_interval", 20.0),
+    )
     await run(
         chat,
         transport,
@@ -258,8 +270,8 @@ async def serve_chat(
         health_port=settings.health_port,
         health_host=settings.ops_host,
         connected=connected,
-        stop=stop,
-        handle_signals=handle_signals,
+        stop=serving.get("stop"),
+        handle_signals=serving.get("handle_signals", True),
         extra_routes=extra_routes,
         pages_host=pages_host,
         pages_port=settings.dashboard_port,

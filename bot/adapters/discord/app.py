@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Unpack
 
 import aiohttp
 import discord
@@ -26,7 +26,7 @@ from bot.chat import Charts, Chat, Command, Reaction
 from bot.chat.buttons import read_button
 from bot.chat.events import Press, Submit
 from bot.chat.grammar import Grammar, Verb
-from bot.chat.runner import keep_trying, one_line_logs, serve_chat
+from bot.chat.runner import Serving, keep_trying, one_line_logs, serve_chat
 from bot.config import Admins, Settings
 from bot.engine import COMPUTED, QuizEngine
 from bot.engine.model import Place
@@ -363,14 +363,7 @@ async def application_id(settings: Settings) -> int:
         await client.close()
 
 
-async def serve(
-    settings: Settings,
-    *,
-    stop: asyncio.Event | None = None,
-    handle_signals: bool = True,
-    timer_interval: float = 5.0,
-    scheduler_interval: float = 20.0,
-) -> None:
+async def serve(settings: Settings, **serving: Unpack[Serving]) -> None:
     """Run the bot on Discord until SIGINT or SIGTERM (or ``stop``)."""
     settings.require("DISCORD_TOKEN")
     token = settings.discord_token
@@ -402,11 +395,8 @@ async def serve(
             Gateway(client, token),
             settings,
             store=rt.store,
-            timer_interval=timer_interval,
-            scheduler_interval=scheduler_interval,
-            stop=stop,
-            handle_signals=handle_signals,
             extra_routes=dashboard.mount if dashboard is not None else None,
             pages_host=settings.listen_host(),
             connected=client.is_ready,  # not ready until the gateway says READY
+            **serving,
         )

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Unpack
 
 import aiohttp
 from aiohttp import web
@@ -42,7 +42,14 @@ from bot.adapters.slack._oauth import (
 from bot.adapters.slack._replay import ReplayGuard, answered, replay_guard
 from bot.adapters.slack.handlers import Listeners, SlackPort
 from bot.chat import Charts, Chat, Publisher
-from bot.chat.runner import Closing, Endpoint, keep_trying, one_line_logs, serve_chat
+from bot.chat.runner import (
+    Closing,
+    Endpoint,
+    Serving,
+    keep_trying,
+    one_line_logs,
+    serve_chat,
+)
 from bot.config import Settings
 from bot.engine import QuizEngine
 from bot.errors import ConfigError
@@ -325,13 +332,16 @@ async def serve(
     *,
     host: str = "127.0.0.1",
     port: int = 3000,
-    stop: asyncio.Event | None = None,
-    timer_interval: float = 5.0,
-    scheduler_interval: float = 20.0,
     on_ready: Callable[[str], None] | None = None,
-    handle_signals: bool = False,
+    **serving: Unpack[Serving],
 ) -> None:
-    """Run the bot until ``stop`` is set; rounds that fell due while it was down close at once."""
+    """Run the bot until ``stop`` is set; rounds that fell due while it was down close at once.
+
+    Unlike the other platforms' ``serve``, it leaves SIGINT and SIGTERM alone unless told
+    (``quizbot slack`` tells it).
+    """
+    served = Serving(handle_signals=False)
+    served.update(serving)
     from bot.runtime import open_runtime
 
     socket_mode = check_credentials(settings)
@@ -374,13 +384,10 @@ async def serve(
             transport,
             settings,
             store=rt.store,
-            timer_interval=timer_interval,
-            scheduler_interval=scheduler_interval,
-            stop=stop,
-            handle_signals=handle_signals,
             # In HTTP mode the pages are served beside /slack/events; else on a port of their own.
             extra_routes=pages if socket_mode else None,
             pages_host=host,
+            **served,
         )
 
 

@@ -9,11 +9,10 @@ the service URL each conversation named (``handlers.TeamsPort``).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import warnings
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Unpack
 
 import jwt
 import pydantic
@@ -46,7 +45,7 @@ from bot.adapters.teams.handlers import (
 )
 from bot.chat import Charts, Chat, Press
 from bot.chat.buttons import read_button
-from bot.chat.runner import Endpoint, serve_chat
+from bot.chat.runner import Endpoint, Serving, serve_chat
 from bot.config import Admins, Settings
 from bot.engine import QuizEngine
 from bot.engine.names import NameKind
@@ -307,11 +306,8 @@ def client_factory(
 async def serve(
     settings: Settings,
     *,
-    stop: asyncio.Event | None = None,
-    handle_signals: bool = True,
-    timer_interval: float = 5.0,
-    scheduler_interval: float = 20.0,
     on_ready: Callable[[str], None] | None = None,
+    **serving: Unpack[Serving],
 ) -> None:
     """Run the bot on Teams until SIGINT or SIGTERM (or ``stop``)."""
     configuration = auth_configuration(settings)
@@ -346,11 +342,8 @@ async def serve(
             transport,
             settings,
             store=rt.store,
-            timer_interval=timer_interval,
-            scheduler_interval=scheduler_interval,
-            stop=stop,
-            handle_signals=handle_signals,
             pages_host=host,
+            **serving,
         )
 
 
