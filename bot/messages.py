@@ -215,7 +215,6 @@ FORM_REFUSED_LINE = "{field}: {error}"
 FORM_FIX = "Fix it"
 ADD_DRAFT_GONE = "That form was not kept (it expired, or the bot restarted): run {command} again."
 FORM_IN_TERMINAL = "The terminal has no forms: write the question with {command}."
-FORMS_NOT_HERE = "Forms do not open here yet: write the question with {command} instead."
 REPORT_NOTHING = "No question has 20 answers yet, so nothing is flagged or ranked so far."
 REPORT_NOTE = "{asked} of {total} questions asked here. Every figure: {command}, or the dashboard."
 DASHBOARD_OFF = (

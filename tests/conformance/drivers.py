@@ -34,6 +34,7 @@ from bot.adapters.discord.app import Gateway, QuizClient, configure_endpoints
 from bot.adapters.discord.render import LETTER_EMOJI
 from bot.adapters.slack.app import HttpMode, assemble, web_client
 from bot.adapters.teams.app import MESSAGES_PATH, TeamsBot, TeamsHttp, client_factory
+from bot.adapters.teams.render import CARD_TYPE
 from bot.bank.loader import load_bank
 from bot.bank.templates import load_templates
 from bot.bank.tracks import load_tracks
@@ -1461,6 +1462,44 @@ class TeamsDriver:
         sure = next(v for v in told.values if v.endswith(":sure"))
         rated = await self.press(told, sure, user=user)
         return Seen("\n".join([asked.seen.text, told.seen.text, rated.seen.text]), True)
+
+    # ------------------------------------------------------------ forms
+
+    async def _open_form(self, user: str) -> tuple[dict[str, Any], str]:
+        before = len(self._chat_cards(user))
+        await self.text("quiz", "add", user=user)
+        made = [
+            p
+            for p in self._chat_cards(user)[before:]
+            if any(b["type"].startswith("Input.") for b in _card(p.activity).get("body", []))
+        ]
+        assert made, "no form was sent"
+        return _card(made[-1].activity), made[-1].id
+
+    async def form_fields(self, *, user: str = "ada") -> list[str]:
+        """Run /quiz add; return the names of the fields of the form card it sent."""
+        card, _ = await self._open_form(user)
+        return [b["id"] for b in card["body"] if b["type"].startswith("Input.")]
+
+    async def add(self, values: dict[str, str], *, user: str = "ada") -> Sent:
+        """Run /quiz add, fill in the card's inputs with ``values`` and press its submit."""
+        card, ref = await self._open_form(user)
+        inputs = [b["id"] for b in card["body"] if b["type"].startswith("Input.")]
+        data = dict(card["actions"][0]["data"]) | {k: values.get(k, "") for k in inputs}
+        activity = self.standin.press(ref, data, user=self.uid(user), personal=True)
+        answer = await self._deliver(activity)
+        body = answer.body if isinstance(answer.body, dict) else {}
+        assert body.get("type") == CARD_TYPE, body
+        shown = body["value"]["body"]
+        errors = {
+            b["id"].removesuffix("-error"): b["text"]
+            for b in shown
+            if b.get("id", "").endswith("-error")
+        }
+        if errors:
+            assert any(b["type"].startswith("Input.") for b in shown), "the form is not shown"
+            return Sent(errors)
+        return Sent({}, Seen("\n".join(texts(shown)), private=True))
 
 
 def _card(activity: dict[str, Any]) -> dict[str, Any]:

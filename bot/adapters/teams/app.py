@@ -38,6 +38,7 @@ from bot.adapters.teams.handlers import (
     TeamsExchange,
     TeamsPort,
     command_of,
+    form_sent,
     heard,
     pressed,
     removed_from_team,
@@ -45,6 +46,7 @@ from bot.adapters.teams.handlers import (
 )
 from bot.chat import Charts, Chat, Press
 from bot.chat.buttons import read_button
+from bot.chat.events import Submit
 from bot.chat.runner import Endpoint, Serving, serve_chat
 from bot.config import Admins, Settings
 from bot.engine import QuizEngine
@@ -148,6 +150,13 @@ class QuizAgent:
         await self.port.remember(where, self.chat.engine.clock())
         self.learn_names(where)
         exchange = TeamsExchange(context, where, self.port, budget=self.answer_deadline)
+        sent = form_sent(raw)
+        if sent is not None:
+            form_id, values, team = sent
+            exchange.form = True
+            exchange.team = exchange.team or team
+            await self.chat.submit(Submit(where.place, where.user, form_id, values), exchange)
+            return
         button = pressed(raw)
         if button is not None:
             if read_button(button) is not None:

@@ -45,7 +45,7 @@ from bot.chat.grammar import GRAMMARS
 from bot.engine.model import Place, QuestionCard, Reveal
 from bot.observability.metrics import count_api_error, http_error_kind
 from bot.storage import ChartSql, ConversationSql, Reference
-from bot.text import Code, Link, Text, say
+from bot.text import Link, Text, say
 
 log = logging.getLogger(__name__)
 
@@ -212,6 +212,33 @@ def pressed(activity: Mapping[str, Any]) -> str | None:
         value = action.get("data") or {}
     button = value.get(render.DATA_KEY) if isinstance(value, Mapping) else None
     return button if isinstance(button, str) else None
+
+
+def form_sent(activity: Mapping[str, Any]) -> tuple[str, dict[str, str], str | None] | None:
+    """Return a form sent back (its id, its values by field name, the team it was opened
+    from), or None for an activity that is not one."""
+    value = activity.get("value")
+    if not isinstance(value, Mapping):
+        return None
+    if activity.get("type") == "invoke":
+        if activity.get("name") != ADAPTIVE_CARD_ACTION:
+            return None
+        action = value.get("action") or {}
+        if action.get("verb") != render.VERB:
+            return None
+        value = action.get("data") or {}
+    if not isinstance(value, Mapping) or not value.get(render.FORM_KEY):
+        return None
+    form_id = value.get(render.DATA_KEY)
+    if not isinstance(form_id, str):
+        return None
+    values = {
+        str(k): v if isinstance(v, str) else ""
+        for k, v in value.items()
+        if k not in render.SENT_KEYS
+    }
+    team = value.get(render.TEAM_KEY)
+    return form_id, values, team if isinstance(team, str) else None
 
 
 # ---------------------------------------------------------------- the connector
@@ -419,6 +446,20 @@ class TeamsPort:
         made = await client.conversations.create_conversation(parameters)
         return str(made.id)
 
+    async def card_to(self, heard: Heard, made: dict[str, Any], *, direct: bool) -> None:
+        """Send a card in the activity's conversation, or (``direct``) to the person's
+        one-to-one chat with the bot."""
+        message = _activity({"type": "message", "attachments": [render.attachment(made)]})
+        async with self.connector.client(heard.service_url) as client:
+            with _counted():
+                if direct:
+                    chat = await self._chat_with(
+                        client, await self.reference(heard.place), heard.user
+                    )
+                    await client.conversations.send_to_conversation(chat, message)
+                else:
+                    await client.conversations.send_to_conversation(heard.conversation, message)
+
     async def post(self, place: Place, content: Content) -> str | None:
         """Post content as a new message of a channel; return its id."""
         reference = await self.reference(place)
@@ -469,6 +510,11 @@ class TeamsExchange:
         self.budget = budget
         self.invoke = context.activity.type == "invoke"
         self._responded = False
+        # The team whose owners are this person's admins: the activity's, or the one a form
+        # sent back from the one-to-one chat was opened from.
+        self.team = heard.team
+        # A form sent back: the invoke's answer replaces the form's card.
+        self.form = False
 
     async def defer(self, *, private: bool) -> None:
         """Show that the bot is working (a typing indicator); an invoke's response waits anyway."""
@@ -483,6 +529,9 @@ class TeamsExchange:
         first = not self._responded
         self._responded = True
         short = render.plain(content)
+        if self.invoke and first and private and self.form:
+            await self._respond_card(render.content_card(content))
+            return None
         if self.invoke and first and private and short is not None:
             await self._respond(short)
             return None
@@ -507,15 +556,35 @@ class TeamsExchange:
             Activity(type="invokeResponse", value=InvokeResponse(status=200, body=body))
         )
 
-    form_fields: int | None = None
+    # A card holds every field of a form.
+    form_fields = None
 
     async def open_form(self, form: Form) -> None:
-        """Say that forms do not open here yet."""
-        await self.reply(say(M.FORMS_NOT_HERE, command=Code("quizbot questions add")), private=True)
+        """Send the form as a card of inputs to the person's one-to-one chat with the bot (or
+        in that chat, where it was asked for); a press is answered that it went there."""
+        first = not self._responded
+        self._responded = True
+        made = render.form_card(form, self.team)
+        await self.port.card_to(self.heard, made, direct=not self.heard.personal)
+        if self.invoke and first:
+            await self._respond(M.SENT_IN_CHAT)
 
     async def refuse_form(self, form: Form) -> None:
-        """Say that forms do not open here yet."""
-        await self.open_form(form)
+        """Show the form again with each error under its field: the invoke's answer replaces
+        the card that was sent (a new card, where the form came as a message)."""
+        first = not self._responded
+        self._responded = True
+        made = render.form_card(form, self.team)
+        if self.invoke and first:
+            await self._respond_card(made)
+        else:
+            await self.port.card_to(self.heard, made, direct=False)
+
+    async def _respond_card(self, made: dict[str, Any]) -> None:
+        body = {"statusCode": 200, "type": render.CARD_TYPE, "value": made}
+        await self.context.send_activity(
+            Activity(type="invokeResponse", value=InvokeResponse(status=200, body=body))
+        )
 
     async def is_admin(self) -> bool:
         """Return whether the person owns the team this came from (False outside a team).
@@ -523,13 +592,11 @@ class TeamsExchange:
         The SDK's ``TeamsInfo`` asks the connector for the member, whose ``userRole`` names
         the team's owners; someone the team does not list (404) is no owner.
         """
-        if self.heard.team is None:
+        if self.team is None:
             return False
         try:
             with _counted():
-                member = await TeamsInfo.get_team_member(
-                    self.context, self.heard.team, self.heard.user
-                )
+                member = await TeamsInfo.get_team_member(self.context, self.team, self.heard.user)
         except Gone:
             return False
         return (member.user_role or "").lower() == OWNER_ROLE

@@ -35,6 +35,7 @@ from bot.chat.buttons import (
     ConfidenceChoice,
     button_id,
 )
+from bot.chat.forms import Form
 from bot.engine.model import Difficulty, Question, QuestionCard, Reveal
 from bot.text import Icon, Text, When, clip, markdown_style, render, safe_url
 
@@ -330,3 +331,44 @@ def plain(content: Content) -> str | None:
             # An invoke's answer is text alone: the confidence buttons, optional, are left out.
             return clip(text.plain(), TEXT_MAX)
     return None
+
+
+# ---------------------------------------------------------------- forms
+
+# The key a form's submit action carries beside the form's id, and where it came from.
+FORM_KEY = "form"
+TEAM_KEY = "team"
+SENT_KEYS = (DATA_KEY, FORM_KEY, TEAM_KEY)
+
+
+def form_card(form: Form, team: str | None = None) -> dict[str, Any]:
+    """Render a form as a card of inputs (each input's id the field's name), each refused field
+    followed by its error, and a submit action carrying the form's id (and the team it was
+    opened from, whose owners are its admins)."""
+    body: list[dict[str, Any]] = [_title(_escape(form.title))]
+    for f in form.fields:
+        value = form.values.get(f.name, "")
+        field: dict[str, Any] = {"id": f.name, "label": f.label, "isRequired": f.required}
+        if f.options:
+            field |= {
+                "type": "Input.ChoiceSet",
+                "style": "compact",
+                "choices": [{"title": label, "value": v} for v, label in f.options],
+            }
+        else:
+            field |= {"type": "Input.Text", "isMultiline": f.long}
+            if f.max_chars:
+                field["maxLength"] = f.max_chars
+            if f.hint:
+                field["placeholder"] = f.hint
+        if value:
+            field["value"] = value
+        body.append(field)
+        error = form.errors.get(f.name)
+        if error:
+            body.append(block(_escape(error), id=f"{f.name}-error", color="Attention"))
+    data: dict[str, Any] = {DATA_KEY: button_id(form.button), FORM_KEY: True}
+    if team:
+        data[TEAM_KEY] = team
+    submit = {"type": "Action.Execute", "title": form.submit, "verb": VERB, "data": data}
+    return card(body, [submit])
