@@ -22,8 +22,18 @@ import jinja2
 from aiohttp import web
 
 from bot import links
-from bot.bank.loader import ID_PATTERN
-from bot.bank.workspace import WorkspaceBanks, WorkspaceView, check_submission, question_yaml
+from bot.bank.loader import ID_PATTERN, check_text
+from bot.bank.workspace import (
+    REASON_MAX,
+    AlreadyDecided,
+    Proposal,
+    ProposalStatus,
+    WorkspaceBanks,
+    WorkspaceView,
+    check_parsed,
+    check_submission,
+    question_yaml,
+)
 from bot.engine import activity, analytics, learning
 from bot.engine.activity import DayActivity, HistoryRow, StreakRow
 from bot.engine.engine import Bank, QuizEngine
@@ -31,6 +41,7 @@ from bot.engine.learning import MemoryCard, is_due
 from bot.engine.model import CHOICE_KEYS, Difficulty, Period, Place, Question, ScoreRow
 from bot.engine.names import Known, NameKind, Names
 from bot.engine.ports import Clock, utc_now
+from bot.errors import UserError
 from bot.links import BadToken, Grant, Purpose, Scope
 from bot.scheduler.port import Schedule
 from bot.web import _edit, _svg
@@ -42,6 +53,8 @@ OPEN_PATH = links.OPEN_PATH
 COOKIE = "quizbot_dashboard"
 ACTIVITY_DAYS = 30
 CHANNEL_ROUNDS_SHOWN = 5
+# The latest decisions the proposals page lists under the pending ones.
+DECIDED_SHOWN = 10
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -167,6 +180,8 @@ class Dashboard:
         r.add_get(f"{PREFIX}/questions", self._guard(self.questions))
         r.add_get(f"{PREFIX}/questions/{{qid}}", self._guard(self.question))
         r.add_post(f"{PREFIX}/questions/{{qid}}", self._guard(self.change_question, form=True))
+        r.add_get(f"{PREFIX}/proposals", self._guard(self.proposals))
+        r.add_post(f"{PREFIX}/proposals/{{pid}}", self._guard(self.decide, form=True))
         r.add_get(f"{PREFIX}/channels", self._guard(self.channels))
         r.add_get(f"{PREFIX}/mastery", self._guard(self.mastery))
         r.add_get(f"{PREFIX}/me", self._guard(self.me, personal=True))
@@ -572,6 +587,125 @@ class Dashboard:
             raise web.HTTPSeeOther(f"{page}?done=unchanged")
         raise web.HTTPSeeOther(f"{page}?saved={written[0][1]}")
 
+    async def proposals(self, request: web.Request, grant: Grant) -> web.StreamResponse:
+        """The questions proposed for the workspace that wait for an admin, each with Approve
+        and Reject, and the latest decisions."""
+        notice = None
+        done, number = request.query.get("done"), request.query.get("n", "")
+        if done in ("approved", "rejected") and _number(number) is not None:
+            # Said from the store, not from the URL: a link cannot make the page claim a decision.
+            decided = await self._proposal_of(grant, number)
+            if decided is not None and decided.status.value == done:
+                notice = _decision(decided)
+        return await self._proposals_page(grant, notice=notice)
+
+    async def _proposals_page(
+        self,
+        grant: Grant,
+        *,
+        status: int = 200,
+        notice: str | None = None,
+        problems: dict[int, list[str]] | None = None,
+        reasons: dict[int, str] | None = None,
+    ) -> web.Response:
+        banks = self.engine.banks
+        cards: list[dict[str, Any]] = []
+        decided: list[Proposal] = []
+        if isinstance(banks, WorkspaceBanks):
+            view = await banks.view(grant.platform, grant.workspace)
+            current = await banks.bank_for(grant.platform, grant.workspace)
+            every = await self.engine.proposals(grant.platform, grant.workspace, None)
+            for proposal in every:
+                if proposal.status is ProposalStatus.PENDING:
+                    cards.append(_card(proposal, view, current))
+            decided = sorted(
+                (p for p in every if p.status is not ProposalStatus.PENDING),
+                key=lambda p: (p.decided_at or p.created_at, p.id),
+                reverse=True,
+            )[:DECIDED_SHOWN]
+        return await self._named_page(
+            "proposals.html",
+            status=status,
+            grant=grant,
+            kept=isinstance(banks, WorkspaceBanks),
+            cards=cards,
+            decided=decided,
+            notice=notice,
+            problems=problems or {},
+            reasons=reasons or {},
+            reason_max=REASON_MAX,
+            csrf=links.form_token(self.secret, grant),
+        )
+
+    async def _proposal_of(self, grant: Grant, number: str) -> Proposal | None:
+        """Return a proposal of the session's workspace by its number, else None."""
+        pid = _number(number)
+        if pid is None:
+            return None
+        proposal = await self.engine.proposal(pid)
+        if proposal is None or (proposal.platform, proposal.workspace) != (
+            grant.platform,
+            grant.workspace,
+        ):
+            return None
+        return proposal
+
+    async def decide(self, request: web.Request, grant: Grant) -> web.StreamResponse:
+        """Approve or reject a proposal of the workspace, once (admins; the session and its
+        form token are checked before this runs)."""
+        number = request.match_info["pid"]
+        proposal = await self._proposal_of(grant, number)
+        if proposal is None:
+            return self._refuse(f"This workspace has no proposal {number}: nothing was changed.")
+        posted = await request.post()
+        action = posted.get("action")
+        reason = posted.get("reason", "")
+        reason = reason.replace("\r\n", "\n").strip() if isinstance(reason, str) else ""
+        if action == "approve":
+            banks = self.engine.banks
+            assert isinstance(banks, WorkspaceBanks)  # a proposal is kept only by them
+            view = await banks.view(grant.platform, grant.workspace)
+            card = _card(proposal, view, await banks.bank_for(grant.platform, grant.workspace))
+            if card["problems"]:
+                # Checked when proposed; a rule made stricter since would leave it out of rounds.
+                wrong = {proposal.id: ["Not approved: " + "; ".join(card["problems"])]}
+                return await self._proposals_page(grant, status=400, problems=wrong)
+        elif action == "reject":
+            if len(reason) > REASON_MAX:
+                long = {
+                    proposal.id: [
+                        f"Not rejected: a reason is {REASON_MAX} characters at most; this one "
+                        f"has {len(reason)}."
+                    ]
+                }
+                return await self._proposals_page(
+                    grant, status=400, problems=long, reasons={proposal.id: reason}
+                )
+        else:
+            return self._refuse("This form asked for nothing the page offers: nothing was changed.")
+        try:
+            if action == "approve":
+                await self.engine.approve(proposal.id, grant.user)
+            else:
+                await self.engine.reject(proposal.id, grant.user, reason or None)
+        except AlreadyDecided:
+            known = await self.store.display_names(grant.platform, grant.workspace)
+            now = await self._proposal_of(grant, number)
+            assert now is not None
+            names = Names(grant.workspace, known)
+            return await self._proposals_page(
+                grant,
+                status=409,
+                notice=f"Nothing changed: proposal {now.id} ({now.question_id}) was "
+                f"{now.status.value} already, by {names.person(now.decided_by or '')}.",
+            )
+        except UserError as exc:
+            return await self._proposals_page(
+                grant, status=400, problems={proposal.id: [exc.text.plain()]}
+            )
+        done = "approved" if action == "approve" else "rejected"
+        raise web.HTTPSeeOther(f"{PREFIX}/proposals?done={done}&n={proposal.id}")
+
     async def channels(self, _request: web.Request, grant: Grant) -> web.StreamResponse:
         """Each channel: its schedule and next post in its own zone, settings, last rounds."""
         now = self.clock()
@@ -651,6 +785,46 @@ def _editable(view: WorkspaceView, qid: str) -> bool:
     """Return whether a workspace's admins may change a question: one of its bank's (the files'
     or its own, hidden and paused too), never a computed one (each is drawn from code)."""
     return ID_PATTERN.fullmatch(qid) is not None and qid in view.bank
+
+
+def _number(text: str) -> int | None:
+    """Return a proposal's number as a URL spells it, else None."""
+    if text.isascii() and text.isdigit() and len(text) < 12 and not text.startswith("0"):
+        return int(text)
+    return None
+
+
+def _card(proposal: Proposal, view: WorkspaceView, current: Any) -> dict[str, Any]:
+    """Return what the proposals page shows of a pending proposal: its question as the
+    workspace's bank would check it now, and whether it replaces one the workspace has."""
+    questions, problems = check_text(proposal.body, f"proposal {proposal.id}")
+    question = questions[0] if len(questions) == 1 and not problems else None
+    warnings: list[str] = []
+    found = [p.message for p in problems]
+    if question is not None:
+        checked = check_parsed(questions, problems, current)
+        found = [p.message for p in checked.problems]
+        warnings = [f"{w.message} [{w.rule}]" for w in checked.warnings]
+    elif not found:
+        found = ["it does not hold one question"]
+    return {
+        "proposal": proposal,
+        "q": question,
+        "problems": found,
+        "warnings": warnings,
+        "replaces": proposal.question_id in view.bank,
+        "own": proposal.question_id in view.own,
+    }
+
+
+def _decision(proposal: Proposal) -> str:
+    """Say what an admin's decision on a proposal did."""
+    if proposal.status is ProposalStatus.APPROVED:
+        return (
+            f"Approved proposal {proposal.id}: {proposal.question_id} is live as revision "
+            f"{proposal.revision}."
+        )
+    return f"Rejected proposal {proposal.id} ({proposal.question_id}); its author is told."
 
 
 def _known(bank: Bank, qid: str) -> bool:

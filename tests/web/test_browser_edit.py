@@ -17,6 +17,7 @@ from bot.links import Scope
 from bot.storage import SqlStore, open_store
 from tests.web.conftest import ADMIN, ALICE, T1, Site
 from tests.web.test_browser import CHROMIUM, PHONE, WAIT_MS, browser, fits, shot
+from tests.web.test_proposals_page import propose
 
 QID = "second-q"
 REPORTS = Place(T1.platform, T1.workspace, "C07REPORTS01")
@@ -143,3 +144,30 @@ async def test_another_sites_form_changes_nothing(banked: Site, base_url: str, b
         assert "nothing was changed" in await page.inner_text("main")
     layer = await banked.dashboard.store.bank_layer("slack", T1.workspace)  # type: ignore[attr-defined]
     assert layer.hidden == frozenset()
+
+
+async def test_an_admin_decides_proposals_on_their_page(
+    banked: Site, base_url: str, browser
+) -> None:
+    first = await propose(banked, "member-one")
+    second = await propose(banked, "member-two")
+    page = await browser.new_page(viewport={"width": PHONE, "height": 800})
+    url = banked.dashboard.link(T1, ADMIN, Scope.WORKSPACE)
+    await page.goto(base_url + url[url.index("/dashboard") :])
+    await page.click("#open")
+    await page.wait_for_url(f"{base_url}/dashboard", timeout=WAIT_MS)
+    await page.click("text=Proposals")
+    await page.wait_for_url("**/dashboard/proposals", timeout=WAIT_MS)
+    assert "By Bob Chen" in await page.inner_text(f"#proposal-{first}")
+    await fits(page)
+    await shot(page, "proposals-phone")
+    await page.click(f"#approve-{first}")
+    await page.wait_for_url(f"**/dashboard/proposals?done=approved&n={first}", timeout=WAIT_MS)
+    assert "member-one is live as revision 1" in await page.inner_text("#notice")
+    await page.fill(f"#reason-{second}", "We ask this already.")
+    await page.click(f"#reject-{second}")
+    await page.wait_for_url(f"**/dashboard/proposals?done=rejected&n={second}", timeout=WAIT_MS)
+    decided = await page.inner_text("#decided")
+    assert "rejected by" in decided and "We ask this already." in decided
+    assert "Nothing waits for a decision." in await page.inner_text("main")
+    await fits(page)
