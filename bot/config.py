@@ -85,6 +85,12 @@ class Admins:
         """Return whether the user is listed as an admin of this workspace."""
         return user in self.everywhere or (platform, workspace, user) in self.scoped
 
+    def of(self, platform: str, workspace: str) -> list[str]:
+        """Return the users listed as admins of this workspace (its own entries, then the bare
+        ids, which are admins everywhere), each once, in a stable order."""
+        mine = sorted(u for p, w, u in self.scoped if (p, w) == (platform, workspace))
+        return list(dict.fromkeys([*mine, *sorted(self.everywhere)]))
+
     def __bool__(self) -> bool:
         return bool(self.everywhere or self.scoped)
 

@@ -26,6 +26,7 @@ OPTION_FLAG_REASON = "What is wrong: wrong (the answer), unclear, outdated or ty
 OPTION_FLAG_NOTE = "Say more (optional, 300 characters at most)"
 VERB_ADD = "Write a question in a form for this workspace (a proposal unless you are an admin)"
 VERB_REPORT = "The flagged and the hardest questions, privately (admins)"
+VERB_PROPOSALS = "The questions proposed here, to approve or reject, privately (admins)"
 VERB_DASHBOARD = "A private link to the web dashboard (admins: the workspace; me: your page)"
 VERB_ME = "Your points, streak and due reviews, privately"
 VERB_TRACK = "This channel's learning track and your progress, privately"
@@ -42,6 +43,10 @@ OPTION_CHANGES = "May people change their answer until the round closes?"
 OPTION_MINUTES = "How long a round from /quiz next stays open, in minutes"
 OPTION_DIFFICULTY = "How the next question is picked: adaptive, level, mixed, easy or hard"
 OPTION_COMPUTED = "The share (0-100%) of rounds without a tag that ask a computed question"
+OPTION_REVIEW = "For the whole workspace: whose new questions wait for an admin (others, everyone)"
+OPTION_PROPOSAL_ACTION = "approve or reject a proposal (leave out to list those waiting)"
+OPTION_PROPOSAL_ID = "The proposal's number, as the list shows it"
+OPTION_PROPOSAL_REASON = "Why it is rejected, told to its author (optional, 500 characters at most)"
 OPTION_RETENTION = "For the whole workspace: the recall chance (70-97%) at which reviews fall due"
 OPTION_TOPIC = "Only one topic of the bank, such as collectives (default: all)"
 OPTION_COUNT = "How many questions (default 5, at most 50)"
@@ -195,6 +200,42 @@ FLAG_REASON_LABEL_UNCLEAR = "Unclear"
 FLAG_REASON_LABEL_OUTDATED = "Outdated"
 FLAG_REASON_LABEL_TYPO = "A typo"
 FLAG_UNKNOWN_QUESTION = "The question {question} is no longer in this workspace's bank."
+PROPOSALS_USAGE = (
+    "Say /quiz proposals to list the questions waiting, /quiz proposals approve ID, or "
+    "/quiz proposals reject ID [reason]."
+)
+PROPOSALS_ADMINS_ONLY = "Only {admins} review proposed questions."
+PROPOSALS_NONE = "No proposed question waits for review here."
+PROPOSALS_WAITING = "{count} proposed question(s) wait for review, the oldest first."
+PROPOSALS_MORE = "{more} more wait: decide these first, or list them all with {command}."
+PROPOSAL_HEAD = "Proposal {id}: {question}, by {author}"
+PROPOSAL_NEW = "{author} proposed a question for this workspace ({question}, proposal {id}). {how}"
+PROPOSAL_NEW_BUTTONS = "Approve it, edit it or reject it with the buttons, or with {command}."
+DM_NO_BUTTONS = "Buttons do not work in a direct message: use {command} in the server."
+PROPOSAL_ANSWER = "Answer: {choice}"
+PROPOSAL_APPROVE = "Approve"
+PROPOSAL_EDIT = "Edit"
+PROPOSAL_REJECT = "Reject"
+PROPOSAL_APPROVED = (
+    "Approved: {question} is live as revision {revision} from the next round; its author will "
+    "be told."
+)
+PROPOSAL_REJECTED = "Rejected proposal {id} ({question}); its author will be told."
+PROPOSAL_REJECT_REASON = "To give its author a reason, reject with {command} instead."
+PROPOSAL_EDIT_TEXT = (
+    "Proposal {id} ({question}) as written: change it, store it with {command} (it goes live "
+    "as a new revision), then reject the proposal."
+)
+PROPOSAL_TOLD_APPROVED = (
+    "Your question {question} was approved and is in this workspace's rotation (revision "
+    "{revision}). Thanks for writing it."
+)
+PROPOSAL_TOLD_EDITED = (
+    "Your question {question} was approved with an admin's edits and is in this workspace's "
+    "rotation (revision {revision}). Thanks for writing it."
+)
+PROPOSAL_TOLD_REJECTED = "Your proposed question {question} was not accepted."
+PROPOSAL_TOLD_REASON = "The reason given: {reason}"
 FLAG_NOTE_TOO_LONG = "Keep the note to {most} characters."
 FLAG_USAGE = "Say why: wrong, unclear, outdated or typo, then what is wrong (optional)."
 ADD_FORM_TITLE = "Write a question"
@@ -345,6 +386,15 @@ DIFFICULTY_LEVEL = (
 CHANGES_ALLOWED = "allowed"
 CHANGES_NOT_ALLOWED = "not allowed (the first answer counts)"
 SAVED = "Saved. {settings}"
+SETTINGS_REVIEW_OTHERS = (
+    "Questions written in chat by anyone but an admin wait for an admin's review "
+    "({command}: admins' too)."
+)
+SETTINGS_REVIEW_EVERYONE = (
+    "Every question written in chat, the admins' too, waits for an admin's review "
+    "({command}: admins' go live at once)."
+)
+BAD_REVIEW = "{word} is not whose questions to review: {choices}."
 SETTINGS_RETENTION = (
     "In this workspace a question comes back for review when your chance of recalling it has"
     " fallen to {percent}%."

@@ -19,6 +19,8 @@ is one entry here and the flow it runs.
   fewer fields than the question has: Discord's "Continue" and "Fix it")
 - "Report a problem" with a question: ``report:{question_id}``, the button under an answer's
   feedback and a reveal, and the id its small form is sent back with
+- an admin's decision on a proposed question: ``proposal:{proposal_id}:approve``,
+  ``proposal:{proposal_id}:edit``, ``proposal:{proposal_id}:reject``
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ ID_MAX = 100
 # The button's own name -> the /quiz verb it runs.
 VERBS = {"start-review": "review", "dashboard": "dashboard", "practice": "practice"}
 STEPS = ("next", "stop")
+DECISIONS = ("approve", "edit", "reject")
 # A question id: a bank question's, or a computed question's ``template#seed``.
 QUESTION_ID = r"[a-z0-9][a-z0-9-]*(?:#[1-9][0-9]{0,8}|#0)?"
 PATTERN = re.compile(
@@ -43,6 +46,7 @@ PATTERN = re.compile(
     r"|quiz:(?P<verb>" + "|".join(map(re.escape, VERBS)) + ")"
     r"|add:(?P<page>[1-9])"
     r"|report:(?P<reported>" + QUESTION_ID + ")"
+    r"|proposal:(?P<proposal_id>[1-9][0-9]{0,9}):(?P<decision>" + "|".join(DECISIONS) + ")"
 )
 
 
@@ -119,6 +123,14 @@ class Report:
     question_id: str
 
 
+@dataclass(frozen=True, slots=True)
+class Decide:
+    """An admin's button on a proposed question: approve, edit or reject (``DECISIONS``)."""
+
+    proposal_id: int
+    decision: str
+
+
 Button = (
     Choice
     | ReviewChoice
@@ -129,6 +141,7 @@ Button = (
     | RunVerb
     | AddPage
     | Report
+    | Decide
 )
 START_REVIEW = RunVerb("start-review")
 DASHBOARD = RunVerb("dashboard")
@@ -158,6 +171,8 @@ def button_id(button: Button) -> str:
             value = f"add:{page}"
         case Report(question_id):
             value = f"report:{question_id}"
+        case Decide(proposal_id, decision):
+            value = f"proposal:{proposal_id}:{decision}"
     if len(value) > ID_MAX or read_button(value) != button:
         raise ValueError(f"bad button id {value!r}")
     return value
@@ -184,4 +199,6 @@ def read_button(value: str) -> Button | None:
         return AddPage(int(m["page"]))
     if m["reported"] is not None:
         return Report(m["reported"])
+    if m["proposal_id"] is not None:
+        return Decide(int(m["proposal_id"]), m["decision"])
     return RunVerb(m["verb"])

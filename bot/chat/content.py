@@ -144,12 +144,14 @@ class PostText:
 
 @dataclass(frozen=True, slots=True)
 class MessageUser:
-    """Tell one person something privately, unprompted (``about``: the message it concerns)."""
+    """Tell one person something privately, unprompted (``about``: the message it concerns;
+    ``offers``: buttons under it, where the platform's private messages can carry them)."""
 
     place: Place
     user: str
     text: Text
     about: str | None = None
+    offers: tuple[Offer, ...] = ()
 
 
 Action = PostCard | FindCard | UpdateCard | ReplyInThread | PostText | MessageUser

@@ -26,6 +26,7 @@ from bot.chat.buttons import (
     AddPage,
     Choice,
     ConfidenceChoice,
+    Decide,
     PracticeChoice,
     PracticeStep,
     Report,
@@ -36,7 +37,7 @@ from bot.chat.buttons import (
 )
 from bot.chat.content import Feedback, MessageUser, Offer, Panel
 from bot.chat.events import Click, Command, Press, Reaction, ReviewClick, Submit
-from bot.chat.flows import FLOWS, Context, ask_practice, dashboard_for, my_mastery
+from bot.chat.flows import FLOWS, Context, ask_practice, dashboard_for, decide, my_mastery
 from bot.chat.grammar import GRAMMARS, BadInput, Call, Form, read_options, read_text, usage
 from bot.chat.names import Lookup, NameBook
 from bot.chat.port import Exchange, Port
@@ -186,6 +187,8 @@ class Chat:
             case Report(question_id):
                 form = forms.report_form(event.place, question_id)
                 await self.open_form(event.place, event.user, exchange, form, kind=kind)
+            case Decide(proposal_id, decision):
+                await self.decide_press(event, exchange, proposal_id, decision, kind=kind)
             case None:
                 refusal = say(M.NOT_A_BUTTON)
                 await self.refuse(exchange, event.place, event.user, refusal, kind=kind)
@@ -501,6 +504,57 @@ class Chat:
                 await self._fail(exc, turn, self._where(place, event.user))
             finally:
                 await turn.close()
+
+    async def decide_press(
+        self, event: Press, exchange: Exchange, proposal_id: int, decision: str, *, kind: str
+    ) -> None:
+        """An admin's Approve, Edit or Reject on a proposed question; anyone else is refused."""
+        async with self._handling(kind):
+            turn = Turn(exchange)
+            ctx = Context(self, event.place, event.user, turn)
+            try:
+                if decision != "edit":
+                    await turn.start(private=True)
+                await decide(ctx, proposal_id, decision)
+            except Exception as exc:
+                await self._fail(exc, turn, self._where(event.place, event.user))
+            finally:
+                await turn.close()
+
+    async def tell_proposals(self) -> int:
+        """Tell the listed admins of each new proposal, with its buttons, and each decided
+        proposal's author of the decision: privately, where it was proposed, once across
+        replicas (a person the platform cannot reach is not asked again). Return how many
+        were told."""
+        told = 0
+        for item in await self.engine.new_proposals(self.platform):
+            if item.channel is None:
+                continue  # nowhere to reach its admins: /quiz proposals lists it
+            place = Place(item.platform, item.workspace, item.channel)
+            shown = words.new_proposal(item)
+            for admin in self.admins.of(item.platform, item.workspace):
+                if admin == item.author:
+                    continue
+                told += await self._message(
+                    MessageUser(place, admin, shown.text, None, shown.offers)
+                )
+        for item in await self.engine.decided_proposals(self.platform):
+            assert item.channel is not None  # only proposals made in a channel are claimed
+            place = Place(item.platform, item.workspace, item.channel)
+            told += await self._message(MessageUser(place, item.author, words.decided(item)))
+        return told
+
+    async def _message(self, action: MessageUser) -> int:
+        try:
+            await self.port.send(action)
+        except Exception:
+            log.exception(
+                "could not tell %s privately",
+                action.user,
+                extra=self._where(action.place, action.user),
+            )
+            return 0
+        return 1
 
     # ---------------------------------------------------------------- the bot removed
 

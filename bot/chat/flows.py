@@ -14,17 +14,37 @@ from typing import Protocol
 
 from bot import messages as M
 from bot.bandwidth import PLAN_USAGE, BandwidthError, Estimate, Plan, is_plan
+from bot.bank.workspace import AlreadyDecided, UnknownProposal
 from bot.chat import forms, words
 from bot.chat._charts import ChartAllowance, Charts, ChartsBusy, request_of
 from bot.chat._publish import Publisher
 from bot.chat._turn import Turn
-from bot.chat.grammar import BANDWIDTH, GRAMMARS, QUIZ, BadInput, Call, Form, help_text
+from bot.chat.grammar import (
+    BANDWIDTH,
+    GRAMMARS,
+    PROPOSAL_ID_MAX,
+    QUIZ,
+    BadInput,
+    Call,
+    Form,
+    help_text,
+)
 from bot.chat.port import NotAMember, Port
 from bot.config import Admins
 from bot.engine import QuizEngine
 from bot.engine.engine import Bank
 from bot.engine.learning import TopicMastery
-from bot.engine.model import DifficultyMode, Flag, FlagReason, Period, Place, Round
+from bot.engine.model import (
+    DifficultyMode,
+    Flag,
+    FlagReason,
+    Period,
+    Place,
+    Proposal,
+    ProposalStatus,
+    ReviewScope,
+    Round,
+)
 from bot.engine.practice import DEFAULT_COUNT, PracticeTurn
 from bot.errors import UserError
 from bot.links import LinkMaker, Scope
@@ -200,16 +220,21 @@ async def settings(ctx: Context, call: Call) -> None:
     computed = call.args.number("computed")
     mode = call.args.get("difficulty")
     difficulty = DifficultyMode(mode) if isinstance(mode, str) else None
+    scope = call.args.text("review")
+    review = ReviewScope(scope) if scope is not None else None
     platform, workspace = ctx.place.platform, ctx.place.workspace
-    given = (changes, minutes, difficulty, retention, computed)
+    given = (changes, minutes, difficulty, retention, computed, review)
     if all(value is None for value in given):
         memory = await engine.memory_for(platform, workspace)
-        shown = words.settings(await engine.channel_settings(ctx.place), memory.retention)
+        reviews = await engine.review_scope(platform, workspace)
+        shown = words.settings(await engine.channel_settings(ctx.place), memory.retention, reviews)
         await ctx.say(shown)
         return
     await ctx.require_admin(M.SETTINGS_ADMINS_ONLY)
     if retention is not None:
         await engine.set_retention(platform, workspace, retention / 100)
+    if review is not None:
+        await engine.set_review_scope(platform, workspace, review)
     saved = await engine.change_channel_settings(
         ctx.place,
         allow_change=changes,
@@ -218,7 +243,8 @@ async def settings(ctx: Context, call: Call) -> None:
         computed_percent=computed,
     )
     memory = await engine.memory_for(platform, workspace)
-    await ctx.say(say(M.SAVED, settings=words.settings(saved, memory.retention)))
+    reviews = await engine.review_scope(platform, workspace)
+    await ctx.say(say(M.SAVED, settings=words.settings(saved, memory.retention, reviews)))
 
 
 async def schedule(ctx: Context, call: Call) -> None:
@@ -270,6 +296,61 @@ async def report(ctx: Context, call: Call) -> None:
     flags = await engine.open_flags(place.platform, place.workspace)
     paused = _paused(flags, await engine.bank_for(place.platform, place.workspace))
     await ctx.turn.reply(words.report(items, flags, paused), private=True)
+
+
+# How many proposals ``/quiz proposals`` shows, each with its buttons (the oldest first).
+PROPOSALS_SHOWN = 5
+
+
+async def proposals(ctx: Context, call: Call) -> None:
+    """List the proposals waiting here with their buttons, or approve or reject one (admins)."""
+    given = call.args.get("proposals")
+    if isinstance(given, tuple):
+        action, proposal_id, reason = given
+    else:
+        action, proposal_id = call.args.text("action"), call.args.number("id")
+        reason = call.args.text("reason") or None
+    if action is None and (proposal_id is not None or reason is not None):
+        raise BadInput(say(M.PROPOSALS_USAGE), grammar=QUIZ, verb=call.verb)
+    if action is not None and (proposal_id is None or (action == "approve" and reason)):
+        raise BadInput(say(M.PROPOSALS_USAGE), grammar=QUIZ, verb=call.verb)
+    if action is not None and proposal_id is not None:
+        await decide(ctx, proposal_id, action, reason)
+        return
+    await ctx.require_admin(M.PROPOSALS_ADMINS_ONLY)
+    waiting = await ctx.chat.engine.proposals(ctx.place.platform, ctx.place.workspace)
+    await ctx.say(words.proposals_waiting(len(waiting), PROPOSALS_SHOWN))
+    for item in waiting[:PROPOSALS_SHOWN]:
+        await ctx.turn.reply(words.proposal(item), private=True)
+
+
+async def decide(ctx: Context, proposal_id: int, decision: str, reason: str | None = None) -> None:
+    """Approve, reject or edit a proposal of this workspace (admins only; anyone else is
+    refused and nothing changes). A proposal decided already is said so, unchanged."""
+    await ctx.require_admin(M.PROPOSALS_ADMINS_ONLY)
+    item = await proposal_here(ctx, proposal_id)
+    engine = ctx.chat.engine
+    if decision == "approve":
+        await ctx.say(words.approved(await engine.approve(item.id, ctx.user)))
+    elif decision == "reject":
+        await ctx.say(words.rejected(await engine.reject(item.id, ctx.user, reason)))
+    else:
+        if item.status is not ProposalStatus.PENDING:
+            raise AlreadyDecided(item)
+        await ctx.say(words.proposal_text(item))
+
+
+async def proposal_here(ctx: Context, proposal_id: int) -> Proposal:
+    """Return a proposal of this workspace; one of another workspace is as unknown as none."""
+    found = None
+    if proposal_id <= PROPOSAL_ID_MAX:
+        found = await ctx.chat.engine.proposal(proposal_id)
+    if found is None or (found.platform, found.workspace) != (
+        ctx.place.platform,
+        ctx.place.workspace,
+    ):
+        raise UnknownProposal(proposal_id)
+    return found
 
 
 def _paused(flags: Sequence[Flag], bank: Bank) -> set[str]:
@@ -497,6 +578,7 @@ FLOWS: dict[tuple[str, str], Flow] = {
     ("quiz", "unschedule"): Flow(unschedule),
     ("quiz", "review"): Flow(review),
     ("quiz", "report"): Flow(report),
+    ("quiz", "proposals"): Flow(proposals),
     ("quiz", "flag"): Flow(flag),
     ("quiz", "add"): Flow(form=add_question),
     ("quiz", "dashboard"): Flow(dashboard),

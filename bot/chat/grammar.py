@@ -19,7 +19,7 @@ from bot import messages as M
 from bot.bandwidth import ALGORITHMS, OPS, PROTOCOL_CHOICES
 from bot.bandwidth import USAGE as BANDWIDTH_TEXT_USAGE
 from bot.chat.events import MENTION
-from bot.engine.model import DifficultyMode, Period
+from bot.engine.model import DifficultyMode, Period, ReviewScope
 from bot.engine.practice import MAX_COUNT as PRACTICE_MAX
 from bot.errors import UserError
 from bot.scheduler import parse_duration, parse_weekday, parse_zone
@@ -495,6 +495,48 @@ def _flag_text(line: str) -> tuple[str, str | None]:
     return _flag_reason(reason), (_flag_note(note) or None)
 
 
+def _review(word: str) -> str:
+    scope = word.strip().lower()
+    if scope not in tuple(ReviewScope):
+        choices = join([Code(r.value) for r in ReviewScope], ", ")
+        raise UserError(say(M.BAD_REVIEW, word=Code(word[:40]), choices=choices))
+    return scope
+
+
+PROPOSAL_ACTIONS = ("approve", "reject")
+PROPOSAL_ID_MAX = 2**31 - 1  # the store's integer
+PROPOSAL_REASON_MAX = 500  # bot.bank.workspace.REASON_MAX
+
+
+def _proposal_action(word: str) -> str:
+    action = word.strip().lower()
+    if action not in PROPOSAL_ACTIONS:
+        raise UserError(say(M.PROPOSALS_USAGE))
+    return action
+
+
+def _proposal_reason(text: str) -> str:
+    reason = " ".join(text.split())
+    if len(reason) > PROPOSAL_REASON_MAX:
+        raise UserError(say(M.PROPOSAL_REASON_LONG, limit=PROPOSAL_REASON_MAX, length=len(reason)))
+    return reason
+
+
+def _proposals_text(line: str) -> tuple[str | None, int | None, str | None]:
+    """Read ``[approve ID | reject ID [reason]]`` (the text form of /quiz proposals)."""
+    words = line.split(maxsplit=2)
+    if not words:
+        return None, None, None
+    action = _proposal_action(words[0])
+    if len(words) < 2:
+        raise UserError(say(M.PROPOSALS_USAGE))
+    proposal_id = _whole("id", 1, PROPOSAL_ID_MAX)(words[1])
+    if action == "approve" and len(words) > 2:
+        raise UserError(say(M.PROPOSALS_USAGE))
+    reason = _proposal_reason(words[2]) if len(words) > 2 else None
+    return action, proposal_id, reason or None
+
+
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 TAG = Option(
@@ -586,6 +628,15 @@ QUIZ = Grammar(
                     kind=Kind.INTEGER,
                     low=RETENTION_PERCENT_MIN,
                     high=RETENTION_PERCENT_MAX,
+                ),
+                Option(
+                    "review",
+                    M.OPTION_REVIEW,
+                    _review,
+                    "[review others|everyone]",
+                    marked=Marked.PAIR,
+                    kind=Kind.CHOICE,
+                    choices=tuple(r.value for r in ReviewScope),
                 ),
             ),
         ),
@@ -679,6 +730,46 @@ QUIZ = Grammar(
         ),
         Verb("add", M.VERB_ADD),
         Verb("report", M.VERB_REPORT),
+        Verb(
+            "proposals",
+            M.VERB_PROPOSALS,
+            (
+                Option(
+                    "action",
+                    M.OPTION_PROPOSAL_ACTION,
+                    _proposal_action,
+                    "approve|reject",
+                    "approve",
+                    Marked.FIRST,
+                    kind=Kind.CHOICE,
+                    choices=PROPOSAL_ACTIONS,
+                ),
+                Option(
+                    "id",
+                    M.OPTION_PROPOSAL_ID,
+                    _whole("id", 1, PROPOSAL_ID_MAX),
+                    "ID",
+                    "12",
+                    kind=Kind.INTEGER,
+                    low=1,
+                    high=PROPOSAL_ID_MAX,
+                ),
+                Option(
+                    "reason",
+                    M.OPTION_PROPOSAL_REASON,
+                    _proposal_reason,
+                    "[reason]",
+                    "a duplicate of an older question",
+                    high=PROPOSAL_REASON_MAX,
+                ),
+            ),
+            raw=Option(
+                "proposals",
+                M.VERB_PROPOSALS,
+                _proposals_text,
+                "[approve ID | reject ID [reason]]",
+            ),
+        ),
         Verb(
             "dashboard",
             M.VERB_DASHBOARD,

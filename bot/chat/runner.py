@@ -205,7 +205,13 @@ class Loops:
         engine, publisher = self.chat.engine, self.chat.publisher
         self._tasks = [
             asyncio.create_task(
-                run_timers(engine, publisher, interval=self.timer_interval, stop=self._stop),
+                run_timers(
+                    engine,
+                    publisher,
+                    interval=self.timer_interval,
+                    stop=self._stop,
+                    also=(self.chat.tell_proposals,),
+                ),
                 name="quiz-timers",
             ),
             # Every process runs the scheduler; slot claims keep each post single.

@@ -11,7 +11,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from bot import messages as M
-from bot.chat.buttons import PRACTICE, PRACTICE_NEXT, PRACTICE_STOP, ConfidenceChoice
+from bot.bank.loader import check_text
+from bot.chat.buttons import PRACTICE, PRACTICE_NEXT, PRACTICE_STOP, ConfidenceChoice, Decide
 from bot.chat.content import Feedback, Offer, Panel, ReviewAsk
 from bot.engine import analytics
 from bot.engine.analytics import QuestionReport
@@ -28,11 +29,14 @@ from bot.engine.model import (
     Leaderboard,
     Period,
     PlayerSummary,
+    Proposal,
+    ProposalStatus,
     Proposed,
     Published,
     Question,
     QuestionCard,
     Reveal,
+    ReviewScope,
     UserStats,
 )
 from bot.engine.practice import PracticeResult, PracticeSession, PracticeTurn
@@ -46,6 +50,7 @@ from bot.text import (
     Label,
     Mention,
     Moment,
+    Pre,
     Strong,
     Text,
     Verbatim,
@@ -325,8 +330,10 @@ DIFFICULTIES = {
 }
 
 
-def settings(s: ChannelSettings, retention: float) -> Text:
-    """Return a channel's options, and the workspace's desired retention, as sentences."""
+def settings(
+    s: ChannelSettings, retention: float, review: ReviewScope = ReviewScope.OTHERS
+) -> Text:
+    """Return a channel's options, and the workspace's retention and review, as sentences."""
     changes = M.CHANGES_ALLOWED if s.allow_change else M.CHANGES_NOT_ALLOWED
     channel = say(
         M.SETTINGS,
@@ -339,7 +346,117 @@ def settings(s: ChannelSettings, retention: float) -> Text:
         if s.computed_percent
         else say(M.SETTINGS_COMPUTED_NONE, command=Code("/quiz next computed"))
     )
-    return lines(channel, computed, say(M.SETTINGS_RETENTION, percent=round(retention * 100)))
+    return lines(
+        channel,
+        computed,
+        say(M.SETTINGS_RETENTION, percent=round(retention * 100)),
+        review_setting(review),
+    )
+
+
+def review_setting(review: ReviewScope) -> Text:
+    """Return whose questions written in chat wait for an admin's review."""
+    if review is ReviewScope.EVERYONE:
+        return say(M.SETTINGS_REVIEW_EVERYONE, command=Code("/quiz settings review others"))
+    return say(M.SETTINGS_REVIEW_OTHERS, command=Code("/quiz settings review everyone"))
+
+
+# ---------------------------------------------------------------- proposals
+
+
+def proposal_offers(proposal_id: int) -> tuple[Offer, ...]:
+    """Return an admin's Approve, Edit and Reject buttons for a proposal."""
+    return (
+        Offer(Decide(proposal_id, "approve"), M.PROPOSAL_APPROVE, primary=True),
+        Offer(Decide(proposal_id, "edit"), M.PROPOSAL_EDIT),
+        Offer(Decide(proposal_id, "reject"), M.PROPOSAL_REJECT),
+    )
+
+
+def proposed_question(proposal: Proposal) -> Text:
+    """Return a proposed question as its card shows it: the stem, the choices, the answer,
+    and the short explanation (its YAML text if it no longer loads)."""
+    questions, problems = check_text(proposal.body, f"proposal {proposal.id}")
+    if problems or len(questions) != 1:
+        return Text((Pre(proposal.body),))
+    q = questions[0]
+    return lines(
+        Text((Strong(q.text),)),
+        join([Text((label(c),)) for c in q.choices]),
+        say(M.PROPOSAL_ANSWER, choice=label(q.answer_choice, strong=True)),
+        Text((Verbatim(q.short),)),
+    )
+
+
+def proposal(item: Proposal, *, lead: Text | None = None, buttons: bool = True) -> Feedback:
+    """Return a proposal for an admin: who wrote what, and Approve, Edit and Reject."""
+    head = say(
+        M.PROPOSAL_HEAD, id=item.id, question=Code(item.question_id), author=Mention(item.author)
+    )
+    offers = proposal_offers(item.id) if buttons else ()
+    return Feedback(lines(lead, head, proposed_question(item)), offers=offers)
+
+
+def new_proposal(item: Proposal) -> Feedback:
+    """Return what an admin is told, privately, of a proposal just made."""
+    lead = say(
+        M.PROPOSAL_NEW,
+        author=Mention(item.author),
+        question=Code(item.question_id),
+        id=item.id,
+        how=say(M.PROPOSAL_NEW_BUTTONS, command=Code("/quiz proposals")),
+    )
+    return proposal(item, lead=lead)
+
+
+def proposals_waiting(count: int, shown: int) -> Text:
+    """Return the heading of ``/quiz proposals``: how many wait, and how many are not shown."""
+    if count == 0:
+        return say(M.PROPOSALS_NONE)
+    head = say(M.PROPOSALS_WAITING, count=count)
+    if count <= shown:
+        return head
+    more = say(
+        M.PROPOSALS_MORE,
+        more=count - shown,
+        command=Code("quizbot questions proposals --workspace W"),
+    )
+    return lines(head, more)
+
+
+def approved(published: Published) -> Text:
+    """Return the admin's confirmation of an approval."""
+    return say(
+        M.PROPOSAL_APPROVED, question=Code(published.question_id), revision=published.revision
+    )
+
+
+def rejected(item: Proposal) -> Text:
+    """Return the admin's confirmation of a rejection (and how to give a reason next time)."""
+    done = say(M.PROPOSAL_REJECTED, id=item.id, question=Code(item.question_id))
+    if item.reason:
+        return done
+    command = Code(f"/quiz proposals reject {item.id} REASON")
+    return lines(done, say(M.PROPOSAL_REJECT_REASON, command=command))
+
+
+def proposal_text(item: Proposal) -> Text:
+    """Return a proposal's YAML text for an admin to edit outside chat."""
+    command = Code("quizbot questions import FILE")
+    return lines(
+        say(M.PROPOSAL_EDIT_TEXT, id=item.id, question=Code(item.question_id), command=command),
+        Text((Pre(item.body),)),
+    )
+
+
+def decided(item: Proposal) -> Text:
+    """Return what a proposal's author is told once it is decided."""
+    question = Code(item.question_id)
+    if item.status is ProposalStatus.APPROVED:
+        template = M.PROPOSAL_TOLD_EDITED if item.edited else M.PROPOSAL_TOLD_APPROVED
+        return say(template, question=question, revision=item.revision or 0)
+    reason = say(M.PROPOSAL_TOLD_REASON, reason=Verbatim(item.reason)) if item.reason else None
+    return lines(say(M.PROPOSAL_TOLD_REJECTED, question=question), reason)
 
 
 FLAG_REASONS = {

@@ -2,8 +2,10 @@
 
 ``export`` and ``import`` move them as YAML or CSV; ``add`` writes new ones from a file or from
 prompts; ``hide`` and ``unhide`` keep a question of the files out of one workspace's rounds;
-``list`` shows what a workspace has. Whatever is submitted passes the loader's rules, the chat
-markup check and the lint rules first, and nothing is saved unless all of it passes.
+``list`` shows what a workspace has; ``proposals`` lists the questions written in chat that wait
+for an admin, and ``approve`` and ``reject`` decide one (the terminal's operator is an admin).
+Whatever is submitted passes the loader's rules, the chat markup check and the lint rules first,
+and nothing is saved unless all of it passes.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add the ``questions`` subcommand and its actions."""
     parser = subparsers.add_parser(
         "questions",
-        help="a workspace's own questions: export, import, add, hide, list",
+        help="a workspace's own questions: export, import, add, hide, list, proposals",
         description=(
             "Manage the questions a workspace (or Discord server) keeps in the database, laid "
             "over the files' bank: a change is in the next round of every replica, no restart "
@@ -103,6 +105,46 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     _workspace(show)
     show.set_defaults(handler=run_list)
+
+    listing = actions.add_parser(
+        "proposals",
+        help="the questions written in chat that wait for an admin's review",
+        description=(
+            "List the workspace's proposals, the oldest first: those waiting (the default), or "
+            "every one with --all. Each shows its number, question id, author and the question."
+        ),
+    )
+    _workspace(listing)
+    listing.add_argument(
+        "--all", action="store_true", help="the decided ones too, with their decisions"
+    )
+    listing.set_defaults(handler=run_proposals)
+
+    approve = actions.add_parser(
+        "approve",
+        help="approve a proposal: its question goes live in the next round",
+        description=(
+            "Approve a waiting proposal: its question is stored as the question's next revision, "
+            "live in the next round on every replica, and its author is told in chat."
+        ),
+    )
+    approve.add_argument("proposal", metavar="ID", type=int, help="the proposal's number")
+    approve.add_argument(
+        "--author", default=DEFAULT_AUTHOR, help="who approves it (recorded; default cli)"
+    )
+    approve.set_defaults(handler=run_approve)
+
+    reject = actions.add_parser(
+        "reject",
+        help="reject a proposal, with a reason its author is told",
+        description="Reject a waiting proposal; its author is told in chat, with the reason.",
+    )
+    reject.add_argument("proposal", metavar="ID", type=int, help="the proposal's number")
+    reject.add_argument("--reason", help="why, told to its author (500 characters at most)")
+    reject.add_argument(
+        "--author", default=DEFAULT_AUTHOR, help="who rejects it (recorded; default cli)"
+    )
+    reject.set_defaults(handler=run_reject)
 
 
 def _workspace(parser: argparse.ArgumentParser) -> None:
@@ -202,6 +244,66 @@ def run_list(args: argparse.Namespace) -> int:
         for qid in sorted(layer.hidden):
             print(f"{qid}  hidden")
         print(f"{where}: {len(layer.questions)} own question(s), {len(layer.hidden)} hidden")
+        return 0
+
+    return _run(action)
+
+
+def run_proposals(args: argparse.Namespace) -> int:
+    """List a workspace's proposals."""
+    from bot.engine.model import ProposalStatus
+
+    async def action(rt: Any) -> int:
+        status = None if args.all else ProposalStatus.PENDING
+        found = await rt.engine.proposals(args.platform, args.workspace, status)
+        where = f"{args.platform} {args.workspace}"
+        if not found:
+            print(f"{where}: no proposals" + ("" if args.all else " waiting"))
+            return 0
+        for p in found:
+            decided = ""
+            if p.status is not ProposalStatus.PENDING and p.decided_at is not None:
+                decided = f"  {p.status.value} by {p.decided_by} {p.decided_at:%Y-%m-%d %H:%M} UTC"
+                if p.revision is not None:
+                    decided += f" (revision {p.revision}{', edited' if p.edited else ''})"
+                if p.reason:
+                    decided += f": {p.reason}"
+            print(
+                f"proposal {p.id}  {p.question_id}  by {p.author}  "
+                f"{p.created_at:%Y-%m-%d %H:%M} UTC  {p.status.value}{decided}"
+            )
+            if p.status is ProposalStatus.PENDING:
+                print("  " + p.body.rstrip("\n").replace("\n", "\n  "))
+        print(f"{where}: {len(found)} proposal(s)")
+        return 0
+
+    return _run(action)
+
+
+def run_approve(args: argparse.Namespace) -> int:
+    """Approve a proposal: its question goes live."""
+
+    async def action(rt: Any) -> int:
+        published = await rt.engine.approve(args.proposal, args.author)
+        print(
+            f"proposal {args.proposal}: {published.question_id} is live as revision "
+            f"{published.revision}; its author is told in chat"
+        )
+        return 0
+
+    return _run(action)
+
+
+def run_reject(args: argparse.Namespace) -> int:
+    """Reject a proposal, with a reason or none."""
+
+    async def action(rt: Any) -> int:
+        rejected = await rt.engine.reject(args.proposal, args.author, args.reason)
+        why = f" ({rejected.reason})" if rejected.reason else ""
+        print(
+            f"proposal {rejected.id}: {rejected.question_id} rejected{why}; "
+            "its author is told in chat"
+        )
         return 0
 
     return _run(action)

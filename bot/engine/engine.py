@@ -44,6 +44,7 @@ from bot.engine.model import (
     QuestionStats,
     ResolvedReport,
     Reveal,
+    ReviewScope,
     Round,
     ScoreRow,
     UserStats,
@@ -1516,6 +1517,17 @@ class QuizEngine:
             platform, workspace, replace(settings, retention=retention)
         )
         self._memories.pop((platform, workspace), None)
+
+    async def review_scope(self, platform: str, workspace: str) -> ReviewScope:
+        """Return whose questions written in chat wait for an admin's review here."""
+        return (await self.store.workspace_settings(platform, workspace)).review
+
+    async def set_review_scope(self, platform: str, workspace: str, scope: ReviewScope) -> None:
+        """Set whose questions written in chat wait for an admin's review in the workspace."""
+        settings = await self.store.workspace_settings(platform, workspace)
+        await self.store.set_workspace_settings(
+            platform, workspace, replace(settings, review=scope)
+        )
 
     async def _due_cards(self, platform: str, workspace: str, user: str) -> list[MemoryCard]:
         now = self._now()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable, Sequence
 
 from bot import messages as M
 from bot.engine import QuizEngine
@@ -49,8 +50,10 @@ async def run_timers(
     *,
     interval: float = 5.0,
     stop: asyncio.Event | None = None,
+    also: Sequence[Callable[[], Awaitable[object]]] = (),
 ) -> None:
-    """Close due rounds every ``interval`` seconds until ``stop`` is set or the task ends."""
+    """Close due rounds every ``interval`` seconds until ``stop`` is set or the task ends;
+    each pass also runs the ``also`` tasks (the chat's telling of proposals)."""
     stop = stop or asyncio.Event()
     while not stop.is_set():
         try:
@@ -61,6 +64,11 @@ async def run_timers(
             await tell_reporters(engine, publisher)
         except Exception:
             log.exception("telling reporters of fixes failed; will try again")
+        for task in also:
+            try:
+                await task()
+            except Exception:
+                log.exception("a timer task failed; will try again")
         count_loop_pass("timers")
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=interval)

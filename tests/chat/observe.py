@@ -29,6 +29,7 @@ class Handled:
             "track_click",
             "practice_press",
             "confidence_press",
+            "decide_press",
             "refuse",
             "submit",
             "open_form",

@@ -10,6 +10,7 @@ from bot.chat.buttons import (
     START_REVIEW,
     Button,
     Choice,
+    Decide,
     ReviewChoice,
     button_id,
     read_button,
@@ -27,6 +28,9 @@ from bot.chat.buttons import (
         (ReviewChoice("moe-alltoall#0", "A"), "review:moe-alltoall#0:A"),
         (START_REVIEW, "quiz:start-review"),
         (DASHBOARD, "quiz:dashboard"),
+        (Decide(1, "approve"), "proposal:1:approve"),
+        (Decide(2147483647, "edit"), "proposal:2147483647:edit"),
+        (Decide(12, "reject"), "proposal:12:reject"),
     ],
 )
 def test_every_button_reads_back_as_itself(button: Button, value: str) -> None:
@@ -50,6 +54,11 @@ def test_every_button_reads_back_as_itself(button: Button, value: str) -> None:
         "review:t#1234567890:A",
         "review:t#1#2:A",
         "review:#1:A",
+        "proposal:0:approve",
+        "proposal:01:approve",
+        "proposal:1:delete",
+        "proposal:12345678901:reject",
+        "proposal::edit",
     ],
 )
 def test_ids_the_bot_did_not_make_are_not_read(value: str) -> None:

@@ -143,11 +143,12 @@ def test_the_text_usage_lists_every_verb_as_typed() -> None:
         "`/quiz leaderboard [week|month|all]`",
         "`/quiz stats [@user]`",
         "`/quiz settings [changes on|off] [minutes N] [difficulty adaptive|level|mixed|easy|hard]"
-        " [computed PERCENT] [retention PERCENT]`",
+        " [computed PERCENT] [retention PERCENT] [review others|everyone]`",
         "`/quiz schedule HH:MM [Area/City] [daily|weekdays] [tag] [digest=DAY] [close=2h]`",
         "`/quiz schedule off`",
         "`/quiz review`",
         "`/quiz report`",
+        "`/quiz proposals [approve ID | reject ID [reason]]`",
         "`/quiz dashboard [me]`",
         "`/quiz me`",
         "`/quiz track`",
@@ -255,3 +256,45 @@ def test_a_flag_without_a_reason_is_refused(text: str, says: str) -> None:
 def test_the_flag_form_reads_its_options() -> None:
     call = read_options(QUIZ, "flag", {"reason": "outdated", "note": "NDR is old news"})
     assert (call.args.text("reason"), call.args.text("note")) == ("outdated", "NDR is old news")
+
+
+@pytest.mark.parametrize(
+    ("text", "given"),
+    [
+        ("proposals", (None, None, None)),
+        ("proposals approve 12", ("approve", 12, None)),
+        ("proposals Reject 3   too  vague", ("reject", 3, "too vague")),
+        ("proposals reject 3", ("reject", 3, None)),
+    ],
+)
+def test_proposals_reads_an_action_an_id_and_a_reason(
+    text: str, given: tuple[str | None, int | None, str | None]
+) -> None:
+    call = read_text(QUIZ, text)
+    assert call.verb.name == "proposals" and call.args["proposals"] == given
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("proposals delete 3", "Say /quiz proposals to list"),
+        ("proposals approve", "Say /quiz proposals to list"),
+        ("proposals approve 3 because", "Say /quiz proposals to list"),
+        ("proposals approve x", "is not a whole number"),
+        ("proposals reject 0", "between 1 and"),
+        ("proposals reject 3 " + "x" * 501, "500 characters at most"),
+    ],
+)
+def test_a_proposals_line_that_does_not_read_is_refused(text: str, says: str) -> None:
+    with pytest.raises(BadInput) as refused:
+        read_text(QUIZ, text)
+    assert says in refused.value.message
+
+
+def test_the_review_setting_reads_whose_questions_wait() -> None:
+    assert read("settings review everyone") == ("settings", {"review": "everyone"})
+    assert read("settings review Others") == ("settings", {"review": "others"})
+    with pytest.raises(BadInput, match="is not whose questions to review"):
+        read_text(QUIZ, "settings review admins")
+    call = read_options(QUIZ, "proposals", {"action": "reject", "id": 4, "reason": "dup"})
+    assert dict(call.args) == {"action": "reject", "id": 4, "reason": "dup"}

@@ -160,3 +160,43 @@ def test_opentdb_into_a_workspace(env: dict[str, str], tmp_path: Path) -> None:
     both = quizbot(env, *args, "--out", str(tmp_path / "out"))
     assert both.returncode == 2 and "not both" in both.stderr
     assert not (tmp_path / "out").exists()
+
+
+async def test_proposals_are_listed_approved_and_rejected_from_the_terminal(
+    env: dict[str, str],
+) -> None:
+    from bot.bank.loader import load_bank
+    from bot.bank.workspace import WorkspaceBanks, question_yaml
+    from bot.storage import open_store
+    from tests.conftest import FakeClock, make_question
+
+    store = await open_store(env["QUIZBOT_DATABASE_URL"])
+    try:
+        banks = WorkspaceBanks(load_bank([BANK]), store)
+        for qid in ("theirs-one", "theirs-two"):
+            body = question_yaml(make_question(qid))
+            await banks.submit(
+                "slack", "T1", body, author="U-bob", admin=False, at=FakeClock()(), channel="C1"
+            )
+    finally:
+        await store.close()
+    listed = quizbot(env, "questions", "proposals", "--workspace", "T1")
+    assert listed.returncode == 0, listed.stderr
+    assert "proposal 1  theirs-one  by U-bob" in listed.stdout and "pending" in listed.stdout
+    assert "slack T1: 2 proposal(s)" in listed.stdout
+    assert (
+        "no proposals waiting" in quizbot(env, "questions", "proposals", "--workspace", "T2").stdout
+    )
+    approved = quizbot(env, "questions", "approve", "1")
+    assert approved.returncode == 0, approved.stderr
+    assert "theirs-one is live as revision 1" in approved.stdout
+    assert "theirs-one  revision 1  by U-bob" in stored(env)
+    again = quizbot(env, "questions", "reject", "1", "--reason", "late")
+    assert again.returncode != 0 and "was approved already, by cli" in again.stderr
+    rejected = quizbot(env, "questions", "reject", "2", "--reason", "Too close to theirs-one.")
+    assert rejected.returncode == 0 and "(Too close to theirs-one.)" in rejected.stdout
+    unknown = quizbot(env, "questions", "approve", "9")
+    assert unknown.returncode != 0 and "There is no proposal 9." in unknown.stderr
+    every = quizbot(env, "questions", "proposals", "--workspace", "T1", "--all")
+    assert "approved by cli" in every.stdout and "rejected by cli" in every.stdout
+    assert "theirs-two" not in stored(env)

@@ -658,6 +658,36 @@ class SlackDriver:
         )
         return await self._send_view(view, values, user)
 
+    async def shown(
+        self, name: str, verb: str, options: dict[str, Any], *, user: str = "ada"
+    ) -> ReviewSeen:
+        """Run a command; return what the person saw and the buttons under it."""
+        key, marks = f"r{next(self._keys)}", self._marks()
+        line = spell(name, verb, options)
+        reply = await self._handled_after(
+            lambda: self.sender.command(line, user=self.uid(user), name=f"/{name}", respond_to=key)
+        )
+        assert reply.status == 200, reply
+        seen = Seen(reply.text, private=True) if reply.text else self._said(marks, key, user)
+        assert seen is not None, f"/{name} {line} said nothing"
+        return ReviewSeen(seen, self._buttons_since(marks, key, user))
+
+    def notices(self, user: str) -> list[ReviewSeen]:
+        """Return what the bot told the person privately, unprompted, with its buttons."""
+        return [
+            ReviewSeen(
+                Seen(" ".join([c.params.get("text", ""), *texts(c.params.get("blocks"))]), True),
+                [
+                    e["action_id"]
+                    for b in c.params.get("blocks") or []
+                    if b.get("type") == "actions"
+                    for e in b["elements"]
+                ],
+            )
+            for c in self.standin.of("chat.postEphemeral")
+            if c.params.get("user") == self.uid(user) and c.ok
+        ]
+
 
 # ---------------------------------------------------------------- Discord
 
@@ -1087,6 +1117,29 @@ class DiscordDriver:
         errors = errors_of(seen.text)
         return Sent(errors) if errors else Sent({}, seen)
 
+    async def shown(
+        self, name: str, verb: str, options: dict[str, Any], *, user: str = "ada"
+    ) -> ReviewSeen:
+        """Run a command; return what the person saw and the buttons under it."""
+        payload = self._payload(name, verb, options, user)
+        seen = await self._interact(payload)
+        assert seen is not None, f"/{name} {verb} said nothing"
+        return self._shown(payload, seen)
+
+    def notices(self, user: str) -> list[ReviewSeen]:
+        """Return the direct messages the bot sent the person, with their buttons."""
+        return [
+            ReviewSeen(
+                Seen("\n".join(texts(c.body)), True),
+                [
+                    b["custom_id"]
+                    for row in c.body.get("components") or []
+                    for b in row["components"]
+                ],
+            )
+            for c in self._dms(0, user)
+        ]
+
 
 # ---------------------------------------------------------------- Microsoft Teams
 
@@ -1500,6 +1553,26 @@ class TeamsDriver:
             assert any(b["type"].startswith("Input.") for b in shown), "the form is not shown"
             return Sent(errors)
         return Sent({}, Seen("\n".join(texts(shown)), private=True))
+
+    async def shown(
+        self, name: str, verb: str, options: dict[str, Any], *, user: str = "ada"
+    ) -> ReviewSeen:
+        """Run a command; return what the person saw and the buttons of the card in their
+        chat with the bot."""
+        before = len(self._chat_cards(user))
+        seen = await self.command(name, verb, options, user=user)
+        return self._shown(seen, before, user)
+
+    def notices(self, user: str) -> list[ReviewSeen]:
+        """Return what the bot sent to the person's chat with it, with the buttons."""
+        return [
+            ReviewSeen(
+                Seen("\n".join(texts(p.activity)), True),
+                [a["data"]["button"] for a in _card(p.activity).get("actions", [])],
+                p.id,
+            )
+            for p in self._chat_cards(user)
+        ]
 
 
 def _card(activity: dict[str, Any]) -> dict[str, Any]:

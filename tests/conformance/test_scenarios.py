@@ -14,12 +14,14 @@ from typing import Any
 import pytest
 
 from bot.bank.workspace import question_yaml
+from bot.config import Admins
 from bot.engine import ChannelSettings, Period
 from bot.engine.learning import CardKey
-from bot.engine.model import DifficultyMode
+from bot.engine.model import DifficultyMode, Proposed, Published, ReviewScope
 from bot.links import LinkMaker, Purpose, Scope, verify
 from bot.scheduler import schedule_store_of
 from tests.conformance.drivers import TEMPLATES, eventually
+from tests.conftest import make_question
 
 PNG = b"\x89PNG\r\n\x1a\n"
 # Teams' reactions are a fixed set (like, heart, laugh, surprised, sad, angry): none is a letter.
@@ -1019,3 +1021,124 @@ async def test_a_confidently_wrong_answer_is_told_so_plainly_on_every_face(face:
     uid = "fay" if face.platform == "terminal" else str(face.uid("fay"))
     cards = await face.engine.store.cards(place.platform, place.workspace, uid)
     assert len(cards) == 1 and cards[0].version == 2  # answered, then re-rated
+
+
+# ---------------------------------------------------------------- proposals
+
+
+async def propose(chat: Any, qid: str, *, user: str = "bob", admin: bool = False) -> Any:
+    """Write a question for the workspace as ``user`` would through the add form."""
+    body = question_yaml(replace(make_question(qid), text=f"Which answer does {qid} want?"))
+    return await chat.engine.submit(
+        chat.place.platform,
+        chat.place.workspace,
+        body,
+        author=str(chat.uid(user)),
+        admin=admin,
+        channel=chat.place.channel,
+    )
+
+
+def list_admin(chat: Any) -> None:
+    """List the admin in QUIZBOT_ADMINS, as the people the bot tells of new proposals."""
+    chat.core.admins = Admins(everywhere=frozenset({str(chat.uid("admin"))}))
+
+
+async def notice(chat: Any, user: str, part: str) -> Any:
+    """Wait for the bot to tell a person something privately, unprompted; return it."""
+
+    async def arrived() -> bool:
+        return any(part in n.seen for n in chat.notices(user))
+
+    await eventually(arrived)
+    return next(n for n in reversed(chat.notices(user)) if part in n.seen)
+
+
+async def pending(chat: Any) -> list[Any]:
+    return await chat.engine.proposals(chat.place.platform, chat.place.workspace)
+
+
+async def test_a_proposal_reaches_the_admins_and_an_approval_puts_it_live(chat: Any) -> None:
+    list_admin(chat)
+    proposed = await propose(chat, "our-fabric")
+    assert isinstance(proposed, Proposed)
+    pid = proposed.proposal_id
+    approve = f"proposal:{pid}:approve"
+    # The listed admin is told privately, with the question and its buttons where the
+    # platform's private messages carry them (Discord's direct messages point to the command).
+    told = await notice(chat, "admin", "proposed a question")
+    assert "Which answer does our-fabric want?" in told.seen and "Answer:" in told.seen
+    if chat.platform == "discord":
+        assert told.values == [] and "/quiz proposals" in told.seen
+    else:
+        assert approve in told.values and f"proposal:{pid}:reject" in told.values
+    shown = await chat.shown("quiz", "proposals", {}, user="admin")
+    assert shown.seen.private and f"Proposal {pid}" in shown.seen.text
+    assert shown.values == [approve, f"proposal:{pid}:edit", f"proposal:{pid}:reject"]
+    bank = await chat.engine.bank_for(chat.place.platform, chat.place.workspace)
+    assert "our-fabric" not in bank
+    done = await chat.press(shown, approve, user="admin")
+    assert done.seen.private and "is live as revision 1" in done.seen.text
+    bank = await chat.engine.bank_for(chat.place.platform, chat.place.workspace)
+    assert bank.by_id("our-fabric").revision == 1
+    told = await notice(chat, "bob", "was approved")
+    assert "our-fabric" in told.seen
+    # A second press changes nothing and says so.
+    again = await chat.press(shown, approve, user="admin")
+    assert "was approved already" in again.seen.text
+    assert await pending(chat) == []
+    assert "No proposed question waits" in await chat.command("quiz", "proposals", {}, user="admin")
+
+
+async def test_a_rejection_with_a_reason_is_told_to_its_author(chat: Any) -> None:
+    proposed = await propose(chat, "too-vague")
+    assert isinstance(proposed, Proposed)
+    pid = proposed.proposal_id
+    options = {"action": "reject", "id": pid, "reason": "Too vague: say which fabric."}
+    seen = await chat.command("quiz", "proposals", options, user="admin")
+    assert seen.private and f"Rejected proposal {pid}" in seen
+    told = await notice(chat, "bob", "was not accepted")
+    assert "Too vague: say which fabric." in told.seen
+    bank = await chat.engine.bank_for(chat.place.platform, chat.place.workspace)
+    assert "too-vague" not in bank
+    again = await chat.command("quiz", "proposals", {"action": "approve", "id": pid}, user="admin")
+    assert "was rejected already" in again
+    assert "too-vague" not in await chat.engine.bank_for(chat.place.platform, chat.place.workspace)
+
+
+async def test_a_member_cannot_list_or_decide_proposals(chat: Any) -> None:
+    proposed = await propose(chat, "members-own")
+    assert isinstance(proposed, Proposed)
+    pid = proposed.proposal_id
+    listed = await chat.command("quiz", "proposals", {}, user="bob")
+    assert listed.private and "review proposed questions" in listed
+    shown = await chat.shown("quiz", "proposals", {}, user="admin")
+    for decision in ("approve", "reject", "edit"):
+        refused = await chat.press(shown, f"proposal:{pid}:{decision}", user="cy")
+        assert "review proposed questions" in refused.seen.text
+    typed = await chat.command("quiz", "proposals", {"action": "approve", "id": pid}, user="cy")
+    assert typed.private and "review proposed questions" in typed
+    [still] = await pending(chat)
+    assert still.id == pid and still.decided_by is None
+    # An id that is not this workspace's is as unknown as one that never was.
+    unknown = await chat.command(
+        "quiz", "proposals", {"action": "approve", "id": pid + 100}, user="admin"
+    )
+    assert f"There is no proposal {pid + 100}." in unknown
+
+
+async def test_an_admin_makes_everyones_questions_wait_for_review(chat: Any) -> None:
+    shown = await chat.command("quiz", "settings", {}, user="bob")
+    assert "by anyone but an admin wait for an admin's review" in shown
+    assert isinstance(await propose(chat, "admins-first", user="admin", admin=True), Published)
+    member = await chat.command("quiz", "settings", {"review": "everyone"}, user="bob")
+    assert member.private and "can change this channel's quiz settings" in member
+    seen = await chat.command("quiz", "settings", {"review": "everyone"}, user="admin")
+    assert seen.private and "Saved." in seen and "the admins' too, waits" in seen
+    stored = await chat.engine.store.workspace_settings(chat.place.platform, chat.place.workspace)
+    assert stored.review is ReviewScope.EVERYONE
+    assert isinstance(await propose(chat, "admins-second", user="admin", admin=True), Proposed)
+    bank = await chat.engine.bank_for(chat.place.platform, chat.place.workspace)
+    assert "admins-first" in bank and "admins-second" not in bank
+    await chat.command("quiz", "settings", {"review": "others"}, user="admin")
+    assert isinstance(await propose(chat, "admins-third", user="admin", admin=True), Published)

@@ -123,7 +123,11 @@ class DiscordPort:
                     await channel.send(
                         render.markdown(text), allowed_mentions=discord.AllowedMentions.none()
                     )
-                case MessageUser(place=place, user=user, text=text, about=about):
+                case MessageUser(place=place, user=user, text=text, about=about, offers=offers):
+                    if offers:
+                        # A press in a direct message has no server to act in: say what does.
+                        how = say(M.DM_NO_BUTTONS, command=Code("/quiz proposals"))
+                        text = text + "\n" + how
                     await self._direct(place, user, text, about)
         return None
 

@@ -171,9 +171,14 @@ class SlackPort:
                         await self.client.chat_postMessage(
                             channel=channel, text=render.mrkdwn(text)
                         )
-                    case MessageUser(user=user, text=text):
+                    case MessageUser(user=user, text=text, offers=()):
                         await self.client.chat_postEphemeral(
                             channel=channel, user=user, text=render.mrkdwn(text)
+                        )
+                    case MessageUser(user=user, text=text, offers=offers):
+                        shown = render.feedback(Feedback(text, offers=offers))
+                        await self.client.chat_postEphemeral(
+                            channel=channel, user=user, **shown.as_kwargs()
                         )
         return None
 

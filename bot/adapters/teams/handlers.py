@@ -30,10 +30,12 @@ from bot.chat import (
     Content,
     EstimateView,
     Explanation,
+    Feedback,
     FindCard,
     Gone,
     MessageUser,
     NotAMember,
+    Offer,
     PostCard,
     PostText,
     ReplyInThread,
@@ -400,8 +402,8 @@ class TeamsPort:
                         await conversations.send_to_conversation(
                             place.channel, _activity(await self._message(text))
                         )
-                    case MessageUser(user=user, text=text, about=about):
-                        await self._direct(client, reference, place, user, text, about)
+                    case MessageUser(user=user, text=text, about=about, offers=offers):
+                        await self._direct(client, reference, place, user, text, about, offers)
         return None
 
     async def direct(self, place: Place, user: str, content: Content) -> None:
@@ -422,12 +424,16 @@ class TeamsPort:
         user: str,
         text: Text,
         about: str | None,
+        offers: tuple[Offer, ...] = (),
     ) -> None:
         if about is not None:
             link = f"https://teams.microsoft.com/l/message/{place.channel}/{about}"
             text = say(M.REACTION_ABOUT, link=Link(link, link)) + "\n" + text
         chat = await self._chat_with(client, reference, user)
-        await client.conversations.send_to_conversation(chat, _activity(await self._message(text)))
+        content: Content = Feedback(text, offers=offers) if offers else text
+        await client.conversations.send_to_conversation(
+            chat, _activity(await self._message(content))
+        )
 
     async def _chat_with(
         self, client: TeamsConnectorClient, reference: Reference, user: str
