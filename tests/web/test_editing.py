@@ -106,6 +106,10 @@ async def test_an_admin_edits_a_files_question_and_its_reporters_are_told(banked
     # Prefilled with the files' question.
     assert form["question"] == f"Question {QID}?" and form["answer"] == "B"
     assert form["choice_C"] == f"choice C of {QID}" and form["revision"] == ""
+    # Sent as it is, it stores nothing: the question stays the files'.
+    untouched = await post(banked, form)
+    assert untouched.headers["Location"] == f"/dashboard/questions/{QID}?done=unchanged"
+    assert await history(banked) == []
     form["question"] = "Which of these is the second question's answer?"
     form["full"] = "First paragraph.\r\n\r\nSecond paragraph."
     saved = await post(banked, form)
