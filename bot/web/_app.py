@@ -140,7 +140,8 @@ def _environment() -> jinja2.Environment:
 
 @dataclass
 class Dashboard:
-    """The team dashboard over one engine and store: read-only but for a question's edit form."""
+    """The team dashboard over one engine and store: read-only but for the admins' changes to
+    the workspace's questions (a question's edit form and Hide button, proposals' decisions)."""
 
     engine: QuizEngine
     store: DashboardStore
@@ -291,6 +292,11 @@ class Dashboard:
         if not self._same_origin(request):
             return self._refuse(
                 "Changes are taken only from the dashboard's own pages: nothing was changed."
+            )
+        if not grant.nonce:
+            return self._refuse(
+                "This session was opened before the dashboard's forms had a token: nothing was "
+                "changed. Ask the bot for a new link."
             )
         posted = await request.post()
         token = posted.get("csrf", "")

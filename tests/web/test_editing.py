@@ -4,6 +4,7 @@ checks one, and every forged, replayed or out-of-scope post changes nothing and 
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from html.parser import HTMLParser
 
 import pytest
@@ -327,3 +328,39 @@ async def test_no_form_without_workspace_banks(site: Site) -> None:
     assert (await open_link(site, site.link(T1, ADMIN))).status == 303
     page = await (await site.client.get(f"/dashboard/questions/{QID}")).text()
     assert 'id="edit"' not in page and "csrf" not in page
+
+
+async def test_a_session_without_a_nonce_is_asked_to_open_a_new_link(banked: Site) -> None:
+    # A cookie signed before sessions carried a nonce: still a session, but no form token.
+    old = links.sign(
+        banked.dashboard.secret,
+        Purpose.SESSION,
+        links.Grant(
+            "slack", T1.workspace, Scope.WORKSPACE, ADMIN, banked.clock() + timedelta(hours=1)
+        ),
+    )
+    banked.client.session.cookie_jar.update_cookies({COOKIE: old})
+    assert (await banked.client.get(f"/dashboard/questions/{QID}")).status == 200
+    empty = links.form_token(
+        banked.dashboard.secret,
+        links.verify(banked.dashboard.secret, Purpose.SESSION, old, banked.clock()),
+    )
+    data = {"csrf": empty, "action": "hide"}
+    await refused(await post(banked, data), "Ask the bot for a new link")
+    await nothing_changed(banked)
+
+
+def test_a_form_token_is_bound_to_its_session_and_survives_a_key_rotation() -> None:
+    old, new = "o" * 40, "n" * 40
+    until = links.datetime(2026, 3, 4, 12, tzinfo=links.UTC)
+    session = links.Grant("slack", T1.workspace, Scope.WORKSPACE, ADMIN, until, "nonce-1")
+    token = links.form_token(old, session)
+    assert links.form_token_ok(f"{new},{old}", session, token)
+    assert not links.form_token_ok(new, session, token)
+    for other in (
+        links.Grant("slack", T1.workspace, Scope.WORKSPACE, ADMIN, until, "nonce-2"),
+        links.Grant("slack", T2.workspace, Scope.WORKSPACE, ADMIN, until, "nonce-1"),
+        links.Grant("slack", T1.workspace, Scope.WORKSPACE, BOB, until, "nonce-1"),
+        links.Grant("slack", T1.workspace, Scope.ME, ADMIN, until, "nonce-1"),
+    ):
+        assert not links.form_token_ok(old, other, token)
