@@ -20,7 +20,8 @@ def register(sub: Any) -> None:
             "A practice session in the terminal, the same as /quiz practice in chat, on the same "
             "engine and database: your due questions first, then new ones picked at your level; "
             "a due question you miss comes back until you get it right (docs/learning.md). "
-            "Type a letter to answer (a or A), q to quit. Works with piped input too: "
+            "Type a letter to answer (a or A), q to quit; a chat command such as /quiz me is "
+            "answered as in chat. Works with piped input too: "
             "printf 'A\\nq\\n' | quizbot play"
         ),
     )

@@ -169,3 +169,26 @@ def test_a_fresh_session_on_the_bundled_bank_practises_a_new_question(tmp_path: 
     assert "Right! You chose A)" in out or "Not this time. You chose A)" in out
     assert "Practice done:" in out and "of 1 right." in out
     assert (tmp_path / "quizbot.db").exists()
+
+
+def test_a_typed_command_is_answered_as_in_chat_and_the_question_asked_again(
+    env: dict[str, str],
+):
+    typed = "/quiz me\n/quiz next\n/bandwidth 1GB allreduce nodes=2\n/nope\nq\n"
+    result = play(env, typed, "--tag", "net", "--count", "1")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    # /quiz me's page, as chat words it.
+    assert "Your quiz" in out and "0 points, 0 of 0 right." in out
+    # No channel to post a card in: refused, and nothing opened.
+    assert "I can't post in this channel yet: run quizbot slack, discord or teams" in " ".join(
+        out.split()
+    )
+    # A table keeps its lines whole.
+    assert any(
+        line.startswith("   ib-ndr") and line.endswith("ring/Simple") for line in out.splitlines()
+    )
+    # Anything else is no choice; the question is asked again until q.
+    assert "'/nope' is not a choice" in out
+    assert out.count("Your answer (A-C, q to quit):") == 5
+    assert out.rstrip().endswith("Practice stopped.")

@@ -35,7 +35,7 @@ class ConsolePort:
         """Print a message for the person; refuse a card, which has no channel to go to."""
         match action:
             case MessageUser(text=text) | PostText(text=text):
-                self.screen.print(render.content(text))
+                self.screen.print(render.content(text), crop=False)
                 return None
             case _:
                 raise NotAMember("the terminal has no channel")
@@ -68,7 +68,7 @@ class ConsoleExchange:
         if isinstance(content, QuestionCard) and not private:
             raise NotAMember("the terminal has no channel")
         self.replies.append(content)
-        self.screen.print(render.content(content))
+        self.screen.print(render.content(content), crop=False)
         self.screen.file.flush()
         return None
 

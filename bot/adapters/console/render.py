@@ -21,7 +21,7 @@ from bot import messages as M
 from bot.chat import words
 from bot.chat.content import Content, EstimateView, Feedback, Panel, ReviewAsk
 from bot.engine.model import Choice, Question, QuestionCard, Reveal
-from bot.text import Code, Text, say
+from bot.text import Code, Pre, Span, Text, say
 
 PLATFORM = "console"
 # Lines stay readable in a narrow terminal and in 80 columns when piped.
@@ -72,6 +72,24 @@ def console(out: TextIO) -> Console:
 
 def _plain(text: Text, style: str = "") -> Rich:
     return Rich(text.plain(), style=style)
+
+
+def _blocks(text: Text) -> RenderableType:
+    """Render a text whose preformatted blocks (a usage, a table) keep their lines: the words
+    around them wrap, the blocks never do."""
+    parts: list[RenderableType] = []
+    words_: list[Span] = []
+    for span in (*text.spans, None):
+        if isinstance(span, Pre) or span is None:
+            said = Text(tuple(words_)).plain().strip("\n")
+            if said:
+                parts.append(Rich(said))
+            words_ = []
+            if span is not None:
+                parts.append(Rich(Text((span,)).plain(), no_wrap=True, overflow="ignore"))
+        else:
+            words_.append(span)
+    return Group(*parts)
 
 
 def _indented(renderable: RenderableType, by: int = 2) -> Padding:
@@ -153,7 +171,8 @@ def explanation_of(q: Question, chart_table: str | None = None) -> RenderableTyp
 
 
 def content(shown: Content) -> RenderableType:
-    """Render what the chat core answered, as the terminal shows it."""
+    """Render what the chat core answered, as the terminal shows it (print it uncropped: a
+    table or a usage keeps its lines whole)."""
     match shown:
         case ReviewAsk():
             return asked(shown)
@@ -164,14 +183,15 @@ def content(shown: Content) -> RenderableType:
             if note is not None:
                 parts.append(_plain(note, QUIET))
             return Group(*parts)
-        case EstimateView(table=table, headline=headline):
-            return Group(Rich(""), Rich(headline), Rich(table, no_wrap=True, overflow="ignore"))
+        case EstimateView(table=table):
+            # The table's first line is its headline.
+            return Group(Rich(""), Rich(table, no_wrap=True, overflow="ignore"))
         case QuestionCard(question=question):
             return Group(Rich(""), Rich(question.text), *map(_choice_line, question.choices))
         case Reveal():
             return Group(Rich(""), _plain(words.results(shown)))
         case _:
-            return Group(Rich(""), _plain(shown))
+            return Group(Rich(""), _blocks(shown))
 
 
 def asked(ask: ReviewAsk) -> RenderableType:

@@ -3,9 +3,10 @@
 A letter is a press of the choice's button, ``s`` and ``g`` the "I was sure" and "I guessed"
 buttons, Enter the practice session's Next, ``q`` (or the end of input, or Ctrl-C) its Stop:
 the ids of ``bot.chat.buttons``, read and answered by ``Chat`` with the flows and sentences of
-Slack, Discord and Teams. A review is ``/quiz review``, as typed in chat. What is the terminal's
-own is how it reads: the prompt, the hint for a line that is no choice, and the full
-explanation, which waits for ``m`` at a terminal and follows at once when input is piped.
+Slack, Discord and Teams. A review is ``/quiz review``, as typed in chat, and a line typed as a
+command (``/quiz me``) is one. What is the terminal's own is how it reads: the prompt, the hint
+for a line that is no choice, and the full explanation, which waits for ``m`` at a terminal and
+follows at once when input is piped.
 """
 
 from __future__ import annotations
@@ -81,14 +82,30 @@ class Terminal:
         self._reader = _LineReader()
 
     async def read(self, prompt: str) -> str | None:
-        """Read one line after ``prompt``; None at end of input."""
-        self.screen.print(prompt, end="")
-        self.screen.file.flush()
-        line = await self._reader.readline()
-        if line == "":
-            self.screen.print()
-            return None
-        return line.strip()
+        """Read one line after ``prompt``; None at end of input.
+
+        A line that is a command (``/quiz me``, ``/bandwidth 1GB allreduce 8``) is answered as
+        chat answers it, and the prompt comes again.
+        """
+        while True:
+            self.screen.print(prompt, end="")
+            self.screen.file.flush()
+            line = await self._reader.readline()
+            if line == "":
+                self.screen.print()
+                return None
+            if not await self.typed(line.strip()):
+                return line.strip()
+
+    async def typed(self, line: str) -> bool:
+        """Run a typed command (its first word names one: ``/quiz``, ``/bandwidth``); return
+        whether the line was one."""
+        name, _, rest = line.removeprefix("/").partition(" ")
+        if not line.startswith("/") or name.lower() not in self.chat.grammars:
+            return False
+        event = Command(PLACE, self.user, name.lower(), text=rest.strip())
+        await self.chat.command(event, ConsoleExchange(self.screen))
+        return True
 
     def show(self, shown: RenderableType) -> None:
         """Print something of the terminal's own."""
