@@ -200,8 +200,9 @@ def command_of(place: Place, user: str, line: str) -> Command:
     return Command(place, user, "quiz", text=line)
 
 
-def pressed(activity: Mapping[str, Any]) -> str | None:
-    """Return the button id a card action carries (``Action.Execute``, or ``Action.Submit``)."""
+def _card_data(activity: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """Return the data one of the bot's card actions sent (an ``Action.Execute`` invoke with
+    the bot's verb, or an ``Action.Submit`` message), or None for any other activity."""
     value = activity.get("value")
     if not isinstance(value, Mapping):
         return None
@@ -212,24 +213,21 @@ def pressed(activity: Mapping[str, Any]) -> str | None:
         if action.get("verb") != render.VERB:
             return None
         value = action.get("data") or {}
-    button = value.get(render.DATA_KEY) if isinstance(value, Mapping) else None
+    return value if isinstance(value, Mapping) else None
+
+
+def pressed(activity: Mapping[str, Any]) -> str | None:
+    """Return the button id a card action carries (``Action.Execute``, or ``Action.Submit``)."""
+    value = _card_data(activity)
+    button = value.get(render.DATA_KEY) if value is not None else None
     return button if isinstance(button, str) else None
 
 
 def form_sent(activity: Mapping[str, Any]) -> tuple[str, dict[str, str], str | None] | None:
     """Return a form sent back (its id, its values by field name, the team it was opened
     from), or None for an activity that is not one."""
-    value = activity.get("value")
-    if not isinstance(value, Mapping):
-        return None
-    if activity.get("type") == "invoke":
-        if activity.get("name") != ADAPTIVE_CARD_ACTION:
-            return None
-        action = value.get("action") or {}
-        if action.get("verb") != render.VERB:
-            return None
-        value = action.get("data") or {}
-    if not isinstance(value, Mapping) or not value.get(render.FORM_KEY):
+    value = _card_data(activity)
+    if value is None or not value.get(render.FORM_KEY):
         return None
     form_id = value.get(render.DATA_KEY)
     if not isinstance(form_id, str):
