@@ -220,12 +220,11 @@ PROPOSAL_APPROVED = (
     "Approved: {question} is live as revision {revision} from the next round; its author will "
     "be told."
 )
+PROPOSAL_EDIT_ID = (
+    "An edit of a proposal keeps its id, {question}; to add another question, use /quiz add."
+)
 PROPOSAL_REJECTED = "Rejected proposal {id} ({question}); its author will be told."
 PROPOSAL_REJECT_REASON = "To give its author a reason, reject with {command} instead."
-PROPOSAL_EDIT_TEXT = (
-    "Proposal {id} ({question}) as written: change it, store it with {command} (it goes live "
-    "as a new revision), then reject the proposal."
-)
 PROPOSAL_TOLD_APPROVED = (
     "Your question {question} was approved and is in this workspace's rotation (revision "
     "{revision}). Thanks for writing it."

@@ -224,20 +224,23 @@ def values_of(question: Question) -> dict[str, str]:
     return values
 
 
-def check_form(values: Mapping[str, object], current: QuestionBank) -> FormCheck:
+def check_form(
+    values: Mapping[str, object], current: QuestionBank, *, new_only: bool = True
+) -> FormCheck:
     """Check a filled-in form for a workspace as ``quizbot questions add`` checks a file.
 
     Each field is checked on its own first (required, length, allowed values); then the
     question passes the loader's rules, the chat markup check, a new id and the lint rules
     (``check_submission`` with ``new_only``) against the workspace's bank as it is. Every
-    problem comes back under the field it is about; nothing is saved by checking.
+    problem comes back under the field it is about; nothing is saved by checking. An edit of a
+    proposal (``new_only`` False) may keep an id the bank has.
     """
     given = cleaned(values)
     errors = {f.name: e for f in QUESTION_FIELDS if (e := field_error(f, given[f.name]))}
     if errors:
         return FormCheck(errors=errors)
     body = dump(data_of(given))
-    checked = check_submission(body, "form", current, new_only=True)
+    checked = check_submission(body, "form", current, new_only=new_only)
     where = _fields_by_line(body)
     found: list[Problem | Finding] = [*checked.problems, *checked.warnings]
     for problem in found:

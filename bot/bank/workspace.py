@@ -587,9 +587,16 @@ class WorkspaceBanks:
         """Approve a pending proposal, once across replicas: its question goes live.
 
         ``body`` is an admin's edit of the question (checked by the caller), stored instead of
-        the text proposed. Raise ``UnknownProposal``, or ``AlreadyDecided`` (nothing changed)
-        when it was approved or rejected before.
+        the text proposed; it keeps the proposal's question id (UserError otherwise). Raise
+        ``UnknownProposal``, or ``AlreadyDecided`` (nothing changed) when it was approved or
+        rejected before.
         """
+        if body is not None:
+            found = await self.store.proposal(proposal_id)
+            if found is None:
+                raise UnknownProposal(proposal_id)
+            if question_id_of(body) != found.question_id:
+                raise UserError(say(M.PROPOSAL_EDIT_ID, question=Code(found.question_id)))
         return await self.store.approve_proposal(proposal_id, by=by, at=at, body=body)
 
     async def reject(

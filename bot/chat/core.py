@@ -37,7 +37,16 @@ from bot.chat.buttons import (
 )
 from bot.chat.content import Feedback, MessageUser, Offer, Panel
 from bot.chat.events import Click, Command, Press, Reaction, ReviewClick, Submit
-from bot.chat.flows import FLOWS, Context, ask_practice, dashboard_for, decide, my_mastery
+from bot.chat.flows import (
+    FLOWS,
+    Context,
+    ask_practice,
+    dashboard_for,
+    decide,
+    editable,
+    form_values,
+    my_mastery,
+)
 from bot.chat.grammar import GRAMMARS, BadInput, Call, Form, read_options, read_text, usage
 from bot.chat.names import Lookup, NameBook
 from bot.chat.port import Exchange, Port
@@ -54,6 +63,8 @@ from bot.text import Code, Text, lines, say, text
 log = logging.getLogger(__name__)
 
 COUNTED = (AnswerStatus.ACCEPTED, AnswerStatus.CHANGED)
+# The key of ``Chat.edits``' one value: the number of the proposal a form edits.
+EDITING = "proposal"
 # Hears whether a reaction's answer is settled (True) or failed and may be tried again (False).
 Settled = Callable[[bool], None]
 
@@ -91,6 +102,9 @@ class Chat:
         self.drain = Drain()
         # What each person sent of a question form in pages, until its last page.
         self.drafts = forms.Drafts()
+        # Whose open question form edits a proposal (its number): sending it approves that
+        # proposal with the edited question instead of adding a new one.
+        self.edits = forms.Drafts()
         # What people, channels and the workspace are called, for the dashboard and exports.
         self.names = NameBook(
             engine.store, engine.clock, port.platform, name_lookup, drain=self.drain
@@ -125,6 +139,7 @@ class Chat:
                     await turn.reply(flow.instant(ctx, call), private=True)
                     return
                 if flow.form is not None:
+                    self.edits.drop(event.place, event.user)  # a fresh form edits nothing
                     await exchange.open_form(flow.form(ctx, call))
                     return
                 if flow.check is not None:
@@ -282,7 +297,9 @@ class Chat:
         current = await engine.bank_for(place.platform, place.workspace)
         if not isinstance(current, QuestionBank):
             raise UserError(say(M.PROPOSALS_NOT_KEPT))
-        checked = check_form(values, current)
+        editing = self.edits.get(place, user)
+        # An edit of a proposal may keep an id the bank has (a proposed edit of a question).
+        checked = check_form(values, current, new_only=editing is None)
         if not checked.ok:
             first = next(iter(checked.errors))
             if paged:
@@ -302,6 +319,14 @@ class Chat:
         await turn.start(private=True)
         admin = await self.is_admin(place, user, exchange.is_admin)
         assert checked.question is not None
+        if editing is not None:
+            if not admin:
+                raise UserError(say(M.PROPOSALS_ADMINS_ONLY, admins=self.port.admins))
+            published = await engine.approve(int(editing[EDITING]), user, body=checked.body)
+            self.edits.drop(place, user)
+            self.drafts.drop(place, user)
+            await turn.reply(words.approved(published), private=True)
+            return
         result = await engine.banks.submit(
             place.platform,
             place.workspace,
@@ -513,8 +538,14 @@ class Chat:
             turn = Turn(exchange)
             ctx = Context(self, event.place, event.user, turn)
             try:
-                if decision != "edit":
-                    await turn.start(private=True)
+                if decision == "edit":
+                    # The form must be the first response: nothing is sent before it.
+                    item = await editable(ctx, proposal_id)
+                    self.edits.keep(event.place, event.user, {EDITING: str(item.id)})
+                    values = form_values(item)
+                    await self.open_add_form(event.place, event.user, exchange, values, kind=kind)
+                    return
+                await turn.start(private=True)
                 await decide(ctx, proposal_id, decision)
             except Exception as exc:
                 await self._fail(exc, turn, self._where(event.place, event.user))

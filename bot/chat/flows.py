@@ -14,6 +14,8 @@ from typing import Protocol
 
 from bot import messages as M
 from bot.bandwidth import PLAN_USAGE, BandwidthError, Estimate, Plan, is_plan
+from bot.bank.form import values_of
+from bot.bank.loader import check_text
 from bot.bank.workspace import AlreadyDecided, UnknownProposal
 from bot.chat import forms, words
 from bot.chat._charts import ChartAllowance, Charts, ChartsBusy, request_of
@@ -325,19 +327,34 @@ async def proposals(ctx: Context, call: Call) -> None:
 
 
 async def decide(ctx: Context, proposal_id: int, decision: str, reason: str | None = None) -> None:
-    """Approve, reject or edit a proposal of this workspace (admins only; anyone else is
-    refused and nothing changes). A proposal decided already is said so, unchanged."""
+    """Approve or reject a proposal of this workspace (admins only; anyone else is refused and
+    nothing changes). A proposal decided already is said so, unchanged."""
     await ctx.require_admin(M.PROPOSALS_ADMINS_ONLY)
     item = await proposal_here(ctx, proposal_id)
     engine = ctx.chat.engine
     if decision == "approve":
         await ctx.say(words.approved(await engine.approve(item.id, ctx.user)))
-    elif decision == "reject":
-        await ctx.say(words.rejected(await engine.reject(item.id, ctx.user, reason)))
     else:
-        if item.status is not ProposalStatus.PENDING:
-            raise AlreadyDecided(item)
-        await ctx.say(words.proposal_text(item))
+        await ctx.say(words.rejected(await engine.reject(item.id, ctx.user, reason)))
+
+
+async def editable(ctx: Context, proposal_id: int) -> Proposal:
+    """Return a pending proposal of this workspace for an admin to edit; refuse anyone else,
+    and a proposal decided already, changing nothing."""
+    await ctx.require_admin(M.PROPOSALS_ADMINS_ONLY)
+    item = await proposal_here(ctx, proposal_id)
+    if item.status is not ProposalStatus.PENDING:
+        raise AlreadyDecided(item)
+    return item
+
+
+def form_values(item: Proposal) -> dict[str, str]:
+    """Return a proposal's question as the question form's values (its id alone, should its
+    text no longer load)."""
+    questions, problems = check_text(item.body, f"proposal {item.id}")
+    if problems or len(questions) != 1:
+        return {"id": item.question_id}
+    return values_of(questions[0])
 
 
 async def proposal_here(ctx: Context, proposal_id: int) -> Proposal:

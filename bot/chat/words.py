@@ -440,15 +440,6 @@ def rejected(item: Proposal) -> Text:
     return lines(done, say(M.PROPOSAL_REJECT_REASON, command=command))
 
 
-def proposal_text(item: Proposal) -> Text:
-    """Return a proposal's YAML text for an admin to edit outside chat."""
-    command = Code("quizbot questions import FILE")
-    return lines(
-        say(M.PROPOSAL_EDIT_TEXT, id=item.id, question=Code(item.question_id), command=command),
-        Text((Pre(item.body),)),
-    )
-
-
 def decided(item: Proposal) -> Text:
     """Return what a proposal's author is told once it is decided."""
     question = Code(item.question_id)

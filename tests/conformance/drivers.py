@@ -658,6 +658,33 @@ class SlackDriver:
         )
         return await self._send_view(view, values, user)
 
+    async def edit(
+        self, shown: ReviewSeen, value: str, changes: dict[str, str], *, user: str = "ada"
+    ) -> tuple[dict[str, str], Sent]:
+        """Press a button that opens the question form (a proposal's Edit); send the form with
+        what it held, ``changes`` made. Return what it held, and what came of it."""
+        assert value in shown.values, (value, shown.values)
+        k = f"e{next(self._keys)}"
+        payload = block_actions(
+            0, "A", user=self.uid(user), response_url=self.standin.response_url(k)
+        )
+        payload["actions"][0].update(action_id=value, block_id="quiz_offers", value="")
+        payload["container"]["is_ephemeral"] = True
+        body = urllib.parse.urlencode({"payload": json.dumps(payload)})
+        view = await self._opened_view(
+            lambda: self.sender.post(body, "application/x-www-form-urlencoded")
+        )
+        held: dict[str, str] = {}
+        for block in view["blocks"]:
+            if block["type"] != "input":
+                continue
+            element = block["element"]
+            if element["type"] == "static_select":
+                held[block["block_id"]] = (element.get("initial_option") or {}).get("value", "")
+            else:
+                held[block["block_id"]] = element.get("initial_value") or ""
+        return held, await self._send_view(view, held | changes, user)
+
     async def shown(
         self, name: str, verb: str, options: dict[str, Any], *, user: str = "ada"
     ) -> ReviewSeen:
@@ -1117,6 +1144,41 @@ class DiscordDriver:
         errors = errors_of(seen.text)
         return Sent(errors) if errors else Sent({}, seen)
 
+    async def edit(
+        self, shown: ReviewSeen, value: str, changes: dict[str, str], *, user: str = "ada"
+    ) -> tuple[dict[str, str], Sent]:
+        """Press a button that opens the question form (a proposal's Edit); send each page with
+        what it held, ``changes`` made. Return what it held, and what came of it."""
+        assert value in shown.values, (value, shown.values)
+        payload = self.api.click(int(shown.ref), value, user=self.uid(user))
+        await self._interact(payload)
+        held: dict[str, str] = {}
+        while True:
+            modal = self.api.modal_of(payload)
+            assert modal is not None, "no modal was opened"
+            page: dict[str, str] = {}
+            for row in modal["components"]:
+                inner = row["component"] if row["type"] == 18 else row["components"][0]
+                if inner["type"] == 3:
+                    picked = [o["value"] for o in inner.get("options", []) if o.get("default")]
+                    page[inner["custom_id"]] = picked[0] if picked else ""
+                else:
+                    page[inner["custom_id"]] = inner.get("value") or ""
+            held |= page
+            sent = self.api.modal_submit(payload, modal, page | changes, user=self.uid(user))
+            seen = await self._interact(sent)
+            if seen is None or M.ADD_CONTINUE not in seen.text:
+                break
+            following = [v for v in self._shown(sent, seen).values if v.startswith("add:")]
+            assert following, seen
+            payload = self.api.click(
+                int(self._shown(sent, seen).ref), following[0], user=self.uid(user)
+            )
+            await self._interact(payload)
+        assert seen is not None and seen.private, seen
+        errors = errors_of(seen.text)
+        return held, Sent(errors) if errors else Sent({}, seen)
+
     async def shown(
         self, name: str, verb: str, options: dict[str, Any], *, user: str = "ada"
     ) -> ReviewSeen:
@@ -1534,9 +1596,39 @@ class TeamsDriver:
         card, _ = await self._open_form(user)
         return [b["id"] for b in card["body"] if b["type"].startswith("Input.")]
 
+    async def edit(
+        self, shown: ReviewSeen, value: str, changes: dict[str, str], *, user: str = "ada"
+    ) -> tuple[dict[str, str], Sent]:
+        """Press a button that opens the question form (a proposal's Edit); send the form card
+        with what it held, ``changes`` made. Return what it held, and what came of it."""
+        assert value in shown.values, (value, shown.values)
+        before = len(self._chat_cards(user))
+        activity = self.standin.press(
+            shown.ref, {"button": value}, user=self.uid(user), personal=True
+        )
+        await self._deliver(activity)
+        made = [
+            p
+            for p in self._chat_cards(user)[before:]
+            if any(b["type"].startswith("Input.") for b in _card(p.activity).get("body", []))
+        ]
+        assert made, "no form was sent"
+        card = _card(made[-1].activity)
+        held = {
+            b["id"]: str(b.get("value") or "")
+            for b in card["body"]
+            if b["type"].startswith("Input.")
+        }
+        return held, await self._send_form(card, made[-1].id, held | changes, user)
+
     async def add(self, values: dict[str, str], *, user: str = "ada") -> Sent:
         """Run /quiz add, fill in the card's inputs with ``values`` and press its submit."""
         card, ref = await self._open_form(user)
+        return await self._send_form(card, ref, values, user)
+
+    async def _send_form(
+        self, card: dict[str, Any], ref: str, values: dict[str, str], user: str
+    ) -> Sent:
         inputs = [b["id"] for b in card["body"] if b["type"].startswith("Input.")]
         data = dict(card["actions"][0]["data"]) | {k: values.get(k, "") for k in inputs}
         activity = self.standin.press(ref, data, user=self.uid(user), personal=True)

@@ -1142,3 +1142,30 @@ async def test_an_admin_makes_everyones_questions_wait_for_review(chat: Any) -> 
     assert "admins-first" in bank and "admins-second" not in bank
     await chat.command("quiz", "settings", {"review": "others"}, user="admin")
     assert isinstance(await propose(chat, "admins-third", user="admin", admin=True), Published)
+
+
+async def test_an_admin_edits_a_proposal_in_the_form_and_the_edit_goes_live(chat: Any) -> None:
+    list_admin(chat)
+    proposed = await propose(chat, "rough-draft")
+    assert isinstance(proposed, Proposed)
+    pid = proposed.proposal_id
+    shown = await chat.shown("quiz", "proposals", {}, user="admin")
+    # Anyone else pressing Edit gets no form, and nothing changes.
+    refused = await chat.press(shown, f"proposal:{pid}:edit", user="cy")
+    assert "review proposed questions" in refused.seen.text
+    # The admin rewords it and gives the source the lint rules ask for.
+    changes = {
+        "question": "Which answer does the edited draft want?",
+        "source_title": "NCCL documentation, environment variables",
+        "source_url": "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html",
+    }
+    held, sent = await chat.edit(shown, f"proposal:{pid}:edit", changes, user="admin")
+    assert held["id"] == "rough-draft" and held["question"] == "Which answer does rough-draft want?"
+    assert sent.errors == {} and sent.seen is not None
+    assert "rough-draft is live as revision 1" in sent.seen.text.replace("`", "")
+    bank = await chat.engine.bank_for(chat.place.platform, chat.place.workspace)
+    assert bank.by_id("rough-draft").text == "Which answer does the edited draft want?"
+    decided = await chat.engine.proposal(pid)
+    assert decided.edited and decided.decided_by == str(chat.uid("admin"))
+    told = await notice(chat, "bob", "approved with an admin's edits")
+    assert "rough-draft" in told.seen

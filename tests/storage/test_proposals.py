@@ -303,3 +303,15 @@ async def test_migration_23_upgrades_a_database_with_workspace_settings(
         assert isinstance(result, Proposed)
     finally:
         await upgraded.close()
+
+
+async def test_an_edit_that_changes_the_id_is_refused(store: SqlStore, clock: FakeClock) -> None:
+    banks = WorkspaceBanks(BASE, store)
+    proposed = await banks.submit(
+        "slack", "T1", body("theirs"), author="U", admin=False, at=clock()
+    )
+    assert isinstance(proposed, Proposed)
+    with pytest.raises(UserError, match="keeps its id"):
+        await banks.approve(proposed.proposal_id, "U-admin", clock(), body=body("another"))
+    assert (await banks.proposals("slack", "T1"))[0].id == proposed.proposal_id
+    assert await own_ids(banks) == {}
