@@ -204,6 +204,7 @@ PROPOSALS_USAGE = (
     "Say /quiz proposals to list the questions waiting, /quiz proposals approve ID, or "
     "/quiz proposals reject ID [reason]."
 )
+REPORT_PROPOSALS = "{count} proposed question(s) wait for review: {command}."
 PROPOSALS_ADMINS_ONLY = "Only {admins} review proposed questions."
 PROPOSALS_NONE = "No proposed question waits for review here."
 PROPOSALS_WAITING = "{count} proposed question(s) wait for review, the oldest first."

@@ -297,7 +297,8 @@ async def report(ctx: Context, call: Call) -> None:
     items = await engine.question_report(place.platform, place.workspace)
     flags = await engine.open_flags(place.platform, place.workspace)
     paused = _paused(flags, await engine.bank_for(place.platform, place.workspace))
-    await ctx.turn.reply(words.report(items, flags, paused), private=True)
+    waiting = len(await engine.proposals(place.platform, place.workspace))
+    await ctx.turn.reply(words.report(items, flags, paused, waiting), private=True)
 
 
 # How many proposals ``/quiz proposals`` shows, each with its buttons (the oldest first).

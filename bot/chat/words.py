@@ -499,8 +499,10 @@ def report(
     items: Sequence[QuestionReport],
     flags: Sequence[Flag] = (),
     paused: Collection[str] = (),
+    waiting: int = 0,
 ) -> Panel:
-    """Return the reported, the flagged and the hardest questions of a workspace, for admins."""
+    """Return the reported, the flagged and the hardest questions of a workspace, for admins,
+    and how many proposed questions wait for review."""
     flagged = [
         say(M.REPORT_FLAG_LINE, question=Code(r.question_id), reason=f.reason)
         for r in items
@@ -517,6 +519,8 @@ def report(
         for r in analytics.hardest(items)
     ]
     parts: list[Text] = []
+    if waiting:
+        parts.append(say(M.REPORT_PROPOSALS, count=waiting, command=Code("/quiz proposals")))
     if flags:
         parts += [say(M.REPORT_REPORTED), join(reported(flags, paused))]
     if flagged:

@@ -1120,6 +1120,8 @@ async def test_a_member_cannot_list_or_decide_proposals(chat: Any) -> None:
     assert typed.private and "review proposed questions" in typed
     [still] = await pending(chat)
     assert still.id == pid and still.decided_by is None
+    report = await chat.command("quiz", "report", {}, user="admin")
+    assert "1 proposed question(s) wait for review" in report
     # An id that is not this workspace's is as unknown as one that never was.
     unknown = await chat.command(
         "quiz", "proposals", {"action": "approve", "id": pid + 100}, user="admin"
