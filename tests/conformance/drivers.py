@@ -1058,7 +1058,10 @@ class DiscordDriver:
     async def press(self, shown: ReviewSeen, value: str, *, user: str = "ada") -> ReviewSeen:
         """Press one of the bot's buttons on a private message; return the reply and its buttons."""
         assert value in shown.values, (value, shown.values)
-        payload = self.api.click(int(shown.ref), value, user=self.uid(user))
+        permissions = MANAGE_GUILD if user == "admin" else 0
+        payload = self.api.click(
+            int(shown.ref), value, user=self.uid(user), permissions=permissions
+        )
         seen = await self._interact(payload)
         assert seen is not None
         return self._shown(payload, seen)
@@ -1539,11 +1542,16 @@ class TeamsDriver:
         return self._shown(seen, before, user)
 
     async def press(self, shown: ReviewSeen, value: str, *, user: str = "ada") -> ReviewSeen:
-        """Press one of the bot's buttons on a card in the person's chat with the bot."""
+        """Press one of the bot's buttons on a card in the person's chat with the bot, sending
+        the data the button carries."""
         assert value in shown.values, (value, shown.values)
-        activity = self.standin.press(
-            shown.ref, {"button": value}, user=self.uid(user), personal=True
+        posted = self.standin.posted.get(shown.ref)
+        actions = _card(posted.activity).get("actions", []) if posted is not None else []
+        data = next(
+            (a["data"] for a in actions if (a.get("data") or {}).get("button") == value),
+            {"button": value},
         )
+        activity = self.standin.press(shown.ref, data, user=self.uid(user), personal=True)
         start, before = len(self.standin.calls), len(self._chat_cards(user))
         answer = await self._deliver(activity)
         seen = self._said(start, user, None, answer)

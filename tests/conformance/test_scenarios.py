@@ -1171,3 +1171,19 @@ async def test_an_admin_edits_a_proposal_in_the_form_and_the_edit_goes_live(chat
     assert decided.edited and decided.decided_by == str(chat.uid("admin"))
     told = await notice(chat, "bob", "approved with an admin's edits")
     assert "rough-draft" in told.seen
+
+
+async def test_an_admin_by_the_platforms_own_rules_decides_with_the_buttons(chat: Any) -> None:
+    # Nobody is listed in QUIZBOT_ADMINS: the workspace admin (Slack), the member with Manage
+    # Server (Discord), the team's owner (Teams, whose buttons in the one-to-one chat carry the
+    # team they were sent from) decides.
+    proposed = await propose(chat, "owners-call")
+    assert isinstance(proposed, Proposed)
+    pid = proposed.proposal_id
+    shown = await chat.shown("quiz", "proposals", {}, user="admin")
+    refused = await chat.press(shown, f"proposal:{pid}:approve", user="cy")
+    assert "review proposed questions" in refused.seen.text
+    done = await chat.press(shown, f"proposal:{pid}:approve", user="admin")
+    assert "is live as revision 1" in done.seen.text
+    bank = await chat.engine.bank_for(chat.place.platform, chat.place.workspace)
+    assert bank.by_id("owners-call").revision == 1

@@ -979,9 +979,16 @@ class DiscordStandIn:
         )
 
     def click(
-        self, message_id: int, custom_id: str, *, user: int = 1001, guild: int | None = None
+        self,
+        message_id: int,
+        custom_id: str,
+        *,
+        user: int = 1001,
+        guild: int | None = None,
+        permissions: int = 0,
     ) -> dict[str, Any]:
-        """Build a button click interaction on a message the bot posted."""
+        """Build a button click interaction on a message the bot posted, by a member holding
+        ``permissions`` in the server."""
         msg = self._by_id(message_id)
         data = {"custom_id": custom_id, "component_type": 2}
         return self._interaction(
@@ -990,7 +997,7 @@ class DiscordStandIn:
             user=user,
             channel=int(msg["channel_id"]),
             guild=guild or int(msg.get("guild_id") or self.guild_id),
-            permissions=0,
+            permissions=permissions,
             message=msg,
         )
 

@@ -41,6 +41,7 @@ from bot.adapters.teams.handlers import (
     form_sent,
     heard,
     pressed,
+    pressed_team,
     removed_from_team,
     typed_text,
 )
@@ -159,6 +160,8 @@ class QuizAgent:
             return
         button = pressed(raw)
         if button is not None:
+            # A button in the one-to-one chat carries the team it was sent from, as a form does.
+            exchange.team = exchange.team or pressed_team(raw)
             if read_button(button) is not None:
                 await self.chat.press(Press(where.place, where.user, button), exchange)
             return

@@ -223,6 +223,14 @@ def pressed(activity: Mapping[str, Any]) -> str | None:
     return button if isinstance(button, str) else None
 
 
+def pressed_team(activity: Mapping[str, Any]) -> str | None:
+    """Return the team a pressed button carries (one sent to the one-to-one chat from a team's
+    channel), or None."""
+    value = _card_data(activity)
+    team = value.get(render.TEAM_KEY) if value is not None else None
+    return team if isinstance(team, str) and team else None
+
+
 def form_sent(activity: Mapping[str, Any]) -> tuple[str, dict[str, str], str | None] | None:
     """Return a form sent back (its id, its values by field name, the team it was opened
     from), or None for an activity that is not one."""
@@ -404,14 +412,18 @@ class TeamsPort:
                         await self._direct(client, reference, place, user, text, about, offers)
         return None
 
-    async def direct(self, place: Place, user: str, content: Content) -> None:
-        """Send a person something in their one-to-one chat with the bot."""
+    async def direct(
+        self, place: Place, user: str, content: Content, *, team: str | None = None
+    ) -> None:
+        """Send a person something in their one-to-one chat with the bot; its buttons carry
+        ``team``, the team it was asked from, whose owners are the person's admins there."""
         reference = await self.reference(place)
         async with self.connector.client(reference.service_url) as client:
             with _counted():
                 chat = await self._chat_with(client, reference, user)
+                made = await self._message(content)
                 await client.conversations.send_to_conversation(
-                    chat, _activity(await self._message(content))
+                    chat, _activity(render.with_team(made, team) if team else made)
                 )
 
     async def _direct(
@@ -540,7 +552,7 @@ class TeamsExchange:
             await self._respond(short)
             return None
         if private and not self.heard.personal:
-            await self.port.direct(self.heard.place, self.heard.user, content)
+            await self.port.direct(self.heard.place, self.heard.user, content, team=self.team)
             if self.invoke and first:
                 await self._respond(M.SENT_IN_CHAT)
             return None

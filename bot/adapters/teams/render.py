@@ -341,6 +341,25 @@ TEAM_KEY = "team"
 SENT_KEYS = (DATA_KEY, FORM_KEY, TEAM_KEY)
 
 
+def with_team(message: dict[str, Any], team: str) -> dict[str, Any]:
+    """Return a message whose card's buttons also carry the team it was asked from: sent to the
+    one-to-one chat, where there is no team, a press still names whose owners are its admins."""
+
+    def stamp(node: Any) -> Any:
+        if isinstance(node, dict):
+            done = {k: stamp(v) for k, v in node.items()}
+            data = done.get("data")
+            if done.get("type") == "Action.Execute" and isinstance(data, dict) and DATA_KEY in data:
+                done["data"] = {**data, TEAM_KEY: team}
+            return done
+        if isinstance(node, list):
+            return [stamp(item) for item in node]
+        return node
+
+    stamped: dict[str, Any] = stamp(message)
+    return stamped
+
+
 def form_card(form: Form, team: str | None = None) -> dict[str, Any]:
     """Render a form as a card of inputs (each input's id the field's name), each refused field
     followed by its error, and a submit action carrying the form's id (and the team it was
