@@ -190,6 +190,7 @@ PROPOSAL_ALREADY_DECIDED = (
 )
 PROPOSAL_REASON_LONG = "A reason is {limit} characters at most; this one has {length}."
 PROPOSALS_NOT_KEPT = "Questions are not kept by this bot: it has no workspace banks."
+REPORT_BUTTON = "Report a problem"
 REPORT_FORM_TITLE = "Report a problem"
 REPORT_FORM_REASON = "What is wrong"
 REPORT_FORM_NOTE = "Say more (optional)"

@@ -12,7 +12,14 @@ from dataclasses import dataclass, replace
 
 from bot import messages as M
 from bot.bank.loader import check_text
-from bot.chat.buttons import PRACTICE, PRACTICE_NEXT, PRACTICE_STOP, ConfidenceChoice, Decide
+from bot.chat.buttons import (
+    PRACTICE,
+    PRACTICE_NEXT,
+    PRACTICE_STOP,
+    ConfidenceChoice,
+    Decide,
+    Report,
+)
 from bot.chat.content import Feedback, Offer, Panel, ReviewAsk
 from bot.engine import analytics
 from bot.engine.analytics import QuestionReport
@@ -191,7 +198,12 @@ def _feedback(
     if streak > 1:
         parts.append(say(M.STREAK, icon=Icon.STREAK, n=streak))
     offers = confidence_offers(question_id) if status is AnswerStatus.ACCEPTED else ()
-    return Feedback(join(parts), offers=offers)
+    return Feedback(join(parts), offers=offers + report_offers(question_id))
+
+
+def report_offers(question_id: str) -> tuple[Offer, ...]:
+    """Return "Report a problem" with a question (none without a question id)."""
+    return (Offer(Report(question_id), M.REPORT_BUTTON),) if question_id else ()
 
 
 def confidence_offers(question_id: str) -> tuple[Offer, ...]:

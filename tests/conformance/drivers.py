@@ -451,7 +451,13 @@ class SlackDriver:
         def found() -> bool:
             edited = any(
                 c.params.get("ts") == ts
-                and not [b for b in c.params["blocks"] if b["type"] == "actions"]
+                and not [
+                    e
+                    for b in c.params["blocks"]
+                    if b["type"] == "actions"
+                    for e in b["elements"]
+                    if e["action_id"].startswith("quiz:")
+                ]
                 for c in self.standin.of("chat.update")
             )
             return edited and any(
@@ -714,6 +720,25 @@ class SlackDriver:
             for c in self.standin.of("chat.postEphemeral")
             if c.params.get("user") == self.uid(user) and c.ok
         ]
+
+    async def report(self, card: Card, values: dict[str, str], *, user: str = "ada") -> Sent:
+        """Press "Report a problem" on a revealed card, fill in its form and send it."""
+        edits = [c for c in self.standin.of("chat.update") if c.params.get("ts") == card.ref]
+        button = next(
+            e["action_id"]
+            for b in edits[-1].params["blocks"]
+            if b["type"] == "actions"
+            for e in b["elements"]
+            if e["action_id"].startswith("report:")
+        )
+        payload = block_actions(0, "A", user=self.uid(user), message_ts=card.ref)
+        payload["actions"][0].update(action_id=button, block_id="report", value="")
+        payload["trigger_id"] = f"trigger-report-{next(self._keys)}"
+        body = urllib.parse.urlencode({"payload": json.dumps(payload)})
+        view = await self._opened_view(
+            lambda: self.sender.post(body, "application/x-www-form-urlencoded")
+        )
+        return await self._send_view(view, values, user)
 
 
 # ---------------------------------------------------------------- Discord
@@ -1205,6 +1230,28 @@ class DiscordDriver:
             for c in self._dms(0, user)
         ]
 
+    async def report(self, card: Card, values: dict[str, str], *, user: str = "ada") -> Sent:
+        """Press "Report a problem" on a revealed card, fill in its modal and send it."""
+        message = self.api.messages[int(card.ref)]
+        button = next(
+            b["custom_id"]
+            for row in message["components"]
+            for b in row["components"]
+            if b["custom_id"].startswith("report:")
+        )
+        payload = self.api.click(int(card.ref), button, user=self.uid(user))
+        await self._interact(payload)
+        modal = self.api.modal_of(payload)
+        assert modal is not None, "no modal was opened"
+        permissions = MANAGE_GUILD if user == "admin" else 0
+        sent = self.api.modal_submit(
+            payload, modal, values, user=self.uid(user), permissions=permissions
+        )
+        seen = await self._interact(sent)
+        assert seen is not None and seen.private, seen
+        errors = errors_of(seen.text)
+        return Sent(errors) if errors else Sent({}, seen)
+
 
 # ---------------------------------------------------------------- Microsoft Teams
 
@@ -1467,7 +1514,13 @@ class TeamsDriver:
         def found() -> Any:
             posted = self.standin.posted.get(card.ref)
             closed = (
-                posted is not None and posted.updates and not _card(posted.activity).get("actions")
+                posted is not None
+                and posted.updates
+                and not [
+                    a
+                    for a in _card(posted.activity).get("actions", [])
+                    if a["data"]["button"].startswith("quiz:")
+                ]
             )
             replies = self.standin.replies_to(card.ref)
             return (posted, replies) if closed and replies else None
@@ -1673,6 +1726,26 @@ class TeamsDriver:
             )
             for p in self._chat_cards(user)
         ]
+
+    async def report(self, card: Card, values: dict[str, str], *, user: str = "ada") -> Sent:
+        """Press "Report a problem" on a revealed card, fill in the form it sends to the
+        person's chat and send it."""
+        posted = self.standin.posted[card.ref]
+        button = next(
+            a["data"]["button"]
+            for a in _card(posted.activity).get("actions", [])
+            if a["data"]["button"].startswith("report:")
+        )
+        before = len(self._chat_cards(user))
+        pressed = self.standin.press(card.ref, {"button": button}, user=self.uid(user))
+        await self._deliver(pressed)
+        made = [
+            p
+            for p in self._chat_cards(user)[before:]
+            if any(b["type"].startswith("Input.") for b in _card(p.activity).get("body", []))
+        ]
+        assert made, "no form was sent"
+        return await self._send_form(_card(made[-1].activity), made[-1].id, values, user)
 
 
 def _card(activity: dict[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from bot.bank.form import QUESTION_FIELDS
 from bot.bank.loader import MAX_CHOICE_CHARS
 
@@ -96,3 +98,73 @@ async def test_a_members_question_is_sent_for_review_and_not_asked(chat: Any) ->
     assert stored.questions == ()
     pending = await chat.engine.banks.proposals(chat.place.platform, chat.place.workspace)
     assert [p.question_id for p in pending] == ["gpu-topology-matrix"]
+
+
+# ---------------------------------------------------------------- Report a problem
+
+CHECKPOINT = "slack-test-checkpoint"
+
+
+async def test_report_a_problem_records_a_flag_as_flag_does_and_pauses_after_three(
+    chat: Any,
+) -> None:
+    card = await chat.card("storage")
+    await chat.command("quiz", "close", {}, user="admin")
+    await chat.revealed(card)
+    sent = await chat.report(card, {"reason": "wrong", "note": "the key should be B"}, user="bob")
+    assert sent.errors == {} and sent.seen is not None and sent.seen.private
+    assert "Thanks: reported" in sent.seen and "1 open report(s)" in sent.seen
+    again = await chat.report(card, {"reason": "typo"}, user="bob")
+    assert again.seen is not None and "You have reported" in again.seen
+    long = await chat.report(card, {"reason": "typo", "note": "x" * 301}, user="cy")
+    assert list(long.errors) == ["note"] and "300 characters" in long.errors["note"]
+    await chat.report(card, {"reason": "unclear"}, user="cy")
+    third = await chat.report(card, {"reason": "outdated"}, user="dee")
+    assert third.seen is not None and "leaves the rotation" in third.seen
+    flags = await chat.engine.open_flags(chat.place.platform, chat.place.workspace)
+    assert sorted((f.question_id, f.reason.value, f.note) for f in flags) == [
+        (CHECKPOINT, "outdated", None),
+        (CHECKPOINT, "unclear", None),
+        (CHECKPOINT, "wrong", "the key should be B"),
+    ]
+    # Paused: the only question tagged storage is asked no more in this workspace.
+    gone = await chat.command("quiz", "next", {"tag": "storage"})
+    assert gone.private and "storage" in gone
+    assert await chat.engine.open_round(chat.place) is None
+
+
+async def test_the_feedback_to_an_answer_offers_report_a_problem(chat: Any) -> None:
+    card = await chat.card("storage")
+    await chat.click(card, "B", user="cy")
+    shown = await chat.round_offers(user="cy")
+    if chat.platform == "teams":
+        # An invoke's answer is text alone; the results card carries the report.
+        assert shown.values == []
+        return
+    assert shown.values[-1] == f"report:{CHECKPOINT}"
+
+
+async def test_discords_fix_it_reopens_the_form_holding_what_was_written(chat: Any) -> None:
+    if chat.platform != "discord":
+        pytest.skip(f"{chat.platform}: its form stays open with the errors (no Fix it)")
+    sent = await chat.add(GOOD | {"B": "x" * 76}, user="admin")
+    assert list(sent.errors) == ["B"]
+    refusals = [
+        m
+        for m in chat.api.messages.values()
+        if any(
+            b["custom_id"] == "add:1" for row in m.get("components", []) for b in row["components"]
+        )
+    ]
+    payload = chat.api.click(int(refusals[-1]["id"]), "add:1", user=chat.uid("admin"))
+    await chat._interact(payload)
+    modal = chat.api.modal_of(payload)
+    assert modal is not None
+    shown = {
+        row["components"][0]["custom_id"]: row["components"][0].get("value")
+        for row in modal["components"]
+        if row["type"] == 1
+    }
+    # The page of the first refused field, holding what was written (clipped to the limit).
+    assert shown["question"] == GOOD["question"] and shown["A"] == GOOD["A"]
+    assert shown["B"] == "x" * 75

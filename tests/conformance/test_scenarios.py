@@ -979,7 +979,11 @@ async def test_i_guessed_after_a_right_round_answer_brings_it_back_sooner(chat: 
         # An invoke's answer is text alone: the optional buttons are left out of it.
         assert shown.values == [] and "Right!" in right
         return
-    assert shown.values == [f"confidence:{CHECKPOINT}:sure", f"confidence:{CHECKPOINT}:guessed"]
+    assert shown.values == [
+        f"confidence:{CHECKPOINT}:sure",
+        f"confidence:{CHECKPOINT}:guessed",
+        f"report:{CHECKPOINT}",
+    ]
     told = await chat.press(shown, f"confidence:{CHECKPOINT}:guessed", user="cy")
     assert told.seen.private and "comes back sooner" in told.seen
     after = await chat.engine.store.card(key)

@@ -557,7 +557,13 @@ async def account(
         reveals = [
             p
             for p in record.of("chat.update")
-            if p.get("ts") == ts and not any(b.get("type") == "actions" for b in p["blocks"])
+            if p.get("ts") == ts
+            and not any(
+                str(e.get("action_id", "")).startswith("quiz:")
+                for b in p["blocks"]
+                if b.get("type") == "actions"
+                for e in b.get("elements", [])
+            )
         ]
         threads = [p for p in record.of("chat.postMessage") if p.get("thread_ts") == ts]
         acc.reveal_edits, acc.thread_replies = len(reveals), len(threads)

@@ -20,7 +20,15 @@ from bot.chat import (
     ReviewAsk,
     words,
 )
-from bot.chat.buttons import DASHBOARD, PRACTICE, START_REVIEW, Button, Choice, button_id
+from bot.chat.buttons import (
+    DASHBOARD,
+    PRACTICE,
+    START_REVIEW,
+    Button,
+    Choice,
+    Report,
+    button_id,
+)
 from bot.chat.forms import Form
 from bot.engine.model import Difficulty, Question, QuestionCard, Reveal
 from bot.text import Icon, Text, When, clip, markdown_style, render, safe_url, say
@@ -126,8 +134,11 @@ class AnswerButton(discord.ui.Button[Any]):
         label: str,
         style: discord.ButtonStyle = discord.ButtonStyle.primary,
         disabled: bool = False,
+        row: int | None = None,
     ) -> None:
-        super().__init__(label=label, style=style, disabled=disabled, custom_id=button_id(button))
+        super().__init__(
+            label=label, style=style, disabled=disabled, custom_id=button_id(button), row=row
+        )
 
 
 class Buttons(discord.ui.View):
@@ -188,6 +199,8 @@ def reveal_view(reveal: Reveal) -> discord.ui.View:
                 disabled=True,
             )
         )
+    report = Report(reveal.question.id)
+    view.add_item(AnswerButton(report, label=M.REPORT_BUTTON, style=SECONDARY, row=1))
     return view
 
 

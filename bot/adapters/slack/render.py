@@ -32,7 +32,15 @@ from slack_sdk.models.views import View
 
 from bot import messages as M
 from bot.chat import Explanation, Feedback, Panel, ReviewAsk, words
-from bot.chat.buttons import DASHBOARD, PRACTICE, START_REVIEW, Button, Choice, button_id
+from bot.chat.buttons import (
+    DASHBOARD,
+    PRACTICE,
+    START_REVIEW,
+    Button,
+    Choice,
+    Report,
+    button_id,
+)
 from bot.chat.forms import Form, FormField
 from bot.engine.model import Choice as Choice_
 from bot.engine.model import Question, QuestionCard, Reveal
@@ -185,6 +193,8 @@ def reveal_card(reveal: Reveal) -> Message:
     ]
     line = " · ".join(mrkdwn(part) for part in summary if part is not None)
     blocks.append(_context(line, round_block_id(rid, "context")))
+    report = _button(Report(q.id), M.REPORT_BUTTON)
+    blocks.append(ActionsBlock(block_id=round_block_id(rid, "report"), elements=[report]))
     return _message(mrkdwn(words.closed_notification(reveal)), blocks)
 
 

@@ -33,6 +33,7 @@ from bot.chat.buttons import (
     Button,
     Choice,
     ConfidenceChoice,
+    Report,
     button_id,
 )
 from bot.chat.forms import Form
@@ -221,8 +222,8 @@ def reveal_card(reveal: Reveal) -> dict[str, Any]:
         {"type": "FactSet", "facts": facts},
         block(_escape(M.IN_THE_THREAD), isSubtle=True, size="Small"),
     ]
-    # Teams cannot grey a button out: the closed card has none.
-    return card(body)
+    # Teams cannot grey a button out: the closed card has no choices, only the report.
+    return card(body, [_button(Report(reveal.question.id), M.REPORT_BUTTON)])
 
 
 def explanation_card(item: Explanation, image_url: ImageUrl = small_inline) -> dict[str, Any]:
@@ -326,9 +327,10 @@ def plain(content: Content) -> str | None:
         case Text():
             return clip(content.plain(), TEXT_MAX)
         case Feedback(text=text, offers=offers) if all(
-            isinstance(o.button, ConfidenceChoice) for o in offers
+            isinstance(o.button, ConfidenceChoice | Report) for o in offers
         ):
-            # An invoke's answer is text alone: the confidence buttons, optional, are left out.
+            # An invoke's answer is text alone: the confidence buttons and the report, optional
+            # (the report is on the results card too), are left out.
             return clip(text.plain(), TEXT_MAX)
     return None
 

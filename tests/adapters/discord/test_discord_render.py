@@ -148,7 +148,9 @@ def test_the_reveal_embed_marks_the_answer_and_shows_results() -> None:
     assert [(b.disabled, b.style.value, b.label) for b in buttons] == [
         (True, 3, "✓ A. InfiniBand"),
         (True, 2, "B. 1 Gbps Ethernet"),
+        (False, 2, "Report a problem"),
     ]
+    assert buttons[-1].custom_id == f"report:{q.id}" and buttons[-1].row == 1
 
 
 def test_nobody_answered() -> None:

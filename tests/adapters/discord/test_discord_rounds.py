@@ -45,6 +45,7 @@ async def test_commands_sync_once_with_the_quiz_group(bot: QuizClient, api: Disc
         "review",
         "report",
         "flag",
+        "add",
         "dashboard",
         "me",
         "track",
@@ -261,7 +262,9 @@ async def test_close_edits_the_card_and_explains_in_a_thread(
     assert fields["Fastest right"].startswith("<@7001>")
     assert "<@7003>" in fields["Fastest right"]
     assert "`████████░░░░` 2 (67%)" in embed["description"]
-    closed = [b for row in edit.body["components"] for b in row["components"]]
+    buttons = [b for row in edit.body["components"] for b in row["components"]]
+    closed = [b for b in buttons if b["custom_id"].startswith("quiz:")]
+    assert [b["label"] for b in buttons if b not in closed] == ["Report a problem"]
     assert all(b["disabled"] for b in closed)
     assert [b["style"] for b in closed] == [3, 2, 2, 2]
     assert closed[0]["label"] == "✓ A. InfiniBand"

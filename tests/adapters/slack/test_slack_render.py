@@ -126,7 +126,9 @@ def test_the_reveal_marks_the_answer_and_shows_results_not_who_chose_what() -> N
     message = render.reveal_card(
         reveal(q, {"A": 3, "B": 1}, (Answerer("U1", 2.04), Answerer("U9", 7.5)))
     )
-    assert all(b["type"] != "actions" for b in message.blocks)
+    # No choice buttons; one button reports a problem with the question.
+    [actions] = [b for b in message.blocks if b["type"] == "actions"]
+    assert [e["action_id"] for e in actions["elements"]] == [f"report:{q.id}"]
     rows = message.blocks[2]["text"]["text"].splitlines()
     assert rows == [
         "`████████░░`  75% (3)  :white_check_mark: *A · InfiniBand*",

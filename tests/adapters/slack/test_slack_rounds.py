@@ -18,6 +18,16 @@ from tests.adapters.slack.conftest import CHANNEL, TEAM, Harness, block_actions,
 PLACE = Place("slack", TEAM, CHANNEL)
 
 
+def _choices(blocks: list[dict]) -> list[str]:
+    """Return the action ids of a card's choice buttons (a closed card has none)."""
+    return [
+        e["action_id"]
+        for b in _blocks_of("actions", blocks)
+        for e in b["elements"]
+        if e["action_id"].startswith("quiz:")
+    ]
+
+
 def _blocks_of(kind: str, blocks: list[dict]) -> list[dict]:
     return [b for b in blocks if b["type"] == kind]
 
@@ -141,9 +151,7 @@ async def test_quiz_close_reveals_on_the_card_and_explains_in_the_thread(slack: 
     reply = await slack.command("close", user="U3")
     assert reply.status == 200
     await slack.standin.wait_for(lambda: len(slack.standin.of("chat.postMessage")) == 2)
-    reveal = [
-        u for u in slack.standin.of("chat.update") if not _blocks_of("actions", u.params["blocks"])
-    ]
+    reveal = [u for u in slack.standin.of("chat.update") if not _choices(u.params["blocks"])]
     assert len(reveal) == 1
     card = reveal[0].params
     assert (card["channel"], card["ts"]) == (CHANNEL, ts)
@@ -191,7 +199,7 @@ async def test_the_timer_closes_a_round_when_its_time_is_up(slack: Harness) -> N
     thread = slack.standin.of("chat.postMessage")[1].params
     assert thread["thread_ts"] == ts
     final = slack.standin.of("chat.update")[-1].params
-    assert not _blocks_of("actions", final["blocks"])
+    assert not _choices(final["blocks"])
     assert "1 person answered; 0 right (0%)." in _all_text(final["blocks"])
 
 

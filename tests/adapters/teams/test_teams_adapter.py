@@ -213,7 +213,9 @@ async def test_the_card_has_one_execute_button_per_choice_and_the_reveal_none(
     await teams.command("quiz", "close", {}, user="admin")
     shown = await teams.revealed(card)
     assert "closed" in shown.text
-    assert "actions" not in posted.activity["attachments"][0]["content"]
+    # No choice buttons on the closed card: only the report of a problem with the question.
+    closed = posted.activity["attachments"][0]["content"]["actions"]
+    assert [a["data"]["button"] for a in closed] == [f"report:{question}"]
     (reply,) = teams.standin.replies_to(card.ref)
     assert reply.conversation == CHANNEL
 
