@@ -1191,3 +1191,23 @@ async def test_an_admin_by_the_platforms_own_rules_decides_with_the_buttons(chat
     assert "is live as revision 1" in done.seen.text
     bank = await chat.engine.bank_for(chat.place.platform, chat.place.workspace)
     assert bank.by_id("owners-call").revision == 1
+
+
+async def test_a_question_a_member_writes_in_the_form_is_approved_and_asked(chat: Any) -> None:
+    from tests.conformance.test_forms import GOOD
+
+    list_admin(chat)
+    sent = await chat.add(GOOD, user="bob")
+    assert sent.errors == {} and sent.seen is not None and "for review" in sent.seen
+    [waiting] = await pending(chat)
+    assert waiting.author == str(chat.uid("bob")) and waiting.channel is not None
+    told = await notice(chat, "admin", "proposed a question")
+    assert "nvidia-smi topo -m" in told.seen
+    shown = await chat.shown("quiz", "proposals", {}, user="admin")
+    done = await chat.press(shown, f"proposal:{waiting.id}:approve", user="admin")
+    assert "is live as revision 1" in done.seen.text
+    # Told where the question was written; the next round of its tag asks it.
+    await notice(chat, "bob", "was approved")
+    card = await chat.card("handwritten")
+    asked = await chat.engine.question_of(await chat.engine.get_round(card.round_id))
+    assert (asked.id, asked.revision) == ("gpu-topology-matrix", 1)
