@@ -178,6 +178,16 @@ def button_id(button: Button) -> str:
     return value
 
 
+def fits(button: Button) -> bool:
+    """Return whether a button's id reads back within every platform's limit (a question id
+    can be too long for one: such a question goes without the button)."""
+    try:
+        button_id(button)
+    except ValueError:
+        return False
+    return True
+
+
 def read_button(value: str) -> Button | None:
     """Return the button an id names; None for any id the bot did not make."""
     m = PATTERN.fullmatch(value) if len(value) <= ID_MAX else None

@@ -19,6 +19,7 @@ from bot.chat.buttons import (
     ConfidenceChoice,
     Decide,
     Report,
+    fits,
 )
 from bot.chat.content import Feedback, Offer, Panel, ReviewAsk
 from bot.engine import analytics
@@ -203,7 +204,8 @@ def _feedback(
 
 def report_offers(question_id: str) -> tuple[Offer, ...]:
     """Return "Report a problem" with a question (none without a question id)."""
-    return (Offer(Report(question_id), M.REPORT_BUTTON),) if question_id else ()
+    report = Report(question_id)
+    return (Offer(report, M.REPORT_BUTTON),) if question_id and fits(report) else ()
 
 
 def confidence_offers(question_id: str) -> tuple[Offer, ...]:

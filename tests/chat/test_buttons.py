@@ -8,11 +8,14 @@ from bot.chat.buttons import (
     DASHBOARD,
     ID_MAX,
     START_REVIEW,
+    AddPage,
     Button,
     Choice,
     Decide,
+    Report,
     ReviewChoice,
     button_id,
+    fits,
     read_button,
 )
 
@@ -31,6 +34,10 @@ from bot.chat.buttons import (
         (Decide(1, "approve"), "proposal:1:approve"),
         (Decide(2147483647, "edit"), "proposal:2147483647:edit"),
         (Decide(12, "reject"), "proposal:12:reject"),
+        (AddPage(1), "add:1"),
+        (AddPage(3), "add:3"),
+        (Report("gpu-nvlink-4"), "report:gpu-nvlink-4"),
+        (Report("dp-gradient-allreduce#123"), "report:dp-gradient-allreduce#123"),
     ],
 )
 def test_every_button_reads_back_as_itself(button: Button, value: str) -> None:
@@ -54,6 +61,10 @@ def test_every_button_reads_back_as_itself(button: Button, value: str) -> None:
         "review:t#1234567890:A",
         "review:t#1#2:A",
         "review:#1:A",
+        "add:0",
+        "add:10",
+        "report:",
+        "report:Bad",
         "proposal:0:approve",
         "proposal:01:approve",
         "proposal:1:delete",
@@ -74,3 +85,8 @@ def test_an_id_past_the_limit_is_refused_both_ways() -> None:
 
 def test_the_verb_buttons_run_their_quiz_verbs() -> None:
     assert (START_REVIEW.verb, DASHBOARD.verb) == ("review", "dashboard")
+
+
+def test_a_question_id_too_long_for_a_button_gets_no_report_button() -> None:
+    longest = "q" * (ID_MAX - len("report:"))
+    assert fits(Report(longest)) and not fits(Report(longest + "q"))

@@ -852,7 +852,7 @@ class DiscordStandIn:
         elif kind == 7:
             message = self._edit_message(self._by_id(int(inter["message"]["id"])), data, files)
         elif kind == 9:
-            _check_modal(data)
+            check_modal(data)
             inter["_modal"] = data
         resource: dict[str, Any] = {"type": kind}
         if message is not None:
@@ -1228,7 +1228,7 @@ class _Error(Exception):
         self.message = message
 
 
-def _check_modal(data: dict[str, Any]) -> None:
+def check_modal(data: dict[str, Any]) -> None:
     """Refuse a modal past Discord's limits, as Discord does (50035 Invalid Form Body)."""
     problems = []
     if not data.get("custom_id") or len(str(data["custom_id"])) > 100:

@@ -28,6 +28,7 @@ from bot.chat.buttons import (
     Choice,
     Report,
     button_id,
+    fits,
 )
 from bot.chat.forms import Form
 from bot.engine.model import Difficulty, Question, QuestionCard, Reveal
@@ -200,7 +201,8 @@ def reveal_view(reveal: Reveal) -> discord.ui.View:
             )
         )
     report = Report(reveal.question.id)
-    view.add_item(AnswerButton(report, label=M.REPORT_BUTTON, style=SECONDARY, row=1))
+    if fits(report):
+        view.add_item(AnswerButton(report, label=M.REPORT_BUTTON, style=SECONDARY, row=1))
     return view
 
 

@@ -40,6 +40,7 @@ from bot.chat.buttons import (
     Choice,
     Report,
     button_id,
+    fits,
 )
 from bot.chat.forms import Form, FormField
 from bot.engine.model import Choice as Choice_
@@ -193,8 +194,9 @@ def reveal_card(reveal: Reveal) -> Message:
     ]
     line = " · ".join(mrkdwn(part) for part in summary if part is not None)
     blocks.append(_context(line, round_block_id(rid, "context")))
-    report = _button(Report(q.id), M.REPORT_BUTTON)
-    blocks.append(ActionsBlock(block_id=round_block_id(rid, "report"), elements=[report]))
+    if fits(Report(q.id)):
+        report = _button(Report(q.id), M.REPORT_BUTTON)
+        blocks.append(ActionsBlock(block_id=round_block_id(rid, "report"), elements=[report]))
     return _message(mrkdwn(words.closed_notification(reveal)), blocks)
 
 

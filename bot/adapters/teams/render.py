@@ -35,6 +35,7 @@ from bot.chat.buttons import (
     ConfidenceChoice,
     Report,
     button_id,
+    fits,
 )
 from bot.chat.forms import Form
 from bot.engine.model import Difficulty, Question, QuestionCard, Reveal
@@ -223,7 +224,8 @@ def reveal_card(reveal: Reveal) -> dict[str, Any]:
         block(_escape(M.IN_THE_THREAD), isSubtle=True, size="Small"),
     ]
     # Teams cannot grey a button out: the closed card has no choices, only the report.
-    return card(body, [_button(Report(reveal.question.id), M.REPORT_BUTTON)])
+    report = Report(reveal.question.id)
+    return card(body, [_button(report, M.REPORT_BUTTON)] if fits(report) else None)
 
 
 def explanation_card(item: Explanation, image_url: ImageUrl = small_inline) -> dict[str, Any]:

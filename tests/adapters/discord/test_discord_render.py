@@ -9,6 +9,7 @@ import pytest
 
 from bot.adapters.discord import render
 from bot.chat import Explanation, words
+from bot.chat.forms import ADD_FIELDS, add_form, add_pages, report_form
 from bot.engine.model import (
     Answerer,
     AnswerOutcome,
@@ -22,6 +23,7 @@ from bot.engine.model import (
     Reveal,
     Round,
 )
+from tests.standins.discord_api import check_modal
 
 OPENED = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
@@ -181,3 +183,47 @@ def test_a_long_question_keeps_every_choice_on_the_card() -> None:
     description = render.card_embed(card).description or ""
     assert len(description) <= render.EMBED_DESCRIPTION_MAX
     assert description.endswith("**B.** 1 Gbps Ethernet")
+
+
+# ---------------------------------------------------------------- forms
+
+PLACE = Place("discord", "1", "2")
+FULL_VALUES = {
+    **{f.name: "x" * (f.max_chars or 5000) for f in ADD_FIELDS},
+    "answer": "B",
+    "difficulty": "hard",
+}
+
+
+def test_every_page_of_the_question_form_fits_a_modal() -> None:
+    pages = add_pages(render.MODAL_FIELDS)
+    assert [len(p) for p in pages] == [5, 5, 4]
+    seen: list[str] = []
+    for n in range(1, len(pages) + 1):
+        modal = render.form_modal(add_form(PLACE, render.MODAL_FIELDS, page=n, values=FULL_VALUES))
+        data = modal.to_dict()
+        check_modal(data)  # Discord's limits, as the stand-in enforces them
+        assert data["custom_id"] == f"add:{n}"
+        seen += list(render.form_values(data["components"]))
+    assert seen == [f.name for f in ADD_FIELDS]
+
+
+def test_the_answer_and_a_reports_reason_are_pick_lists_read_back_by_name() -> None:
+    data = render.form_modal(report_form(PLACE, "q", values={"reason": "typo"})).to_dict()
+    check_modal(data)
+    label, note = data["components"]
+    assert label["type"] == 18 and label["component"]["type"] == 3
+    assert note["components"][0]["max_length"] == 300
+    assert [o["value"] for o in label["component"]["options"] if o["default"]] == ["typo"]
+    sent = [
+        {"type": 18, "id": 1, "component": {"type": 3, "custom_id": "reason", "values": ["wrong"]}},
+        {"type": 1, "components": [{"type": 4, "custom_id": "note", "value": "the key is B"}]},
+    ]
+    assert render.form_values(sent) == {"reason": "wrong", "note": "the key is B"}
+
+
+def test_a_question_id_too_long_for_a_button_has_no_report_button() -> None:
+    q = question(id="q" * 120)
+    tallies = (ChoiceTally(q.choices[0], 1, 1.0, True),)
+    view = render.reveal_view(Reveal(a_round(), q, 1, 1, tallies, ()))
+    assert all(b.custom_id.startswith("quiz:") for b in view.children)  # type: ignore[attr-defined]

@@ -9,6 +9,8 @@ import pytest
 
 from bot.adapters.slack import render
 from bot.chat import Explanation, words
+from bot.chat.buttons import button_id
+from bot.chat.forms import ADD_FIELDS, add_form, report_form
 from bot.engine.model import (
     Answerer,
     AnswerOutcome,
@@ -232,3 +234,40 @@ def test_stats_and_settings_read_as_sentences() -> None:
 )
 def test_bars(fraction: float, bar: str) -> None:
     assert words.bar(fraction, render.BAR_WIDTH) == bar
+
+
+# ---------------------------------------------------------------- forms
+
+PLACE = Place("slack", "T1", "C1")
+FULL_VALUES = {
+    **{f.name: "x" * (f.max_chars or 5000) for f in ADD_FIELDS},
+    "answer": "B",
+    "difficulty": "hard",
+}
+
+
+def test_every_form_fits_a_modal_with_its_values_kept() -> None:
+    for form in (
+        add_form(PLACE, None, values=FULL_VALUES),
+        report_form(PLACE, "q", values={"reason": "typo", "note": "x" * 300}),
+    ):
+        view = render.form_view(form).to_dict()  # validate_json: Slack's modal limits
+        assert view["callback_id"] == button_id(form.button)
+        assert view["private_metadata"] == "C1"
+        blocks = {b["block_id"]: b["element"] for b in view["blocks"]}
+        assert list(blocks) == [f.name for f in form.fields]
+    answer = render.form_view(add_form(PLACE, None, values=FULL_VALUES)).to_dict()["blocks"]
+    picked = {b["block_id"]: b["element"] for b in answer}
+    assert picked["answer"]["initial_option"]["value"] == "B"
+    # A text input holds 3,000 characters: a longer full explanation opens clipped.
+    assert len(picked["full"]["initial_value"]) == render.INPUT_MAX == picked["full"]["max_length"]
+
+
+def test_errors_are_named_by_the_block_of_their_field() -> None:
+    form = add_form(PLACE, None, errors={"B": "76 characters; at most 75.", "nowhere": "odd"})
+    assert render.form_errors(form) == {"B": "76 characters; at most 75.", "question": "odd"}
+
+
+def test_a_question_id_too_long_for_a_button_has_no_report_button() -> None:
+    message = render.reveal_card(reveal(question(id="q" * 120), {"A": 1}))
+    assert all(b["type"] != "actions" for b in message.blocks)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import AsyncIterator
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,17 +20,20 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from bot.adapters.teams import render
 from bot.adapters.teams.handlers import (
     command_of,
+    form_sent,
     heard,
     pressed,
     removed_from_team,
     typed_text,
 )
+from bot.bank.loader import load_bank
 from bot.chat import Chart, NotAMember, PostText
+from bot.chat.forms import ADD_FIELDS, add_form
 from bot.config import Admins
-from bot.engine.model import Place
+from bot.engine.model import ChoiceTally, Place, Reveal, Round
 from bot.errors import ConfigError
 from bot.text import text
-from tests.conformance.drivers import TeamsDriver, driving
+from tests.conformance.drivers import BANK, TeamsDriver, driving
 from tests.conftest import FakeClock
 from tests.standins.teams_connector import CHANNEL, TENANT
 
@@ -145,6 +150,41 @@ def test_a_press_is_read_from_execute_and_submit_and_nothing_else() -> None:
     other_verb = {**execute, "value": {"action": {"verb": "other", "data": {"button": "quiz:1:A"}}}}
     assert pressed(other_verb) is None
     assert pressed({**execute, "name": "composeExtension/query"}) is None
+
+
+def test_a_form_is_a_card_of_inputs_and_is_read_back_with_its_team() -> None:
+    place = Place("teams", TENANT, CHANNEL)
+    errors = {"B": "76 characters; at most 75.", "question": "Holds '<!channel>'."}
+    made = render.form_card(add_form(place, None, values={"answer": "C"}, errors=errors), "T9")
+    inputs = [b for b in made["body"] if b["type"].startswith("Input.")]
+    assert [b["id"] for b in inputs] == [f.name for f in ADD_FIELDS]
+    answer = next(b for b in inputs if b["id"] == "answer")
+    assert answer["type"] == "Input.ChoiceSet" and answer["value"] == "C"
+    shown = {b["id"]: b["text"] for b in made["body"] if b.get("id", "").endswith("-error")}
+    assert shown == {"B-error": errors["B"], "question-error": "Holds '\\<!channel\\>'."}
+    [submit] = made["actions"]
+    assert submit["type"] == "Action.Execute" and submit["data"] == {
+        "button": "add:1",
+        "form": True,
+        "team": "T9",
+    }
+    sent = {
+        "type": "invoke",
+        "name": "adaptiveCard/action",
+        "value": {"action": {"verb": render.VERB, "data": {**submit["data"], "question": "Why?"}}},
+    }
+    assert form_sent(sent) == ("add:1", {"question": "Why?"}, "T9")
+    # A button press is not a form sent back, and a form is not a press of its button.
+    press = {**sent, "value": {"action": {"verb": render.VERB, "data": {"button": "add:1"}}}}
+    assert form_sent(press) is None
+
+
+def test_a_question_id_too_long_for_a_button_has_no_report_button() -> None:
+    q = replace(load_bank([BANK]).questions[0], id="q" * 120)
+    tallies = (ChoiceTally(q.choices[0], 1, 1.0, True),)
+    now = datetime(2026, 12, 4, tzinfo=UTC)
+    rnd = Round(1, Place("teams", TENANT, CHANNEL), q.id, now, None)
+    assert "actions" not in render.reveal_card(Reveal(rnd, q, 1, 1, tallies, ()))
 
 
 # ---------------------------------------------------------------- chats and private answers
