@@ -462,11 +462,22 @@ class SlackExchange:
 
 
 class FormExchange(SlackExchange):
-    """A modal sent back (``view_submission``): answered in the channel it was opened from."""
+    """A modal sent back (``view_submission``): answered in the channel it was opened from, or
+    in the app's direct messages where the bot cannot post there (a slash command works in
+    any channel; an ephemeral message only where the bot is)."""
 
     def __init__(self, port: SlackPort, ack: AsyncAck, body: Body) -> None:
         super().__init__(port, ack, body)
         self.channel = str((body.get("view") or {}).get("private_metadata") or "")
+
+    async def _respond(self, message: render.Message, *, replace_original: bool) -> None:
+        try:
+            await super()._respond(message, replace_original=replace_original)
+        except SlackApiError as exc:
+            if _code(exc) not in NOT_A_MEMBER:
+                raise
+            # chat.postMessage to a user id opens the app's DM with them.
+            await self.port.client.chat_postMessage(channel=self.user, **message.as_kwargs())
 
 
 async def workspace_admin(client: AsyncWebClient, user: str, where: dict[str, str]) -> bool:
