@@ -225,8 +225,11 @@ PROPOSAL_APPROVED = (
 PROPOSAL_EDIT_ID = (
     "An edit of a proposal keeps its id, {question}; to add another question, use /quiz add."
 )
+REJECT_FORM_TITLE = "Reject a proposal"
+REJECT_FORM_REASON = "Why (told to its author)"
+REJECT_FORM_REASON_HINT = "Optional, 500 characters at most"
+REJECT_FORM_SEND = "Reject"
 PROPOSAL_REJECTED = "Rejected proposal {id} ({question}); its author will be told."
-PROPOSAL_REJECT_REASON = "To give its author a reason, reject with {command} instead."
 PROPOSAL_TOLD_APPROVED = (
     "Your question {question} was approved and is in this workspace's rotation (revision "
     "{revision}). Thanks for writing it."

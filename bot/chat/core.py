@@ -268,6 +268,11 @@ class Chat:
                         await self._submit_add(event, turn, page)
                     case Report(question_id):
                         await self._submit_report(event, turn, question_id)
+                    case Decide(proposal_id, "reject"):
+                        await turn.start(private=True)
+                        ctx = Context(self, event.place, event.user, turn)
+                        reason = " ".join(event.values.get("reason", "").split()) or None
+                        await decide(ctx, proposal_id, "reject", reason)
                     case _:
                         raise UserError(say(M.NOT_A_BUTTON))
             except Exception as exc:
@@ -544,6 +549,12 @@ class Chat:
                     self.edits.keep(event.place, event.user, {EDITING: str(item.id)})
                     values = form_values(item)
                     await self.open_add_form(event.place, event.user, exchange, values, kind=kind)
+                    return
+                if decision == "reject":
+                    # The reason is asked for in a form, sent back as this button's id.
+                    item = await editable(ctx, proposal_id)
+                    form = forms.reject_form(event.place, item.id)
+                    await exchange.open_form(form)
                     return
                 await turn.start(private=True)
                 await decide(ctx, proposal_id, decision)

@@ -4,8 +4,9 @@ A form is neutral content (``Form``): a title, fields with labels and limits, th
 opens with, and an error beside each field that was refused. A platform draws it (a Slack
 modal, a Discord modal, an Adaptive Card with inputs) and hands what was sent back as a
 ``Submit`` event with the form's id (``bot.chat.buttons``); the chat core checks it here and
-answers. Two forms exist: the question form of ``/quiz add`` (its fields are
-``bot.bank.form.QUESTION_FIELDS``, the terminal's prompts too) and "Report a problem".
+answers. Three forms exist: the question form of ``/quiz add`` (its fields are
+``bot.bank.form.QUESTION_FIELDS``, the terminal's prompts too), "Report a problem", and the
+reason an admin rejects a proposal with.
 
 A platform whose form holds fewer fields than the question has (Discord: five) gets the
 question form in pages: what each page sent is kept here as a draft, per person, until the
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from bot import messages as M
 from bot.bank.form import QUESTION_FIELDS
 from bot.bank.form import Field as QuestionField
-from bot.chat.buttons import AddPage, Button, Report
+from bot.chat.buttons import AddPage, Button, Decide, Report
 from bot.chat.content import Feedback, Offer
 from bot.chat.grammar import FLAG_NOTE_MAX, FLAG_REASONS
 from bot.engine.model import Place
@@ -158,7 +159,31 @@ def report_form(place: Place, question_id: str, *, values: Mapping[str, str] | N
     )
 
 
-LABELS = {f.name: f.label for f in (*ADD_FIELDS, *REPORT_FIELDS)}
+# The longest reason a rejection keeps (bot.bank.workspace.REASON_MAX).
+REJECT_REASON_MAX = 500
+REJECT_FIELDS = (
+    FormField(
+        "reason",
+        M.REJECT_FORM_REASON,
+        max_chars=REJECT_REASON_MAX,
+        long=True,
+        hint=M.REJECT_FORM_REASON_HINT,
+    ),
+)
+
+
+def reject_form(place: Place, proposal_id: int) -> Form:
+    """Return the form an admin rejects a proposal with: the reason its author is told."""
+    return Form(
+        Decide(proposal_id, "reject"),
+        M.REJECT_FORM_TITLE,
+        M.REJECT_FORM_SEND,
+        REJECT_FIELDS,
+        place,
+    )
+
+
+LABELS = {f.name: f.label for f in (*ADD_FIELDS, *REPORT_FIELDS, *REJECT_FIELDS)}
 
 
 def refused(form: Form) -> Feedback:

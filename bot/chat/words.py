@@ -446,12 +446,8 @@ def approved(published: Published) -> Text:
 
 
 def rejected(item: Proposal) -> Text:
-    """Return the admin's confirmation of a rejection (and how to give a reason next time)."""
-    done = say(M.PROPOSAL_REJECTED, id=item.id, question=Code(item.question_id))
-    if item.reason:
-        return done
-    command = Code(f"/quiz proposals reject {item.id} REASON")
-    return lines(done, say(M.PROPOSAL_REJECT_REASON, command=command))
+    """Return the admin's confirmation of a rejection."""
+    return say(M.PROPOSAL_REJECTED, id=item.id, question=Code(item.question_id))
 
 
 def decided(item: Proposal) -> Text:

@@ -664,10 +664,10 @@ class SlackDriver:
         )
         return await self._send_view(view, values, user)
 
-    async def edit(
+    async def press_form(
         self, shown: ReviewSeen, value: str, changes: dict[str, str], *, user: str = "ada"
     ) -> tuple[dict[str, str], Sent]:
-        """Press a button that opens the question form (a proposal's Edit); send the form with
+        """Press a button that opens a form (a proposal's Edit or Reject); send the form with
         what it held, ``changes`` made. Return what it held, and what came of it."""
         assert value in shown.values, (value, shown.values)
         k = f"e{next(self._keys)}"
@@ -1172,10 +1172,10 @@ class DiscordDriver:
         errors = errors_of(seen.text)
         return Sent(errors) if errors else Sent({}, seen)
 
-    async def edit(
+    async def press_form(
         self, shown: ReviewSeen, value: str, changes: dict[str, str], *, user: str = "ada"
     ) -> tuple[dict[str, str], Sent]:
-        """Press a button that opens the question form (a proposal's Edit); send each page with
+        """Press a button that opens a form (a proposal's Edit or Reject); send each page with
         what it held, ``changes`` made. Return what it held, and what came of it."""
         assert value in shown.values, (value, shown.values)
         payload = self.api.click(int(shown.ref), value, user=self.uid(user))
@@ -1657,10 +1657,10 @@ class TeamsDriver:
         card, _ = await self._open_form(user)
         return [b["id"] for b in card["body"] if b["type"].startswith("Input.")]
 
-    async def edit(
+    async def press_form(
         self, shown: ReviewSeen, value: str, changes: dict[str, str], *, user: str = "ada"
     ) -> tuple[dict[str, str], Sent]:
-        """Press a button that opens the question form (a proposal's Edit); send the form card
+        """Press a button that opens a form (a proposal's Edit or Reject); send the form card
         with what it held, ``changes`` made. Return what it held, and what came of it."""
         assert value in shown.values, (value, shown.values)
         before = len(self._chat_cards(user))

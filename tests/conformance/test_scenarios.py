@@ -1165,7 +1165,7 @@ async def test_an_admin_edits_a_proposal_in_the_form_and_the_edit_goes_live(chat
         "source_title": "NCCL documentation, environment variables",
         "source_url": "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html",
     }
-    held, sent = await chat.edit(shown, f"proposal:{pid}:edit", changes, user="admin")
+    held, sent = await chat.press_form(shown, f"proposal:{pid}:edit", changes, user="admin")
     assert held["id"] == "rough-draft" and held["question"] == "Which answer does rough-draft want?"
     assert sent.errors == {} and sent.seen is not None
     assert "rough-draft is live as revision 1" in sent.seen.text.replace("`", "")
@@ -1211,3 +1211,20 @@ async def test_a_question_a_member_writes_in_the_form_is_approved_and_asked(chat
     card = await chat.card("handwritten")
     asked = await chat.engine.question_of(await chat.engine.get_round(card.round_id))
     assert (asked.id, asked.revision) == ("gpu-topology-matrix", 1)
+
+
+async def test_reject_asks_for_the_reason_and_its_author_is_told_it(chat: Any) -> None:
+    list_admin(chat)
+    proposed = await propose(chat, "off-topic")
+    assert isinstance(proposed, Proposed)
+    pid = proposed.proposal_id
+    shown = await chat.shown("quiz", "proposals", {}, user="admin")
+    why = {"reason": "Off topic: the bank is about training at scale."}
+    held, sent = await chat.press_form(shown, f"proposal:{pid}:reject", why, user="admin")
+    assert held == {"reason": ""} and sent.errors == {} and sent.seen is not None
+    assert f"Rejected proposal {pid}" in sent.seen.text
+    decided = await chat.engine.proposal(pid)
+    assert decided.reason == "Off topic: the bank is about training at scale."
+    told = await notice(chat, "bob", "was not accepted")
+    assert "Off topic: the bank is about training at scale." in told.seen
+    assert "off-topic" not in await chat.engine.bank_for(chat.place.platform, chat.place.workspace)
