@@ -102,6 +102,11 @@ class Services(Protocol):
         """Return the daily schedules."""
         ...
 
+    @property
+    def drafts(self) -> forms.Drafts:
+        """Return what each person sent of a question form in pages so far."""
+        ...
+
     async def is_admin(
         self, place: Place, user: str, ask_platform: Callable[[], Awaitable[bool]]
     ) -> bool:
@@ -389,7 +394,9 @@ async def flag(ctx: Context, call: Call) -> None:
 
 
 def add_question(ctx: Context, call: Call) -> forms.Form:
-    """Return the question form to open (its first page where a form holds few fields)."""
+    """Return an empty question form to open (its first page where a form holds few fields):
+    a draft left from an earlier one is dropped."""
+    ctx.chat.drafts.drop(ctx.place, ctx.user)
     return forms.add_form(ctx.place, ctx.turn.exchange.form_fields)
 
 
