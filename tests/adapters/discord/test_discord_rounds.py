@@ -46,6 +46,7 @@ async def test_commands_sync_once_with_the_quiz_group(bot: QuizClient, api: Disc
         "report",
         "flag",
         "add",
+        "proposals",
         "dashboard",
         "me",
         "track",
