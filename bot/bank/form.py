@@ -246,7 +246,7 @@ def check_form(
     for problem in found:
         rule = getattr(problem, "rule", "")
         name = RULE_FIELDS.get(rule) or where(problem.line)
-        message = _plain(problem.message)
+        message = _plain(problem.message, FIELDS_BY_NAME.get(name))
         errors[name] = f"{errors[name]} {message}" if name in errors else message
     if errors or len(checked.questions) != 1:
         return FormCheck(body=body, errors=errors or {WHOLE: "Not one question."})
@@ -289,8 +289,17 @@ def _fields_by_line(body: str) -> Any:
     return at
 
 
-def _plain(message: str) -> str:
-    text = message[0].upper() + message[1:] if message else message
+# What a problem says that only fits a file: a form's refusal leaves it out.
+_FILE_ONLY = " (import the file to make a new revision of it)"
+
+
+def _plain(message: str, field: Field | None) -> str:
+    """Return a problem's message as the form shows it beside its field: without the field's
+    key in front (the label names it), and without advice that only fits a file."""
+    text = message.replace(_FILE_ONLY, "")
+    if field is not None and text.startswith(f"{field.path} "):
+        text = text[len(field.path) + 1 :]
+    text = text[0].upper() + text[1:] if text else text
     return text if text.endswith(".") else text + "."
 
 
