@@ -38,21 +38,28 @@ from bot.bandwidth._estimate import Estimate, Result, estimate
 from bot.bandwidth._format import format_seconds
 from bot.bandwidth._hardware import Gpu, Hardware, Model, load_hardware
 from bot.bandwidth._models import ALGORITHMS, PROTOCOL_CHOICES, collective, collective_formula
+from bot.bandwidth._options import (
+    ESTIMATE,
+    OPS,
+    PLAN,
+    Kind,
+    Opt,
+    Options,
+    parse_count,
+    parse_over,
+    parse_step,
+    parse_switch,
+)
 from bot.bandwidth._plan import Layout, Memory, Plan, PlanResult, Volumes, plan
 from bot.bandwidth._plan_render import plan_to_json
 from bot.bandwidth._plan_request import PLAN_USAGE, PlanRequest, parse_plan
 from bot.bandwidth._render import headline, render_table, to_json
 from bot.bandwidth._request import (
     DEFAULT_INTRA,
-    OPS,
     USAGE,
     BandwidthRequest,
     normalize_op,
-    parse_count,
-    parse_over,
     parse_request,
-    parse_step,
-    parse_switch,
 )
 from bot.bandwidth._search import Search, render_search, search, search_to_json
 from bot.bandwidth._sizes import describe_bytes, parse_size
@@ -63,7 +70,9 @@ __all__ = [
     "BANDS",
     "DEFAULT_INTRA",
     "ENV_VAR",
+    "ESTIMATE",
     "OPS",
+    "PLAN",
     "PLAN_USAGE",
     "PROTOCOL_CHOICES",
     "QUIZ_CHOICES",
@@ -76,9 +85,12 @@ __all__ = [
     "Gpu",
     "Hardware",
     "Interconnect",
+    "Kind",
     "Layout",
     "Memory",
     "Model",
+    "Opt",
+    "Options",
     "Plan",
     "PlanRequest",
     "PlanResult",

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, fields
 
 from bot.bandwidth._errors import BandwidthError, Problems
-from bot.bandwidth._request import parse_count, parse_over, parse_switch
+from bot.bandwidth._options import PLAN, Kind, default
 
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-MIN_EFFICIENCY = 0.01
-MAX_GPUS = 1_000_000
-MAX_DIM = 100_000
-MAX_SEQ = 10_000_000
-MAX_BATCH = 100_000_000
 
 PLAN_USAGE = """\
 Usage: /bandwidth plan MODEL gpus=N [tp=T] [pp=P] [cp=C] [dp=D] [zero=0|1|2|3] [seq=S]
@@ -40,45 +34,9 @@ Examples:
   /bandwidth plan 13B gpus=64 layers=40 hidden=5120 heads=40 zero=3
   /bandwidth plan llama3-70b gpus=256 search over=ib-ndr,roce-400"""
 
-# chat word -> PlanRequest field
-_KEYS = {
-    "gpus": "gpus",
-    "gpn": "gpus_per_node",
-    "gpus-per-node": "gpus_per_node",
-    "tp": "tp",
-    "pp": "pp",
-    "cp": "cp",
-    "dp": "dp",
-    "zero": "zero",
-    "seq": "seq",
-    "batch": "global_batch",
-    "global-batch": "global_batch",
-    "micro": "micro_batch",
-    "micro-batch": "micro_batch",
-    "gpu": "gpu",
-    "over": "over",
-    "nics": "nics",
-    "layers": "layers",
-    "hidden": "hidden",
-    "ffn": "ffn",
-    "heads": "heads",
-    "kv": "kv_heads",
-    "kv-heads": "kv_heads",
-    "vocab": "vocab",
-    "recompute": "recompute",
-    "fp8": "fp8",
-    "sharp": "sharp",
-    "uneven": "uneven",
-    "search": "search",
-    "tp-overlap": "tp_overlap",
-    "experts": "experts",
-    "top-k": "top_k",
-    "topk": "top_k",
-    "ep": "ep",
-    "interleave": "interleave",
-    "efficiency": "efficiency",
-}
-_TEXT_KEYS = ("gpu",)
+# chat word -> the option (its field, kind and limits)
+_KEYS = PLAN.by_word()
+_SWITCHES = {opt.key: opt for opt in PLAN.of(Kind.SWITCH)}
 _WORD_RE = re.compile(r"[a-z0-9][a-z0-9.-]{0,39}\Z")
 _PARAMS_RE = re.compile(
     r"(?P<num>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>[kmbt])(?:\s*params?)?\Z", re.IGNORECASE
@@ -94,13 +52,13 @@ class PlanRequest:
     gpus: int
     gpus_per_node: int | None = None
     tp: int | None = None
-    pp: int = 1
-    cp: int = 1
+    pp: int = default(PLAN, "pp", int)
+    cp: int = default(PLAN, "cp", int)
     dp: int | None = None
-    zero: int = 1
+    zero: int = default(PLAN, "zero", int)
     seq: int | None = None
     global_batch: int | None = None
-    micro_batch: int = 1
+    micro_batch: int = default(PLAN, "micro_batch", int)
     gpu: str | None = None
     over: tuple[str, ...] = ()
     nics: int | None = None
@@ -110,17 +68,17 @@ class PlanRequest:
     heads: int | None = None
     kv_heads: int | None = None
     vocab: int | None = None
-    recompute: bool = False
-    interleave: int = 1
+    recompute: bool = default(PLAN, "recompute", bool)
+    interleave: int = default(PLAN, "interleave", int)
     efficiency: float | None = None
-    fp8: bool = False
-    sharp: bool = False
-    uneven: bool = False
-    search: bool = False
-    tp_overlap: bool = False
+    fp8: bool = default(PLAN, "fp8", bool)
+    sharp: bool = default(PLAN, "sharp", bool)
+    uneven: bool = default(PLAN, "uneven", bool)
+    search: bool = default(PLAN, "search", bool)
+    tp_overlap: bool = default(PLAN, "tp_overlap", bool)
     experts: int | None = None
     top_k: int | None = None
-    ep: int = 1
+    ep: int = default(PLAN, "ep", int)
 
     def __post_init__(self) -> None:
         # Every field is checked, and every problem reported in one message.
@@ -136,36 +94,12 @@ class PlanRequest:
                     "llama3-70b or 70B."
                 )
             object.__setattr__(self, "model", model.lower())
-        limits: list[tuple[str, int]] = [("gpus", MAX_GPUS)]
-        limits += [(name, MAX_GPUS) for name in ("pp", "cp", "micro_batch", "interleave", "ep")]
-        optional = ["gpus_per_node", "tp", "dp", "nics", "experts", "top_k"]
-        optional += ["layers", "hidden", "ffn", "heads", "kv_heads", "vocab", "seq"]
-        limits += [(name, _LIMITS.get(name, MAX_GPUS)) for name in optional]
-        limits.append(("global_batch", MAX_BATCH))
-        for name, limit in limits:
-            value = getattr(self, name)
-            if value is not None or name in _REQUIRED:
+        # The counts, the switches and the efficiency, each against its limits in the table.
+        for opt in PLAN.of(Kind.COUNT, Kind.SWITCH, Kind.NUMBER):
+            value = getattr(self, opt.name)
+            if value is not None or opt.name == "gpus":
                 with problems.check():
-                    _count(name, value, limit)
-        with problems.check():
-            if isinstance(self.zero, bool) or self.zero not in (0, 1, 2, 3):
-                raise BandwidthError(f"zero= must be 0, 1, 2 or 3; got {self.zero!r}.")
-        for name in ("recompute", "fp8", "sharp", "uneven", "search", "tp_overlap"):
-            if not isinstance(getattr(self, name), bool):
-                problems.found.append(f"{name.replace('_', '-')} must be on or off.")
-        if self.efficiency is not None:
-            with problems.check():
-                eff = self.efficiency
-                if (
-                    isinstance(eff, bool)
-                    or not isinstance(eff, int | float)
-                    or not math.isfinite(eff)
-                ):
-                    raise BandwidthError("efficiency= must be a number such as 0.5.")
-                if not MIN_EFFICIENCY <= eff <= 1:
-                    # A vanishing share (5e-324) overflows the step time to inf, then NaN.
-                    raise BandwidthError("efficiency= must be between 0.01 and 1.")
-                object.__setattr__(self, "efficiency", float(eff))
+                    object.__setattr__(self, opt.name, opt.check(value))
         if self.gpu is not None:
             with problems.check():
                 gpu = str(self.gpu).strip().lower()
@@ -179,35 +113,6 @@ class PlanRequest:
     def custom_shape(self) -> bool:
         """Return whether the request gives its own layers and width instead of a preset."""
         return self.layers is not None or self.hidden is not None
-
-
-# Upper bounds of the counts that are not GPUs; the fields that must always be given.
-_LIMITS = {
-    "layers": MAX_DIM,
-    "hidden": MAX_DIM,
-    "ffn": MAX_DIM,
-    "heads": MAX_DIM,
-    "kv_heads": MAX_DIM,
-    "vocab": 10_000_000,
-    "seq": MAX_SEQ,
-}
-_REQUIRED = frozenset({"gpus", "pp", "cp", "micro_batch", "interleave", "ep"})
-# The chat word of a field where it differs from the field's name.
-_SHOWN = {
-    "gpus_per_node": "gpn",
-    "micro_batch": "micro",
-    "kv_heads": "kv",
-    "global_batch": "batch",
-    "top_k": "top-k",
-}
-
-
-def _count(name: str, value: object, limit: int) -> None:
-    shown = _SHOWN.get(name, name)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise BandwidthError(f"{shown}= must be a whole number, such as {shown}=8.")
-    if not 1 <= value <= limit:
-        raise BandwidthError(f"{shown}= must be between 1 and {limit:,}; got {value:,}.")
 
 
 def parse_params(text: str) -> float:
@@ -252,22 +157,22 @@ def _parse_plan(text: str) -> PlanRequest:
         key, eq, value = word.partition("=")
         key = key.strip().lower()
         if not eq:
-            if key in ("recompute", "fp8", "sharp", "uneven", "search", "tp-overlap"):
-                values[key.replace("-", "_")] = True
+            if key in _SWITCHES:
+                values[_SWITCHES[key].name] = True
                 continue
             model_words.append(word)
             continue
-        field = _KEYS.get(key)
-        if field is None:
+        opt = _KEYS.get(key)
+        if opt is None:
             known = ", ".join(k + "=" for k in _KEYS if "-" not in k)
             problems.found.append(f"Unknown option {key + '='!r}. Options: {known}.")
             continue
-        if field in given:
+        if opt.name in given:
             problems.found.append(f"{key}= is given twice.")
             continue
-        given.add(field)
+        given.add(opt.name)
         with problems.check():
-            values[field] = _value(field, key, value)
+            values[opt.name] = opt.read(value, key)
     if not model_words:
         problems.found.append("Name a model first, such as plan llama3-70b gpus=128.")
     if "gpus" not in given:
@@ -300,21 +205,3 @@ def _check_names(problems: Problems, model_words: list[str], values: dict[str, o
     if isinstance(gpu, str) and _WORD_RE.match(gpu.strip().lower()):
         with problems.check():
             hardware.gpu(gpu)
-
-
-def _value(field: str, key: str, text: str) -> object:
-    if field == "over":
-        return parse_over(text)
-    if field in ("recompute", "fp8", "sharp", "uneven", "search", "tp_overlap"):
-        return parse_switch(key, text)
-    if field in _TEXT_KEYS:
-        return text
-    if field == "efficiency":
-        try:
-            number = float(text)
-        except ValueError:
-            raise BandwidthError(
-                f"efficiency= must be a number such as 0.5; got {text!r}."
-            ) from None
-        return number
-    return parse_count(key, text)

@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import difflib
-import math
 import re
 from dataclasses import dataclass
-from decimal import Decimal
+from typing import Any
 
 from bot.bandwidth._errors import BandwidthError, Problems
-from bot.bandwidth._models import ALGORITHMS, PROTOCOL_CHOICES
+from bot.bandwidth._options import ESTIMATE, OPS, Kind, default
 from bot.bandwidth._sizes import MAX_BYTES, parse_size
 
-OPS = ("transfer", "allreduce", "allgather", "reducescatter", "broadcast", "alltoall")
-DEFAULT_INTRA = "nvlink4"
-MAX_NODES = 100_000
-MAX_GPUS = 1_024
-MAX_NICS = 1_024
-MAX_STEP_S = 1e6
+DEFAULT_INTRA = default(ESTIMATE, "intra", str)
 
 USAGE = """\
 Usage: /bandwidth SIZE [op] [nodes=N] [gpus=G] [nics=K] [step=S] [over=k1,k2] [intra=KEY]
@@ -41,23 +35,8 @@ Examples:
 
 _OP_ALIASES = {op: op for op in OPS} | dict.fromkeys(("p2p", "sendrecv", "copy"), "transfer")
 _OP_SEPARATORS = str.maketrans("", "", "-_ ")
-_OPTION_KEYS = ("nodes", "gpus", "nics", "step", "over", "intra", "algo", "proto", "sharp")
-_YES = ("yes", "on", "true", "1")
-_NO = ("no", "off", "false", "0")
-_INT_RE = re.compile(r"[0-9][0-9_,]*\Z", re.ASCII)
-_STEP_RE = re.compile(
-    r"(?P<num>[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]{1,3})?)\s*(?P<unit>s|sec|ms|us|µs|min|h)?\Z",
-    re.ASCII | re.IGNORECASE,
-)
-_STEP_UNITS = {
-    "s": Decimal(1),
-    "sec": Decimal(1),
-    "ms": Decimal("0.001"),
-    "us": Decimal("0.000001"),
-    "µs": Decimal("0.000001"),
-    "min": Decimal(60),
-    "h": Decimal(3600),
-}
+# The chat words of the keyed options (``nodes=4``); the operation is named by itself.
+_OPTIONS = {opt.key: opt for opt in ESTIMATE if opt.keyed}
 _KEY_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,31}\Z")
 
 
@@ -80,16 +59,16 @@ class BandwidthRequest:
 
     size_text: str
     bytes: int
-    op: str = "transfer"
-    nodes: int = 2
-    gpus: int = 1
+    op: str = default(ESTIMATE, "op", str)
+    nodes: int = default(ESTIMATE, "nodes", int)
+    gpus: int = default(ESTIMATE, "gpus", int)
     nics: int | None = None
     step: float | None = None
-    over: tuple[str, ...] = ()
+    over: tuple[str, ...] = default(ESTIMATE, "over", tuple)
     intra: str = DEFAULT_INTRA
-    algo: str = "auto"
-    sharp: bool = False
-    proto: str = "auto"
+    algo: str = default(ESTIMATE, "algo", str)
+    sharp: bool = default(ESTIMATE, "sharp", bool)
+    proto: str = default(ESTIMATE, "proto", str)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "op", normalize_op(self.op))
@@ -99,21 +78,10 @@ class BandwidthRequest:
             raise BandwidthError("The size must be between 1 byte and 1 EB (10^18 bytes).")
         # The counts and the step are independent: every one that is wrong is told at once.
         problems = Problems()
-        with problems.check():
-            _check_count("nodes", self.nodes, MAX_NODES)
-        with problems.check():
-            _check_count("gpus", self.gpus, MAX_GPUS)
-        if self.nics is not None:
-            with problems.check():
-                _check_count("nics", self.nics, MAX_NICS)
-        if self.step is not None:
-            step = self.step
-            if isinstance(step, bool) or not isinstance(step, int | float):
-                problems.found.append("step= must be a number of seconds, such as step=0.5.")
-            elif not (math.isfinite(step) and 0 < step <= MAX_STEP_S):
-                problems.found.append("step= must be more than 0 and at most 1,000,000 seconds.")
-            else:
-                object.__setattr__(self, "step", float(step))
+        for opt in ESTIMATE.of(Kind.COUNT, Kind.SECONDS):
+            if getattr(self, opt.name) is not None or opt.default is not None:
+                with problems.check():
+                    object.__setattr__(self, opt.name, opt.check(getattr(self, opt.name)))
         problems.raise_any()
         over = tuple(dict.fromkeys(str(k).strip().lower() for k in self.over if str(k).strip()))
         for key in over:
@@ -124,17 +92,14 @@ class BandwidthRequest:
         if not _KEY_RE.match(intra):
             raise BandwidthError(f"{self.intra!r} is not an interconnect key; try intra=nvlink4.")
         object.__setattr__(self, "intra", intra)
-        if not isinstance(self.sharp, bool):
-            raise BandwidthError("sharp must be on or off.")
-        algo = str(self.algo).strip().lower() or "auto"
-        object.__setattr__(self, "algo", algo)
+        ESTIMATE["sharp"].check(self.sharp)
+        object.__setattr__(self, "algo", ESTIMATE["algo"].check(self.algo))
         if self.op != "transfer" and self.nodes * self.gpus < 2:
             raise BandwidthError(
                 f"A collective needs at least two GPUs; try {self.op} nodes=2, or nodes=1 gpus=8."
             )
         _check_algo(self)
-        proto = str(self.proto).strip().lower() or "auto"
-        object.__setattr__(self, "proto", proto)
+        object.__setattr__(self, "proto", ESTIMATE["proto"].check(self.proto))
         _check_proto(self)
 
     @property
@@ -170,16 +135,16 @@ def _parse_request(text: str) -> BandwidthRequest:
         if "=" in word:
             key, _, value = word.partition("=")
             key = key.strip().lower()
-            if key not in _OPTION_KEYS:
-                known = ", ".join(k + "=" for k in _OPTION_KEYS)
+            if key not in _OPTIONS:
+                known = ", ".join(k + "=" for k in _OPTIONS)
                 raise BandwidthError(f"Unknown option {key + '='!r}. Options: {known}.")
             if key in options:
                 raise BandwidthError(f"{key}= is given twice.")
             options[key] = value
-        elif word.lower() == "sharp":
-            if "sharp" in options:
-                raise BandwidthError("sharp is given twice.")
-            options["sharp"] = "on"
+        elif (switch := _OPTIONS.get(word.lower())) is not None and switch.kind is Kind.SWITCH:
+            if switch.key in options:
+                raise BandwidthError(f"{switch.key} is given twice.")
+            options[switch.key] = "on"
         elif _is_op(word):
             if op is not None:
                 raise BandwidthError(f"Give one operation, not {op} and {word}.")
@@ -189,29 +154,18 @@ def _parse_request(text: str) -> BandwidthRequest:
     if not size_words:
         raise BandwidthError("Give a size first, such as 140GB.")
     size_text = " ".join(size_words)
-    step = options.get("step")
-    over = options.get("over")
-    nics = options.get("nics")
-    return BandwidthRequest(
-        size_text=size_text,
-        bytes=parse_size(size_text),
-        op=op or "transfer",
-        nodes=parse_count("nodes", options.get("nodes", "2")),
-        gpus=parse_count("gpus", options.get("gpus", "1")),
-        nics=None if nics is None else parse_count("nics", nics),
-        step=None if step is None else parse_step(step),
-        over=() if over is None else parse_over(over),
-        intra=options.get("intra", DEFAULT_INTRA) or DEFAULT_INTRA,
-        algo=options.get("algo", "auto") or "auto",
-        sharp=parse_switch("sharp", options["sharp"]) if "sharp" in options else False,
-        proto=options.get("proto", "auto") or "auto",
-    )
+    nbytes = parse_size(size_text)
+    # Each value is read in the table's order; an empty one (intra=) keeps the default.
+    values: dict[str, Any] = {}
+    for key, opt in _OPTIONS.items():
+        given = options.get(key)
+        if given is not None and (given or opt.kind not in (Kind.KEY, Kind.CHOICE)):
+            values[opt.name] = opt.read(given)
+    return BandwidthRequest(size_text=size_text, bytes=nbytes, op=op or "transfer", **values)
 
 
 def _check_proto(req: BandwidthRequest) -> None:
     proto = req.proto
-    if proto not in PROTOCOL_CHOICES:
-        raise BandwidthError(f"proto= must be one of {', '.join(PROTOCOL_CHOICES)}; got {proto!r}.")
     if proto == "auto":
         return
     if req.op in ("transfer", "alltoall"):
@@ -222,8 +176,6 @@ def _check_proto(req: BandwidthRequest) -> None:
 
 def _check_algo(req: BandwidthRequest) -> None:
     algo = req.algo
-    if algo not in ALGORITHMS:
-        raise BandwidthError(f"algo= must be one of {', '.join(ALGORITHMS)}; got {algo!r}.")
     if algo == "auto":
         return
     allowed = {
@@ -243,51 +195,6 @@ def _check_algo(req: BandwidthRequest) -> None:
         raise BandwidthError("algo=hier needs several nodes of several GPUs, like nodes=4 gpus=8.")
     if algo == "nvls" and req.gpus == 1:
         raise BandwidthError("algo=nvls reduces inside an NVSwitch box: give gpus=8 or so.")
-
-
-def parse_switch(name: str, text: str) -> bool:
-    """Return the on/off value in ``text`` for option ``name`` (``yes``, ``off``, ...)."""
-    word = text.strip().lower()
-    if word in _YES:
-        return True
-    if word in _NO:
-        return False
-    raise BandwidthError(f"{name}= must be on or off; got {text!r}.")
-
-
-def parse_count(name: str, text: str) -> int:
-    """Return the whole number in ``text`` for option ``name``, or raise BandwidthError."""
-    cleaned = text.strip()
-    if not _INT_RE.match(cleaned):
-        raise BandwidthError(f"{name}= must be a whole number, such as {name}=4; got {text!r}.")
-    return int(re.sub(r"[_,]", "", cleaned))
-
-
-def parse_step(text: str) -> float:
-    """Return the seconds in ``text`` (``0.5``, ``350ms``, ``2s``, ``1.5min``)."""
-    match = _STEP_RE.match(text.strip())
-    if match is None:
-        raise BandwidthError(f"step= must be a time such as step=0.5 or step=350ms; got {text!r}.")
-    unit = (match["unit"] or "s").lower()
-    seconds = float(Decimal(match["num"]) * _STEP_UNITS[unit])
-    if not (math.isfinite(seconds) and 0 < seconds <= MAX_STEP_S):
-        raise BandwidthError("step= must be more than 0 and at most 1,000,000 seconds.")
-    return seconds
-
-
-def parse_over(text: str) -> tuple[str, ...]:
-    """Return the interconnect keys in a comma-separated list such as ``ib-hdr,1gbe``."""
-    keys = tuple(k.strip().lower() for k in text.split(",") if k.strip())
-    if not keys:
-        raise BandwidthError("over= needs interconnect keys, such as over=ib-hdr,1gbe.")
-    return keys
-
-
-def _check_count(name: str, value: object, limit: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise BandwidthError(f"{name}= must be a whole number, such as {name}=4.")
-    if not 1 <= value <= limit:
-        raise BandwidthError(f"{name}= must be between 1 and {limit:,}; got {value:,}.")
 
 
 def _op_key(text: object) -> str:
