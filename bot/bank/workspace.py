@@ -619,6 +619,26 @@ class WorkspaceBanks:
         """Claim the decided proposals whose authors are still to be told."""
         return await self.store.claim_decided_proposals(platform, at)
 
+    async def hide(
+        self, platform: str, workspace: str, question_id: str, hidden: bool, by: str, at: datetime
+    ) -> bool:
+        """Hide a question in the workspace (or show it again); return whether that changed.
+
+        The question may be one of the files' or one of the workspace's own; an id the
+        workspace does not know is refused (UserError) and nothing changes. Like an edit, it
+        raises the workspace's generation: every replica's next round leaves it out.
+        """
+        layer = await self.store.bank_layer(platform, workspace, self.pause_at)
+        known = question_id in self.base or any(
+            stored.question_id == question_id for stored in layer.questions
+        )
+        if not known:
+            raise UserError(say(M.HIDE_UNKNOWN, question=Code(question_id)))
+        changed = await self.store.set_hidden(
+            platform, workspace, [question_id], hidden, by=by, at=at
+        )
+        return question_id in changed
+
     async def bank_for(self, platform: str, workspace: str) -> QuestionBank:
         """Return the workspace's bank as the store has it now (one small read when unchanged)."""
         key = (platform, workspace)

@@ -376,6 +376,39 @@ async def proposal_here(ctx: Context, proposal_id: int) -> Proposal:
     return found
 
 
+async def hide(ctx: Context, call: Call) -> None:
+    """Keep a question (the files' or the workspace's own) out of this workspace's rounds, on
+    every replica from its next round (admins; anyone else is refused and nothing changes)."""
+    await _hiding(ctx, call, hidden=True)
+
+
+async def unhide(ctx: Context, call: Call) -> None:
+    """Let a hidden question back into this workspace's rounds (admins)."""
+    await _hiding(ctx, call, hidden=False)
+
+
+async def _hiding(ctx: Context, call: Call, *, hidden: bool) -> None:
+    qid = str(call.args["id"])  # required: the grammar refuses a call without it
+    await ctx.require_admin(M.HIDE_ADMINS_ONLY)
+    engine, place = ctx.chat.engine, ctx.place
+    question = Code(qid)
+    if hidden:
+        changed = await engine.hide(place.platform, place.workspace, qid, ctx.user)
+        command = Code(f"/quiz unhide {qid}")
+        await ctx.say(
+            say(M.HIDDEN, question=question, command=command)
+            if changed
+            else say(M.HIDDEN_ALREADY, question=question)
+        )
+        return
+    changed = await engine.unhide(place.platform, place.workspace, qid, ctx.user)
+    await ctx.say(
+        say(M.UNHIDDEN, question=question)
+        if changed
+        else say(M.UNHIDDEN_ALREADY, question=question)
+    )
+
+
 def _paused(flags: Sequence[Flag], bank: Bank) -> set[str]:
     """Return the reported questions the workspace's bank no longer asks."""
     asked = {q.id for q in bank.filter(None)}
@@ -604,6 +637,8 @@ FLOWS: dict[tuple[str, str], Flow] = {
     ("quiz", "review"): Flow(review),
     ("quiz", "report"): Flow(report),
     ("quiz", "proposals"): Flow(proposals),
+    ("quiz", "hide"): Flow(hide),
+    ("quiz", "unhide"): Flow(unhide),
     ("quiz", "flag"): Flow(flag),
     ("quiz", "add"): Flow(form=add_question),
     ("quiz", "dashboard"): Flow(dashboard),

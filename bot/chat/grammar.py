@@ -537,6 +537,31 @@ def _proposals_text(line: str) -> tuple[str | None, int | None, str | None]:
     return action, proposal_id, reason or None
 
 
+QUESTION_ID_MAX = 120  # the store's question ids
+_QUESTION_ID = re.compile(r"[a-z0-9][a-z0-9-]*")  # bot.bank.loader.ID_PATTERN
+
+
+def _question_id(word: str) -> str:
+    qid = word.strip().lower()
+    if len(qid) > QUESTION_ID_MAX or not _QUESTION_ID.fullmatch(qid):
+        raise UserError(
+            say(M.BAD_QUESTION_ID, word=echo(word[:40]), example=Code("multinode-interconnect"))
+        )
+    return qid
+
+
+QUESTION_ID = Option(
+    "id",
+    M.OPTION_QUESTION_ID,
+    _question_id,
+    "ID",
+    "multinode-interconnect",
+    Marked.FIRST,
+    low=1,
+    high=QUESTION_ID_MAX,
+    required=True,
+)
+
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 TAG = Option(
@@ -770,6 +795,8 @@ QUIZ = Grammar(
                 "[approve ID | reject ID [reason]]",
             ),
         ),
+        Verb("hide", M.VERB_HIDE, (QUESTION_ID,)),
+        Verb("unhide", M.VERB_UNHIDE, (QUESTION_ID,)),
         Verb(
             "dashboard",
             M.VERB_DASHBOARD,

@@ -164,6 +164,12 @@ class Banks(Protocol):
         """Claim the pending proposals whose workspace's admins are still to be told."""
         ...
 
+    async def hide(
+        self, platform: str, workspace: str, question_id: str, hidden: bool, by: str, at: datetime
+    ) -> bool:
+        """Hide a question in a workspace (or show it again); return whether that changed."""
+        ...
+
     async def decided_proposals(self, platform: str, at: datetime) -> list[Proposal]:
         """Claim the decided proposals whose authors are still to be told."""
         ...
@@ -244,6 +250,12 @@ class OneBank:
     async def new_proposals(self, platform: str, at: datetime) -> list[Proposal]:
         """Return no proposals."""
         return []
+
+    async def hide(
+        self, platform: str, workspace: str, question_id: str, hidden: bool, by: str, at: datetime
+    ) -> bool:
+        """Refuse: with no workspace banks, every workspace asks the whole bank."""
+        raise UserError(say(M.HIDE_NOT_KEPT))
 
     async def decided_proposals(self, platform: str, at: datetime) -> list[Proposal]:
         """Return no proposals."""
@@ -514,6 +526,14 @@ class QuizEngine:
     async def reject(self, proposal_id: int, by: str, reason: str | None = None) -> Proposal:
         """Reject a pending proposal, once across replicas."""
         return await self.banks.reject(proposal_id, by, self._now(), reason)
+
+    async def hide(self, platform: str, workspace: str, question_id: str, by: str) -> bool:
+        """Keep a question out of a workspace's rounds; return whether it was shown before."""
+        return await self.banks.hide(platform, workspace, question_id, True, by, self._now())
+
+    async def unhide(self, platform: str, workspace: str, question_id: str, by: str) -> bool:
+        """Let a hidden question back into a workspace's rounds; return whether it was hidden."""
+        return await self.banks.hide(platform, workspace, question_id, False, by, self._now())
 
     async def new_proposals(self, platform: str) -> list[Proposal]:
         """Claim the pending proposals whose workspace's admins are still to be told."""

@@ -7,12 +7,15 @@ back what reached the wire: the refusal beside each field, or the private answer
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from bot.bank.form import QUESTION_FIELDS
 from bot.bank.loader import MAX_CHOICE_CHARS
+from bot.bank.workspace import question_yaml
+from tests.conformance.test_scenarios import notice
 
 GOOD = {
     "question": "Which tool prints the GPU topology matrix of a node, NVLink paths included?",
@@ -168,3 +171,42 @@ async def test_discords_fix_it_reopens_the_form_holding_what_was_written(chat: A
     # The page of the first refused field, holding what was written (clipped to the limit).
     assert shown["question"] == GOOD["question"] and shown["A"] == GOOD["A"]
     assert shown["B"] == "x" * 75
+
+
+async def test_a_fix_is_a_new_revision_that_resolves_the_reports_and_tells_each_reporter(
+    chat: Any,
+) -> None:
+    card = await chat.card("storage")
+    question = await chat.engine.question_of(await chat.engine.get_round(card.round_id))
+    await chat.command("quiz", "close", {}, user="admin")
+    await chat.revealed(card)
+    for user, reason in (("bob", "wrong"), ("cy", "unclear"), ("dee", "typo")):
+        sent = await chat.report(card, {"reason": reason}, user=user)
+        assert sent.seen is not None and "Thanks: reported" in sent.seen
+    assert await chat.engine.open_round(chat.place) is None
+    paused = await chat.command("quiz", "next", {"tag": "storage"})
+    assert paused.private and await chat.engine.open_round(chat.place) is None
+    # An admin's edit (the dashboard's form and the admin's own question store it this way).
+    fixed = replace(question, text="Where should a checkpoint be written, said more clearly?")
+    published = await chat.engine.banks.publish(
+        chat.place.platform,
+        chat.place.workspace,
+        CHECKPOINT,
+        question_yaml(fixed),
+        author=str(chat.uid("admin")),
+        at=chat.clock(),
+    )
+    assert published.revision == 1
+    # Each reporter is told privately, once; nobody else is.
+    for user in ("bob", "cy", "dee"):
+        told = await notice(chat, user, "you reported has been fixed")
+        assert CHECKPOINT in told.seen and "revision 1" in told.seen
+    assert not any("has been fixed" in n.seen for n in chat.notices("ada"))
+    assert await chat.engine.open_flags(chat.place.platform, chat.place.workspace) == []
+    report = await chat.command("quiz", "report", {}, user="admin")
+    assert "Reported by players" not in report
+    again = await chat.card("storage")
+    asked = await chat.engine.question_of(await chat.engine.get_round(again.round_id))
+    assert (asked.id, asked.revision, asked.text) == (CHECKPOINT, 1, fixed.text)
+    for user in ("bob", "cy", "dee"):
+        assert sum("has been fixed" in n.seen for n in chat.notices(user)) == 1

@@ -143,6 +143,28 @@ async def test_an_edit_on_one_replica_is_asked_by_the_others_next_round(
     assert (await ask(asker, clock, "C5", ws="T2")).id.startswith("shipped-")
 
 
+async def test_a_question_hidden_on_one_replica_is_left_out_by_the_others_next_round(
+    replicas: tuple[SqlStore, SqlStore], clock: FakeClock
+) -> None:
+    one, two = replicas
+    hider, asker = engine(one, clock), engine(two, clock)
+    await save(one, clock, own("ours"))
+    # The asker has built its copy of the workspace's bank before the change.
+    assert {q.id for q in await asker.bank_for("slack", "T1")} == {"shipped-1", "shipped-2", "ours"}
+    assert await hider.hide("slack", "T1", "shipped-1", "U-admin")
+    assert await hider.hide("slack", "T1", "ours", "U-admin")  # an own question hides too
+    assert not await hider.hide("slack", "T1", "ours", "U-admin")  # already: nothing changes
+    for _ in range(3):
+        assert (await ask(asker, clock, "C1")).id == "shipped-2"
+    with pytest.raises(UserError, match="no question `never-was`"):
+        await hider.hide("slack", "T1", "never-was", "U-admin")
+    layer = await two.bank_layer("slack", "T1")
+    assert layer.hidden == frozenset({"shipped-1", "ours"})
+    assert await hider.unhide("slack", "T1", "ours", "U-admin")
+    assert {q.id for q in await asker.bank_for("slack", "T1")} == {"shipped-2", "ours"}
+    assert {q.id for q in await asker.bank_for("slack", "T2")} == {"shipped-1", "shipped-2"}
+
+
 async def test_answers_and_analytics_are_per_revision(store: SqlStore, clock: FakeClock) -> None:
     e = engine(store, clock)
     await store.set_hidden("slack", "T1", ["shipped-1", "shipped-2"], True, by="U", at=clock())

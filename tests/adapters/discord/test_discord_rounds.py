@@ -47,6 +47,8 @@ async def test_commands_sync_once_with_the_quiz_group(bot: QuizClient, api: Disc
         "flag",
         "add",
         "proposals",
+        "hide",
+        "unhide",
         "dashboard",
         "me",
         "track",
