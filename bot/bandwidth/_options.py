@@ -54,6 +54,8 @@ class Opt:
     choices: tuple[str, ...] = ()
     example: str = ""  # a value, for the typed form's usage
     keyed: bool = True  # False: the chat form names it by its value alone (an operation)
+    required: bool = False
+    listed: bool = True  # the usage line lists it (False: the usage's prose tells it)
 
     @property
     def key(self) -> str:
@@ -72,10 +74,28 @@ class Opt:
 
     @property
     def hint(self) -> str:
-        """Return how a usage line writes it: ``[nodes=N]``, ``[sharp]``, ``[op]``."""
+        """Return how a usage line writes it: ``[nodes=N]``, ``[sharp]``, ``[op]``, ``gpus=N``."""
+        if self.required:
+            return f"{self.key}={self.metavar}"
         if self.kind is Kind.SWITCH or not self.keyed:
             return f"[{self.key}]"
         return f"[{self.key}={self.metavar}]"
+
+    @property
+    def usage(self) -> str:
+        """Return how the text usage writes it: ``[algo=ring|tree]``, ``[zero=0|1|2|3]``."""
+        if self.kind is Kind.CHOICE and self.keyed:
+            return f"[{self.key}={'|'.join(c for c in self.choices if c != 'auto')}]"
+        if self.kind is Kind.COUNT and self.low is not None and (self.high or 0) - self.low < 5:
+            values = range(int(self.low), int(self.high or 0) + 1)
+            return f"[{self.key}={'|'.join(map(str, values))}]"
+        return self.hint
+
+    @property
+    def flag_usage(self) -> str:
+        """Return how the command line's usage writes it: ``[--nodes N]``, ``--gpus N``."""
+        written = self.cli if self.kind is Kind.SWITCH else f"{self.cli} {self.metavar.upper()}"
+        return written if self.required else f"[{written}]"
 
     def read(self, text: str, word: str = "") -> object:
         """Return the value in ``text`` (as typed in chat or after the flag), or raise.
@@ -253,21 +273,17 @@ def _dim(name: str, help: str, **kw: object) -> Opt:
     return Opt(name, Kind.COUNT, help, low=1, high=MAX_DIM, **kw)  # type: ignore[arg-type]
 
 
-# /bandwidth plan MODEL ...: a training step.
+# /bandwidth plan MODEL ...: a training step. The usage line lists them in this order, up to the
+# model's own shape and the rest, which its prose tells.
 PLAN = Options(
     (
-        _plan_count("gpus", "GPUs in all (required)"),
+        _plan_count("gpus", "GPUs in all", required=True),
         _plan_count(
-            "gpus_per_node",
-            "GPUs a node (default 8; 72 on gb200)",
-            word="gpn",
-            aliases=("gpus-per-node",),
-            metavar="G",
+            "tp", "tensor-parallel size (default: the smallest that fits, up to 8)", metavar="T"
         ),
-        _plan_count("tp", "tensor-parallel size (default: the smallest that fits, up to 8)"),
-        _plan_count("pp", "pipeline-parallel stages (default 1)", default=1),
-        _plan_count("cp", "context-parallel size (default 1)", default=1),
-        _plan_count("dp", "data-parallel size (default: gpus / (tp x pp x cp))"),
+        _plan_count("pp", "pipeline-parallel stages (default 1)", metavar="P", default=1),
+        _plan_count("cp", "context-parallel size (default 1)", metavar="C", default=1),
+        _plan_count("dp", "data-parallel size (default: gpus / (tp x pp x cp))", metavar="D"),
         Opt(
             "zero",
             Kind.COUNT,
@@ -276,6 +292,7 @@ PLAN = Options(
             default=1,
             low=0,
             high=3,
+            example="1",
         ),
         Opt(
             "seq",
@@ -320,24 +337,14 @@ PLAN = Options(
             low=1,
             high=500,
         ),
+        _plan_count(
+            "gpus_per_node",
+            "GPUs a node (default 8; 72 on gb200)",
+            word="gpn",
+            aliases=("gpus-per-node",),
+            metavar="G",
+        ),
         _plan_count("nics", "NICs a node (default: one per GPU)", metavar="K"),
-        _dim("layers", "a model of your own: transformer layers"),
-        _dim("hidden", "a model of your own: width"),
-        _dim("ffn", "a model of your own: feed-forward width (default 4 x hidden)"),
-        _dim("heads", "a model of your own: attention heads (default hidden / 128)"),
-        _dim(
-            "kv_heads",
-            "a model of your own: key/value heads (default: heads)",
-            word="kv",
-            aliases=("kv-heads",),
-        ),
-        Opt(
-            "vocab",
-            Kind.COUNT,
-            "a model of your own: vocabulary (default 50,257)",
-            low=1,
-            high=10_000_000,
-        ),
         Opt("recompute", Kind.SWITCH, "full activation recomputation", default=False),
         Opt(
             "fp8",
@@ -369,14 +376,47 @@ PLAN = Options(
             "TP collectives run under the GEMMs (Megatron-Core's overlap)",
             default=False,
         ),
-        _plan_count("experts", "mixture of experts: experts a layer (the preset's, or dense)"),
-        _plan_count(
-            "top_k", "mixture of experts: experts each token is routed to", aliases=("topk",)
+        _dim("layers", "a model of your own: transformer layers", metavar="L", listed=False),
+        _dim("hidden", "a model of your own: width", metavar="H", listed=False),
+        _dim("ffn", "a model of your own: feed-forward width (default 4 x hidden)", listed=False),
+        _dim("heads", "a model of your own: attention heads (default hidden / 128)", listed=False),
+        _dim(
+            "kv_heads",
+            "a model of your own: key/value heads (default: heads)",
+            word="kv",
+            aliases=("kv-heads",),
+            listed=False,
+        ),
+        Opt(
+            "vocab",
+            Kind.COUNT,
+            "a model of your own: vocabulary (default 50,257)",
+            low=1,
+            high=10_000_000,
+            listed=False,
         ),
         _plan_count(
-            "ep", "expert-parallel ranks the experts are spread over (default 1)", default=1
+            "experts",
+            "mixture of experts: experts a layer (the preset's, or dense)",
+            metavar="E",
+            listed=False,
         ),
-        _plan_count("interleave", "virtual pipeline stages per GPU (default 1)", default=1),
+        _plan_count(
+            "top_k",
+            "mixture of experts: experts each token is routed to",
+            aliases=("topk",),
+            metavar="K",
+            listed=False,
+        ),
+        _plan_count(
+            "ep",
+            "expert-parallel ranks the experts spread over (default 1)",
+            default=1,
+            listed=False,
+        ),
+        _plan_count(
+            "interleave", "virtual pipeline stages per GPU (default 1)", default=1, listed=False
+        ),
         Opt(
             "efficiency",
             Kind.NUMBER,
@@ -384,9 +424,41 @@ PLAN = Options(
             metavar="E",
             low=0.01,
             high=1,
+            listed=False,
         ),
     )
 )
+
+
+USAGE_WIDTH = 95
+
+
+def synopsis(head: str, form: Options, *, width: int = USAGE_WIDTH) -> str:
+    """Return ``Usage: HEAD [option] ...``, the options the form lists, wrapped under HEAD's last
+    word: the first lines of the chat usage texts."""
+    first = f"Usage: {head}"
+    indent = len(first) - len(head.split()[-1])
+    return wrap(first, [opt.usage for opt in form if opt.listed], indent, width)
+
+
+# The options a one-line summary of the planner names (the chat usage's "or:", Slack's hint).
+BRIEF = ("gpus", "tp", "pp", "cp", "dp", "zero", "seq", "global_batch", "gpu", "over")
+
+
+def brief(form: Options) -> list[str]:
+    """Return the hints of the options a one-line summary names (``gpus=N [tp=T] ...``)."""
+    return [opt.hint for opt in form if opt.name in BRIEF]
+
+
+def wrap(first: str, words: list[str], indent: int, width: int = USAGE_WIDTH) -> str:
+    """Return ``first`` and the words after it, a new line (indented) before one past width."""
+    lines = [first]
+    for word in words:
+        if len(lines[-1]) + 1 + len(word) > width:
+            lines.append(" " * indent + word)
+        else:
+            lines[-1] += " " + word
+    return "\n".join(lines)
 
 
 def default(form: Options, name: str, kind: type[T]) -> T:

@@ -6,14 +6,12 @@ import re
 from dataclasses import dataclass, fields
 
 from bot.bandwidth._errors import BandwidthError, Problems
-from bot.bandwidth._options import PLAN, Kind, default
+from bot.bandwidth._options import PLAN, Kind, default, synopsis
 
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
-PLAN_USAGE = """\
-Usage: /bandwidth plan MODEL gpus=N [tp=T] [pp=P] [cp=C] [dp=D] [zero=0|1|2|3] [seq=S]
-                       [batch=B] [micro=b] [gpu=KEY] [over=k1,k2] [gpn=G] [nics=K] [recompute]
-                       [fp8] [sharp] [uneven] [search] [tp-overlap]
+PLAN_USAGE = f"""\
+{synopsis("/bandwidth plan MODEL", PLAN)}
   MODEL  llama3-8b, llama3-70b, llama3-405b, gpt3-175b, bloom-176b, opt-175b, or a size
          such as 70B with layers=L hidden=H [ffn= heads= kv= vocab=]
   gpus=N GPUs in all; tp/pp/cp/dp the tensor, pipeline, context and data parallel sizes

@@ -8,24 +8,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.bandwidth._errors import BandwidthError, Problems
-from bot.bandwidth._options import ESTIMATE, OPS, Kind, default
+from bot.bandwidth._options import ESTIMATE, OPS, PLAN, Kind, brief, default, synopsis, wrap
 from bot.bandwidth._sizes import MAX_BYTES, parse_size
 
 DEFAULT_INTRA = default(ESTIMATE, "intra", str)
 
-USAGE = """\
-Usage: /bandwidth SIZE [op] [nodes=N] [gpus=G] [nics=K] [step=S] [over=k1,k2] [intra=KEY]
-                  [algo=ring|tree|nvls|collnet|hier] [proto=ll|ll128|simple] [sharp]
+USAGE = f"""\
+{synopsis("/bandwidth SIZE", ESTIMATE)}
   SIZE  bytes (140GB, 1.5TiB, 800MB), bits (400Gb) or parameters (70B params bf16,
         7B grads fp32, 13B adam = 16 bytes a parameter)
-  op    transfer (default), allreduce, allgather, reducescatter, broadcast, alltoall
-  nodes=N nodes (2; nodes=1 compares the links inside one box), gpus=G GPUs per node (1),
+  op    {", ".join(o + (" (default)" if o == ESTIMATE["op"].default else "") for o in OPS)}
+  nodes=N nodes ({ESTIMATE["nodes"].default}; nodes=1 compares the links inside one box), \
+gpus=G GPUs per node ({ESTIMATE["gpus"].default}),
   nics=K NICs per node (one per GPU), step=S compute seconds per training step,
   over=k1,k2 interconnects to compare (over=all for every one), algo= force an algorithm
   (default: the one NCCL picks), proto= force NCCL's protocol (as NCCL_PROTO does),
   sharp = let InfiniBand switches reduce (CollNet)
-   or: /bandwidth plan MODEL gpus=N [tp=T] [pp=P] [cp=C] [dp=D] [zero=Z] [seq=S] [batch=B]
-                  [gpu=KEY] [over=k1,k2]   a whole training step per interconnect
+{wrap("   or: /bandwidth plan MODEL", brief(PLAN), 18)}   a whole training step per interconnect
 Examples:
   /bandwidth 140GB
   /bandwidth 70B params bf16 allreduce nodes=4 gpus=8
