@@ -108,6 +108,7 @@ async def test_the_open_card_hides_its_tags_and_the_reveal_shows_them(face: Any)
 # The review's ten questions whose tags named the answer on the open card (the tags are gone
 # from the bundled bank, tests/bank/test_lint.py keeps them out): each is stored in the
 # workspace with its old tag put back, and asked by that tag.
+SHIPPED = Path(__file__).resolve().parents[2] / "questions"
 GIVE_AWAY_TAGS = {
     "multinode-interconnect": "infiniband",
     "activation-checkpointing-trade": "recomputation",
@@ -129,7 +130,7 @@ def said(text: str, word: str) -> int:
 
 
 async def test_the_reviewed_give_away_tags_are_not_on_the_open_card(face: Any) -> None:
-    shipped = load_bank([Path(__file__).resolve().parents[2] / "questions"], TEMPLATES)
+    shipped = load_bank([SHIPPED], TEMPLATES)
     asked = [replace(shipped.by_id(qid), tags=(tag,)) for qid, tag in GIVE_AWAY_TAGS.items()]
     await face.engine.store.save_revisions(
         face.place.platform,
