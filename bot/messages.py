@@ -54,10 +54,6 @@ OPTION_RETENTION = "For the whole workspace: the recall chance (70-97%) at which
 OPTION_TOPIC = "Only one topic of the bank, such as collectives (default: all)"
 OPTION_COUNT = "How many questions (default 5, at most 50)"
 OPTION_DASHBOARD_ME = "me: a link to your own page (admins without it: the whole workspace)"
-OPTION_INTRA = "The link inside a node (default nvlink4), such as pcie5"
-OPTION_ALGO = "Force an algorithm (default: the one NCCL would pick)"
-OPTION_PROTO = "Force NCCL's protocol, as NCCL_PROTO does (default: the one NCCL would pick)"
-OPTION_SHARP = "Let InfiniBand switches do the reduction (SHARP, CollNet)"
 BANDWIDTH_SIZE_OR_PLAN = "Give a size (such as 140GB) or a plan (such as {example})."
 OPTION_PLAN = "A training step: MODEL gpus=N [tp=T] [pp=P] [zero=Z] [over=..] [search]"
 OPTION_TIME = "HH:MM on a 24-hour clock (no options: show the schedule)"
@@ -66,12 +62,6 @@ OPTION_DAYS = "Every day or weekdays"
 OPTION_DIGEST = "Weekly digest on this day"
 OPTION_CLOSE = "Close each question after 45m, 2h, 1h30m (default: at the next post)"
 OPTION_SIZE = "Bytes (140GB, 1.5TiB), bits (400Gb) or parameters (70B params bf16, 13B adam)"
-OPTION_OP = "What moves the data (default: transfer, one point-to-point link)"
-OPTION_NODES = "Nodes taking part (default 2)"
-OPTION_GPUS = "GPUs per node (default 1)"
-OPTION_NICS = "Network cards per node (default one per GPU)"
-OPTION_STEP = "Compute seconds per training step: adds scaling efficiency"
-OPTION_OVER = "Interconnects to compare, such as ib-hdr,1gbe (or all)"
 
 # ---------------------------------------------------------------- usage and help
 

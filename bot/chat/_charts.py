@@ -7,10 +7,11 @@ import logging
 import math
 import time
 from collections.abc import Callable
+from typing import Any
 
 from bot import messages as M
 from bot.bandwidth import (
-    DEFAULT_INTRA,
+    ESTIMATE,
     BandwidthError,
     BandwidthRequest,
     Catalogue,
@@ -149,18 +150,8 @@ def request_of(args: Args) -> BandwidthRequest:
     if line is not None:
         return parse_request(line)
     size = args.text("size") or ""
-    over = args.text("over")
-    return BandwidthRequest(
-        size_text=size,
-        bytes=parse_size(size),
-        op=args.text("op") or "transfer",
-        nodes=args.number("nodes") or 2,
-        gpus=args.number("gpus") or 1,
-        nics=args.number("nics"),
-        step=args.decimal("step"),
-        over=parse_over(over) if over else (),
-        intra=args.text("intra") or DEFAULT_INTRA,
-        algo=args.text("algo") or "auto",
-        proto=args.text("proto") or "auto",
-        sharp=bool(args.flag("sharp")),
-    )
+    # The options given, as the table names them; what is left out keeps the request's default.
+    given: dict[str, Any] = {opt.name: args[opt.name] for opt in ESTIMATE if opt.name in args}
+    if "over" in given:
+        given["over"] = parse_over(str(given["over"])) if given["over"] else ()
+    return BandwidthRequest(size_text=size, bytes=parse_size(size), **given)

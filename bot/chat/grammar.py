@@ -5,7 +5,8 @@ A command (``/quiz``, ``/bandwidth``) has verbs and a verb has options. The text
 platform has already split (``/quiz schedule time:09:30 tz:Europe/Paris``). Both end in the same
 ``Args``, read by the same option readers, so every rule is written once. The tables ``QUIZ`` and
 ``BANDWIDTH`` are the whole command set: Discord's command tree and every usage text are made
-from them.
+from them. ``/bandwidth``'s options are bot.bandwidth's own table (``ESTIMATE``), whose parser
+reads the text form: its limits and choices are written there once.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from bot import messages as M
-from bot.bandwidth import ALGORITHMS, OPS, PROTOCOL_CHOICES
+from bot.bandwidth import ESTIMATE as BANDWIDTH_OPTIONS
 from bot.bandwidth import USAGE as BANDWIDTH_TEXT_USAGE
+from bot.bandwidth import Kind as BwKind
+from bot.bandwidth import Opt
 from bot.chat.events import MENTION
 from bot.engine.model import DifficultyMode, Period, ReviewScope
 from bot.engine.practice import MAX_COUNT as PRACTICE_MAX
@@ -896,6 +899,39 @@ QUIZ = Grammar(
 )
 
 
+# Each kind of /bandwidth option and the typed field a form gives it, with its reader for text.
+_BANDWIDTH_KINDS: dict[BwKind, tuple[Kind, Callable[[str], object]]] = {
+    BwKind.COUNT: (Kind.INTEGER, int),
+    BwKind.SECONDS: (Kind.NUMBER, float),
+    BwKind.NUMBER: (Kind.NUMBER, float),
+    BwKind.CHOICE: (Kind.CHOICE, str),
+    BwKind.SWITCH: (Kind.BOOLEAN, _on_off),
+    BwKind.KEYS: (Kind.TEXT, str),
+    BwKind.KEY: (Kind.TEXT, str),
+}
+
+
+def _bandwidth_option(opt: Opt) -> Option:
+    """Return the grammar's option for a /bandwidth option of bot.bandwidth's table.
+
+    Its name, help, limits and choices are the table's; "auto" (NCCL's own pick) is what leaving
+    a choice out means, so a form does not offer it.
+    """
+    kind, read = _BANDWIDTH_KINDS[opt.kind]
+    return Option(
+        opt.name,
+        opt.help,
+        read,
+        opt.hint,
+        opt.example,
+        Marked.KEY if opt.keyed else Marked.BARE,
+        kind=kind,
+        low=opt.low,
+        high=opt.high,
+        choices=tuple(c for c in opt.choices if c != "auto"),
+    )
+
+
 BANDWIDTH = Grammar(
     name="bandwidth",
     help=M.COMMAND_BANDWIDTH,
@@ -905,107 +941,7 @@ BANDWIDTH = Grammar(
             M.COMMAND_BANDWIDTH,
             (
                 Option("size", M.OPTION_SIZE, str, "SIZE", "140GB", low=1, high=200),
-                Option(
-                    "op",
-                    M.OPTION_OP,
-                    str,
-                    "[op]",
-                    "allreduce",
-                    kind=Kind.CHOICE,
-                    choices=OPS,
-                ),
-                Option(
-                    "nodes",
-                    M.OPTION_NODES,
-                    int,
-                    "[nodes=N]",
-                    "4",
-                    Marked.KEY,
-                    kind=Kind.INTEGER,
-                    low=1,
-                    high=100_000,
-                ),
-                Option(
-                    "gpus",
-                    M.OPTION_GPUS,
-                    int,
-                    "[gpus=G]",
-                    "8",
-                    Marked.KEY,
-                    kind=Kind.INTEGER,
-                    low=1,
-                    high=1024,
-                ),
-                Option(
-                    "nics",
-                    M.OPTION_NICS,
-                    int,
-                    "[nics=K]",
-                    "8",
-                    Marked.KEY,
-                    kind=Kind.INTEGER,
-                    low=1,
-                    high=1024,
-                ),
-                Option(
-                    "step",
-                    M.OPTION_STEP,
-                    float,
-                    "[step=S]",
-                    "0.5",
-                    Marked.KEY,
-                    kind=Kind.NUMBER,
-                    low=0.000001,
-                    high=1_000_000.0,
-                ),
-                Option(
-                    "over",
-                    M.OPTION_OVER,
-                    str,
-                    "[over=k1,k2]",
-                    "ib-hdr",
-                    Marked.KEY,
-                    low=1,
-                    high=500,
-                ),
-                Option(
-                    "intra",
-                    M.OPTION_INTRA,
-                    str,
-                    "[intra=KEY]",
-                    "nvlink4",
-                    Marked.KEY,
-                    low=1,
-                    high=40,
-                ),
-                Option(
-                    "algo",
-                    M.OPTION_ALGO,
-                    str,
-                    "[algo=A]",
-                    "ring",
-                    Marked.KEY,
-                    kind=Kind.CHOICE,
-                    choices=tuple(a for a in ALGORITHMS if a != "auto"),
-                ),
-                Option(
-                    "proto",
-                    M.OPTION_PROTO,
-                    str,
-                    "[proto=P]",
-                    "simple",
-                    Marked.KEY,
-                    kind=Kind.CHOICE,
-                    choices=tuple(p for p in PROTOCOL_CHOICES if p != "auto"),
-                ),
-                Option(
-                    "sharp",
-                    M.OPTION_SHARP,
-                    _on_off,
-                    "[sharp]",
-                    marked=Marked.KEY,
-                    kind=Kind.BOOLEAN,
-                ),
+                *(_bandwidth_option(opt) for opt in BANDWIDTH_OPTIONS),
                 Option(
                     "plan",
                     M.OPTION_PLAN,
@@ -1022,7 +958,7 @@ BANDWIDTH = Grammar(
                 "request",
                 M.COMMAND_BANDWIDTH,
                 _request_text,
-                "SIZE [op] [nodes=N] [gpus=G] [nics=K] [step=S] [over=k1,k2]",
+                " ".join(["SIZE", *(opt.hint for opt in BANDWIDTH_OPTIONS)]),
             ),
             text_usage=BANDWIDTH_TEXT_USAGE,
         ),
