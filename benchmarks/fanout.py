@@ -166,10 +166,29 @@ def _count_statements(store: Any) -> list[int]:
     """Count the statements the replica's store sends to the database (a one-item list)."""
     count = [0]
 
-    def seen(*_: Any) -> None:
+    kinds: Counter[str] = Counter()
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
         count[0] += 1
+        if os.environ.get("FANOUT_STATEMENTS"):
+            kinds[" ".join(statement.split())[:110]] += 1
+
+    if os.environ.get("FANOUT_STATEMENTS"):
+        import atexit
+
+        atexit.register(
+            lambda: print(
+                *(f"{n:6d} {k}" for k, n in kinds.most_common()), sep="\n", file=sys.stderr
+            )
+        )
+
+    def raw(sql: str | None) -> None:
+        if sql is not None:  # None marks a round trip; each statement is counted once
+            seen(None, None, sql)
 
     sa.event.listen(store.engine.sync_engine, "before_cursor_execute", seen)
+    # The statements of the hot paths go to the driver itself, past SQLAlchemy's events.
+    store.trace_raw_statements(raw)
     return count
 
 

@@ -1294,10 +1294,10 @@ class QuizEngine:
 
     async def close(self, round_id: int) -> Reveal | None:
         """Close the round and return its reveal; None if it was already closed."""
-        await self.get_round(round_id)  # NotFound for an unknown round
-        if not await self.store.close_round(round_id, self._now()):
+        closed = await self.store.close_round(round_id, self._now())
+        if closed is None:
+            await self.get_round(round_id)  # NotFound for an unknown round
             return None
-        closed = await self.get_round(round_id)
         self._rounds.pop(round_id, None)
         return await self.reveal(closed)
 

@@ -154,8 +154,9 @@ class Store(Protocol):
         """Delete an open round nobody answered; return whether it was deleted."""
         ...
 
-    async def close_round(self, round_id: int, at: datetime) -> bool:
-        """Close the round and hold its reveal; True only for the one caller that closed it."""
+    async def close_round(self, round_id: int, at: datetime) -> Round | None:
+        """Close the round and hold its reveal; return it, closed, only to the one caller that
+        closed it (None to the others, and for an unknown round)."""
         ...
 
     async def claim_reveals(self, platform: str, now: datetime, limit: int = 20) -> list[int]:

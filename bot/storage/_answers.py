@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -243,6 +243,10 @@ class Compiled:
     names: tuple[str, ...]
     processors: dict[str, Any]
     constants: dict[str, Any]
+    # The columns it returns, and how SQLAlchemy would turn each driver value into Python's.
+    columns: tuple[str, ...] = ()
+    results: tuple[Any, ...] = ()
+    row_type: Any = None
 
     def values(self, params: dict[str, Any]) -> list[Any]:
         """Return the driver's positional parameters, converted as SQLAlchemy would."""
@@ -252,6 +256,14 @@ class Compiled:
             processor = self.processors.get(name)
             values.append(value if processor is None else processor(value))
         return values
+
+    def rows(self, raw: Iterable[Sequence[Any]]) -> list[Any]:
+        """Return the driver's rows as SQLAlchemy would: typed values, read by column name."""
+        results, make = self.results, self.row_type
+        return [
+            make(*(v if f is None else f(v) for f, v in zip(results, row, strict=True)))
+            for row in raw
+        ]
 
 
 # ---------------------------------------------------------------- SQLite, one upsert

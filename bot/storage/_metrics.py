@@ -15,7 +15,7 @@ S = TypeVar("S", bound=type)
 def with_round_metrics(cls: S) -> S:
     """Count successful ``create_round`` and winning ``close_round`` calls of a store class."""
     create: Callable[..., Awaitable[Round]] = cls.create_round  # type: ignore[attr-defined]
-    close: Callable[..., Awaitable[bool]] = cls.close_round  # type: ignore[attr-defined]
+    close: Callable[..., Awaitable[Round | None]] = cls.close_round  # type: ignore[attr-defined]
 
     @functools.wraps(create)
     async def create_round(self: Any, place: Place, *args: Any, **kwargs: Any) -> Round:
@@ -24,14 +24,13 @@ def with_round_metrics(cls: S) -> S:
         return rnd
 
     @functools.wraps(close)
-    async def close_round(self: Any, round_id: int, *args: Any, **kwargs: Any) -> bool:
-        won = await close(self, round_id, *args, **kwargs)
-        if won:
+    async def close_round(self: Any, round_id: int, *args: Any, **kwargs: Any) -> Round | None:
+        closed = await close(self, round_id, *args, **kwargs)
+        if closed is not None:
             # Only the one process whose UPDATE closed the round gets here, so the counters
             # of all replicas add up to the number of rounds closed.
-            rnd: Round | None = await self.get_round(round_id)
-            count_round_closed(rnd.place.platform if rnd is not None else "unknown")
-        return won
+            count_round_closed(closed.place.platform)
+        return closed
 
     cls.create_round = create_round  # type: ignore[attr-defined]
     cls.close_round = close_round  # type: ignore[attr-defined]

@@ -140,10 +140,12 @@ async def _create_round_again(store: Any, method: Method, bound: inspect.BoundAr
 
 
 async def _close_round_again(store: Any, method: Method, bound: inspect.BoundArguments) -> Any:
-    if await method(*bound.args, **bound.kwargs):
-        return True
+    closed = await method(*bound.args, **bound.kwargs)
+    if closed is not None:
+        return closed
+    # Closed already: by the attempt whose commit was not heard of, if at this very time.
     rnd: Round | None = await store.get_round(bound.arguments["round_id"])
-    return rnd is not None and rnd.closed_at == bound.arguments["at"]
+    return rnd if rnd is not None and rnd.closed_at == bound.arguments["at"] else None
 
 
 async def _delete_unseen_round_again(

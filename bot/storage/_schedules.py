@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.engine.model import Place, ScoreRow
 from bot.scheduler.port import ClaimKind, Days, RoundResult, Schedule, ScheduleState
+from bot.storage._hot import in_place, param, place_params
 from bot.storage._schema import answers, rounds, schedules, slot_claims
 
 log = logging.getLogger(__name__)
@@ -42,10 +43,34 @@ def _schedule(row: Any) -> Schedule:
     )
 
 
+# What every post runs: its claim settled, its schedule given back.
+_SETTLE_CLAIM = (
+    slot_claims.update()
+    .where(
+        in_place(slot_claims),
+        slot_claims.c.kind == param("s_kind", slot_claims.c.kind),
+        slot_claims.c.slot == param("s_slot", slot_claims.c.slot),
+    )
+    .values(
+        outcome=param("s_outcome", slot_claims.c.outcome),
+        round_id=param("s_round", slot_claims.c.round_id),
+    )
+)
+_RELEASE_SCHEDULE = (
+    schedules.update()
+    .where(
+        in_place(schedules), schedules.c.lease_owner == param("s_owner", schedules.c.lease_owner)
+    )
+    .values(due_at=param("s_due", schedules.c.due_at), lease_owner=None, lease_until=None)
+)
+
+
 class ScheduleSql:
     """The ScheduleStore protocol, mixed into SqlStore (which supplies the transactions)."""
 
     if TYPE_CHECKING:
+
+        async def _hot_write(self, stmt: Any, params: dict[str, Any]) -> int: ...
 
         def write(self) -> AbstractAsyncContextManager[AsyncConnection]: ...
 
@@ -231,13 +256,8 @@ class ScheduleSql:
 
     async def release_schedule(self, place: Place, *, claimant: str, due_at: datetime) -> bool:
         """Give back a leased schedule, due next at ``due_at``; False if the lease was lost."""
-        stmt = (
-            schedules.update()
-            .where(_where_place(schedules, place), schedules.c.lease_owner == claimant)
-            .values(due_at=due_at, lease_owner=None, lease_until=None)
-        )
-        async with self.write() as conn:
-            return bool((await conn.execute(stmt)).rowcount)
+        params = {**place_params(place), "s_owner": claimant, "s_due": due_at}
+        return bool(await self._hot_write(_RELEASE_SCHEDULE, params))
 
     async def renew_leases(
         self, platform: str, places: list[Place], *, claimant: str, until: datetime
@@ -348,17 +368,14 @@ class ScheduleSql:
         self, place: Place, kind: ClaimKind, key: str, *, outcome: str, round_id: int | None
     ) -> None:
         """Record what became of a claimed slot (posted, late, skipped, failed)."""
-        stmt = (
-            slot_claims.update()
-            .where(
-                _where_place(slot_claims, place),
-                slot_claims.c.kind == kind.value,
-                slot_claims.c.slot == key,
-            )
-            .values(outcome=outcome, round_id=round_id)
-        )
-        async with self.write() as conn:
-            await conn.execute(stmt)
+        params = {
+            **place_params(place),
+            "s_kind": kind.value,
+            "s_slot": key,
+            "s_outcome": outcome,
+            "s_round": round_id,
+        }
+        await self._hot_write(_SETTLE_CLAIM, params)
 
     async def channel_scores(
         self, place: Place, since: datetime, until: datetime

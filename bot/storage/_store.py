@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import logging
 import secrets
 import time
@@ -58,6 +59,7 @@ from bot.storage._answers import (
 from bot.storage._bank import BankSql
 from bot.storage._cards import CardCache, CardsSql
 from bot.storage._dashboard import DashboardSql
+from bot.storage._hot import in_place, param, place_params
 from bot.storage._metrics import with_round_metrics
 from bot.storage._retry import with_retries
 from bot.storage._schedules import ScheduleSql
@@ -75,6 +77,51 @@ from bot.storage._sqlite_writer import SqliteWriter, Trace
 from bot.storage._tracks import TracksSql
 
 log = logging.getLogger(__name__)
+
+
+# The statements of a round's life, which every post and close runs: built once, each
+# compiled once, and run past SQLAlchemy's connection and cursor layers (``SqlStore._hot_rows``).
+_ROUND = rounds.select().where(rounds.c.id == param("r_id", rounds.c.id))
+_OPEN_ROUND = rounds.select().where(in_place(rounds), rounds.c.closed_at.is_(None))
+_CLOSE_ROUND = (
+    rounds.update()
+    .where(rounds.c.id == param("r_id", rounds.c.id), rounds.c.closed_at.is_(None))
+    .values(
+        closed_at=param("r_at", rounds.c.closed_at),
+        reveal_owner=param("r_owner", rounds.c.reveal_owner),
+        reveal_until=param("r_until", rounds.c.reveal_until),
+    )
+    .returning(*rounds.c)
+)
+_SET_MESSAGE_REF = (
+    rounds.update()
+    .where(rounds.c.id == param("r_id", rounds.c.id))
+    .values(message_ref=param("r_ref", rounds.c.message_ref))
+)
+_HELD_REVEAL = sa.and_(
+    rounds.c.id == param("r_id", rounds.c.id),
+    rounds.c.revealed_at.is_(None),
+    rounds.c.reveal_owner == param("r_owner", rounds.c.reveal_owner),
+)
+_HOLD_REVEAL = (
+    rounds.update().where(_HELD_REVEAL).values(reveal_until=param("r_until", rounds.c.reveal_until))
+)
+_MARK_REVEALED = (
+    rounds.update()
+    .where(_HELD_REVEAL)
+    .values(revealed_at=param("r_at", rounds.c.revealed_at), reveal_until=None)
+)
+_QUESTION_COUNTS = (
+    sa.select(rounds.c.question_id, sa.func.count().label("asked"))
+    .where(in_place(rounds))
+    .group_by(rounds.c.question_id)
+)
+_ROUND_ANSWERS = (
+    answers.select()
+    .where(answers.c.round_id == param("r_id", answers.c.round_id))
+    .order_by(answers.c.answered_at, answers.c.id)
+)
+_CHANNEL_SETTINGS = channel_settings.select().where(in_place(channel_settings))
 
 # QUIZBOT_SQLITE_SYNCHRONOUS: FULL syncs the WAL at every commit, so an acknowledged answer
 # survives power loss or an OS crash; NORMAL syncs at checkpoints only (a process crash loses
@@ -106,6 +153,16 @@ ROUND_ID_MAX = 2**63 - 1
 # A pooled PostgreSQL connection idle for longer than this is pinged before it is used again;
 # one in steady use is not (a lost one fails its statement, which is retried on a new one).
 IDLE_BEFORE_PING = 1.0
+
+
+def _result_columns(stmt: Any, dialect: Any) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    """Return the names of the columns a statement returns and each one's result processor."""
+    if not isinstance(stmt, sa.Select) and not getattr(stmt, "_returning", ()):
+        return (), ()
+    columns = list(stmt.exported_columns)
+    names = tuple(str(c.key) for c in columns)
+    results = tuple(c.type.dialect_impl(dialect).result_processor(dialect, None) for c in columns)
+    return names, results
 
 
 def _round(row: Any) -> Round:
@@ -322,7 +379,16 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql, TracksSql, Ban
                     processors[name] = processor
                 if not bind.required:
                     constants[name] = bind.effective_value
-            cached = Compiled(compiled.string, names, processors, constants)
+            columns, results = _result_columns(stmt, self.engine.dialect)
+            cached = Compiled(
+                compiled.string,
+                names,
+                processors,
+                constants,
+                columns,
+                results,
+                collections.namedtuple("HotRow", columns, rename=True) if columns else None,
+            )
             self._compiled_cache[id(stmt)] = cached
         return cached
 
@@ -405,26 +471,20 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql, TracksSql, Ban
 
     async def set_message_ref(self, round_id: int, ref: str) -> None:
         """Remember which platform message shows the round."""
-        async with self.write() as conn:
-            await conn.execute(
-                rounds.update().where(rounds.c.id == round_id).values(message_ref=ref)
-            )
+        await self._hot_write(_SET_MESSAGE_REF, {"r_id": round_id, "r_ref": ref})
 
     async def get_round(self, round_id: int) -> Round | None:
         """Return the round, or None."""
         if not 0 < round_id <= ROUND_ID_MAX:
             # An id from a forged button that no integer column can hold names no round.
             return None
-        async with self.read() as conn:
-            row = (await conn.execute(rounds.select().where(rounds.c.id == round_id))).first()
-        return _round(row) if row is not None else None
+        rows = await self._hot_rows(_ROUND, {"r_id": round_id})
+        return _round(rows[0]) if rows else None
 
     async def open_round(self, place: Place) -> Round | None:
         """Return the open round in this channel, if any."""
-        query = rounds.select().where(_place_filter(rounds, place), rounds.c.closed_at.is_(None))
-        async with self.read() as conn:
-            row = (await conn.execute(query)).first()
-        return _round(row) if row is not None else None
+        rows = await self._hot_rows(_OPEN_ROUND, place_params(place))
+        return _round(rows[0]) if rows else None
 
     async def due_rounds(self, platform: str, now: datetime) -> list[Round]:
         """Return the open rounds of a platform whose closing time has passed."""
@@ -446,13 +506,8 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql, TracksSql, Ban
 
     async def question_counts(self, place: Place) -> dict[str, int]:
         """Return how many rounds each question has had in this channel."""
-        query = (
-            sa.select(rounds.c.question_id, sa.func.count())
-            .where(_place_filter(rounds, place))
-            .group_by(rounds.c.question_id)
-        )
-        async with self.read() as conn:
-            return {qid: int(n) for qid, n in await conn.execute(query)}
+        rows = await self._hot_rows(_QUESTION_COUNTS, place_params(place))
+        return {qid: int(n) for qid, n in rows}
 
     async def recent_players(self, place: Place, since: datetime, limit: int) -> list[str]:
         """Return up to ``limit`` people who answered rounds in this channel since ``since``,
@@ -481,20 +536,26 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql, TracksSql, Ban
             result = await conn.execute(query)
         return bool(result.rowcount == 1)
 
-    async def close_round(self, round_id: int, at: datetime) -> bool:
-        """Mark the round closed; return True only for the one caller that closed it.
+    async def close_round(self, round_id: int, at: datetime) -> Round | None:
+        """Mark the round closed; return it, as closed, only to the one caller that closed it
+        (None to every other, and for a round that does not exist).
 
         The closer holds the round's reveal for ``REVEAL_LEASE``: past it, unless
         ``mark_revealed`` was called, any replica's ``claim_reveals`` takes it over.
         """
-        query = (
-            rounds.update()
-            .where(rounds.c.id == round_id, rounds.c.closed_at.is_(None))
-            .values(closed_at=at, reveal_owner=self.claimant, reveal_until=at + REVEAL_LEASE)
-        )
+        params = {
+            "r_id": round_id,
+            "r_at": at,
+            "r_owner": self.claimant,
+            "r_until": at + REVEAL_LEASE,
+        }
+        if not 0 < round_id <= ROUND_ID_MAX:
+            return None
+        # In a transaction of its own: a commit whose reply is lost is reconciled by the retry
+        # layer (``_retry.RECONCILE``), which reads the round's closing time.
         async with self.write() as conn:
-            result = await conn.execute(query)
-        return bool(result.rowcount == 1)
+            row = (await conn.execute(_CLOSE_ROUND, params)).first()
+        return _round(row) if row is not None else None
 
     async def claim_reveals(self, platform: str, now: datetime, limit: int = 20) -> list[int]:
         """Claim closed, unrevealed rounds whose reveal lease ran out; return the ids won.
@@ -529,33 +590,13 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql, TracksSql, Ban
     async def hold_reveal(self, round_id: int, now: datetime) -> bool:
         """Extend this store's lease on a reveal it holds; False once another has taken it over
         (or it is done)."""
-        query = (
-            rounds.update()
-            .where(
-                rounds.c.id == round_id,
-                rounds.c.revealed_at.is_(None),
-                rounds.c.reveal_owner == self.claimant,
-            )
-            .values(reveal_until=now + REVEAL_LEASE)
-        )
-        async with self.write() as conn:
-            result = await conn.execute(query)
-        return bool(result.rowcount == 1)
+        params = {"r_id": round_id, "r_owner": self.claimant, "r_until": now + REVEAL_LEASE}
+        return await self._hot_write(_HOLD_REVEAL, params) == 1
 
     async def mark_revealed(self, round_id: int, at: datetime) -> bool:
         """Record the round's reveal as posted; False if another replica has taken it over."""
-        query = (
-            rounds.update()
-            .where(
-                rounds.c.id == round_id,
-                rounds.c.revealed_at.is_(None),
-                rounds.c.reveal_owner == self.claimant,
-            )
-            .values(revealed_at=at, reveal_until=None)
-        )
-        async with self.write() as conn:
-            result = await conn.execute(query)
-        return bool(result.rowcount == 1)
+        params = {"r_id": round_id, "r_owner": self.claimant, "r_at": at}
+        return await self._hot_write(_MARK_REVEALED, params) == 1
 
     # -------------------------------------------------------------- answers
 
@@ -671,6 +712,34 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql, TracksSql, Ban
         async with context as conn:
             return [tuple(row) for row in await conn.execute(stmt, params)]
 
+    async def _hot_rows(
+        self, stmt: Any, params: dict[str, Any], *, writes: bool = False
+    ) -> list[Any]:
+        """Run a statement built once with bind parameters, in one round trip, past
+        SQLAlchemy's connection and cursor layers where a raw driver connection serves (the
+        SQLite file's writer, asyncpg); return its rows typed and read by column name as
+        SQLAlchemy's own would be. A statement that ``writes`` must be atomic on its own: on
+        PostgreSQL it runs in autocommit.
+        """
+        compiled = self._compiled(stmt)
+        if self._writer is None and self.dialect != "postgresql":
+            context = self.write() if writes else self.read()
+            async with context as conn:
+                result = await conn.execute(stmt, params)
+                return list(result) if result.returns_rows else []
+        return compiled.rows(await self._fetch_hot(stmt, params, writes=writes))
+
+    async def _hot_write(self, stmt: Any, params: dict[str, Any]) -> int:
+        """Run one self-contained write built once with bind parameters, in one round trip
+        (autocommit on PostgreSQL, the writer's call on a SQLite file); return its row count."""
+        if self.dialect != "postgresql":
+            return await self._execute_one(stmt, params)
+        compiled = self._compiled(stmt)
+        async with self._asyncpg(compiled.sql) as driver:
+            status = await driver.execute(compiled.sql, *compiled.values(params))
+        # asyncpg gives the command tag: "UPDATE 1", "INSERT 0 1", "DELETE 0".
+        return int(status.rsplit(" ", 1)[-1])
+
     async def count_answers(self, round_id: int) -> int:
         """Return how many users answered the round."""
         query = (
@@ -681,23 +750,16 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql, TracksSql, Ban
 
     async def round_answers(self, round_id: int) -> list[AnswerRecord]:
         """Return every answer of the round, earliest first."""
-        query = (
-            answers.select()
-            .where(answers.c.round_id == round_id)
-            .order_by(answers.c.answered_at, answers.c.id)
-        )
-        async with self.read() as conn:
-            return [_answer(r) for r in await conn.execute(query)]
+        return [_answer(r) for r in await self._hot_rows(_ROUND_ANSWERS, {"r_id": round_id})]
 
     # -------------------------------------------------------------- settings and scores
 
     async def channel_settings(self, place: Place) -> ChannelSettings:
         """Return the channel's settings (defaults when never set)."""
-        query = channel_settings.select().where(_place_filter(channel_settings, place))
-        async with self.read() as conn:
-            row = (await conn.execute(query)).first()
-        if row is None:
+        rows = await self._hot_rows(_CHANNEL_SETTINGS, place_params(place))
+        if not rows:
             return ChannelSettings()
+        row = rows[0]
         return ChannelSettings(
             allow_change=bool(row.allow_change),
             round_minutes=row.round_minutes,

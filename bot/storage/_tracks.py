@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 
 from bot.engine.model import Place
 from bot.engine.tracks import CardMark, TrackRun, UnitDone, counts
+from bot.storage._hot import in_place, place_params
 from bot.storage._schema import UTCDateTime, answers, cards, track_runs, track_units
 
 if TYPE_CHECKING:
@@ -39,11 +40,21 @@ def _where_place(place: Place) -> tuple[sa.ColumnElement[bool], ...]:
     )
 
 
+# Every daily post asks whether its channel runs a track.
+_LATEST_RUN = (
+    track_runs.select().where(in_place(track_runs)).order_by(track_runs.c.id.desc()).limit(1)
+)
+
+
 class TracksSql:
     """The TrackStore protocol (bot.engine.tracks), mixed into SqlStore."""
 
     if TYPE_CHECKING:
         dialect: str
+
+        async def _hot_rows(
+            self, stmt: Any, params: dict[str, Any], *, writes: bool = False
+        ) -> list[Any]: ...
 
         def write(self) -> AbstractAsyncContextManager[AsyncConnection]: ...
 
@@ -108,15 +119,8 @@ class TracksSql:
 
     async def track_run(self, place: Place) -> TrackRun | None:
         """Return the channel's latest track run (running or finished), or None."""
-        query = (
-            track_runs.select()
-            .where(*_where_place(place))
-            .order_by(track_runs.c.id.desc())
-            .limit(1)
-        )
-        async with self.read() as conn:
-            row = (await conn.execute(query)).first()
-        return None if row is None else _run(row)
+        rows = await self._hot_rows(_LATEST_RUN, place_params(place))
+        return _run(rows[0]) if rows else None
 
     async def open_unit(self, run: TrackRun, slot: str) -> bool:
         """Record that ``slot`` opened the run's next unit; False if the run moved on since."""

@@ -205,9 +205,10 @@ async def test_close_whose_commit_reply_was_lost_is_still_won_once(
 ):
     rid = await new_round(proxied)
     proxy.cut_after(b"COMMIT")
-    assert await proxied.close_round(rid, T0 + timedelta(minutes=10)) is True
+    closed = await proxied.close_round(rid, T0 + timedelta(minutes=10))
+    assert closed is not None and closed.id == rid
     assert proxy.cuts == 1
-    assert await proxied.close_round(rid, T0 + timedelta(minutes=11)) is False
+    assert await proxied.close_round(rid, T0 + timedelta(minutes=11)) is None
     rnd = await proxied.get_round(rid)
     assert rnd is not None and rnd.closed_at == T0 + timedelta(minutes=10)
 

@@ -92,7 +92,8 @@ async def test_concurrent_answers_one_row_each(store: SqlStore):
 async def test_close_is_once_and_blocks_answers(store: SqlStore):
     rid = await new_round(store)
     results = await asyncio.gather(*(store.close_round(rid, T0) for _ in range(10)))
-    assert results.count(True) == 1
+    won = [r for r in results if r is not None]
+    assert len(won) == 1 and won[0].id == rid and won[0].closed_at == T0
     assert await store.record_answer(answer(rid, "U1")) == (
         AnswerStatus.CLOSED,
         None,
