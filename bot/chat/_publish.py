@@ -44,6 +44,8 @@ REVEAL_HOLD_EVERY = 20.0
 # How long a reveal waits for the reference of a card still being posted by this process
 # before it gives up and posts the results as a message of their own.
 CARD_WAIT = 30.0
+# Channels whose latest post time is kept (for the platform's gap) before the old are dropped.
+SPACED_CHANNELS = 4096
 
 T = TypeVar("T")
 Sleep = Callable[[float], Awaitable[None]]
@@ -79,15 +81,42 @@ class Publisher:
         self._locks: dict[int, asyncio.Lock] = {}
         self._editing: set[asyncio.Task[None]] = set()
         self._posting: dict[int, asyncio.Event] = {}
+        # When this process last posted (or will post) in each channel, for ``port.post_gap``.
+        self._posted: dict[Place, float] = {}
 
     @property
     def platform(self) -> str:
         """Return the platform name rounds are stored under."""
         return self.port.platform
 
+    @contextlib.asynccontextmanager
+    async def _spaced(self, place: Place) -> AsyncIterator[None]:
+        """Post in a channel after the platform's gap since this process's last post there.
+
+        Slack answers a second message in a channel within a second with a 429 and a whole
+        second's ``Retry-After``; a daily post (the reveal's thread reply, then the new card)
+        always met it. Waiting out the rest of the second instead spares that request. The gap
+        runs from when the last post was answered, which the platform saw no later.
+        """
+        gap = self.port.post_gap
+        if gap > 0:
+            now = self.clock()
+            at = max(now, self._posted.get(place, -math.inf) + gap)
+            self._posted[place] = at  # taken now: a post behind this one waits its own gap
+            if len(self._posted) > SPACED_CHANNELS:
+                self._posted = {p: t for p, t in self._posted.items() if t > now - gap}
+            if at > now:
+                await self.sleep(at - now)
+        try:
+            yield
+        finally:
+            if gap > 0:
+                self._posted[place] = max(self._posted.get(place, -math.inf), self.clock())
+
     async def post_card(self, card: QuestionCard) -> str:
         """Post a question card and return its message reference."""
-        ref = await self.port.send(PostCard(card.round.place, card))
+        async with self._spaced(card.round.place):
+            ref = await self.port.send(PostCard(card.round.place, card))
         if ref is None:
             raise RuntimeError(f"the card of round {card.round_id} was posted without a reference")
         return ref
@@ -104,7 +133,8 @@ class Publisher:
 
     async def post_text(self, place: Place, message: Text) -> None:
         """Post a message in a channel."""
-        await self.port.send(PostText(place, message))
+        async with self._spaced(place):
+            await self.port.send(PostText(place, message))
 
     @contextlib.asynccontextmanager
     async def posting(self, round_id: int) -> AsyncIterator[None]:
@@ -179,7 +209,8 @@ class Publisher:
                     log.warning("the card of round %s is gone; posting the results anew", rid)
                     ref = None
             if ref is None:
-                ref = await self._persist(lambda: self.port.send(PostCard(place, reveal)))
+                async with self._spaced(place):
+                    ref = await self._persist(lambda: self.port.send(PostCard(place, reveal)))
         self._locks.pop(rid, None)
         if ref is None:
             raise RuntimeError(f"the results of round {rid} were posted without a reference")
@@ -193,7 +224,8 @@ class Publisher:
             log.warning("the reveal of round %s was taken over by another process", rid)
             return
         thread = ReplyInThread(place, ref, Explanation(reveal, chart))
-        await self._persist(lambda: self.port.send(thread))
+        async with self._spaced(place):
+            await self._persist(lambda: self.port.send(thread))
         if not await self.engine.reveal_done(rid):
             log.warning("the reveal of round %s was posted after its lease ran out", rid)
 

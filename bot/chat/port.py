@@ -41,6 +41,12 @@ class Port(Protocol):
         """Return how to let the bot post in a channel, in words (from the message catalogue)."""
         ...
 
+    @property
+    def post_gap(self) -> float:
+        """Return the seconds the platform wants between two messages the bot posts in one
+        channel (0 where it sets no such limit, or enforces its own)."""
+        ...
+
     async def send(self, action: Action) -> str | None:
         """Carry out an action; return the new message's reference for a posted card, and
         the found card's (or None) for ``FindCard``."""

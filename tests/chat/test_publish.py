@@ -17,6 +17,7 @@ from bot.chat import Charts, Gone, PostCard, Publisher, ReplyInThread, UpdateCar
 from bot.engine import Place, QuestionCard, QuizEngine, Reveal
 from bot.engine.model import ChartSpec
 from bot.storage import SqlStore, open_store
+from bot.text import say
 from tests.conftest import FakeClock, SimpleBank, make_question
 
 PLACE = Place("slack", "T1", "C1")
@@ -33,6 +34,7 @@ class RecordingPort:
     platform = "slack"
     admins = "admins"
     add_me = "add me"
+    post_gap = 0.0
 
     def __init__(self) -> None:
         self.sent: list[Any] = []
@@ -227,3 +229,36 @@ async def test_a_reference_stored_after_the_close_was_read_is_used(engine: QuizE
     await publisher.publish_reveal(reveal)
     assert len(port.of(PostCard)) == 1
     assert [a.ref for a in port.of(UpdateCard)] == [ref]
+
+
+class SpacedPort(RecordingPort):
+    """A platform that wants a second between two of the bot's messages in a channel."""
+
+    post_gap = 1.0
+
+
+async def test_a_post_in_a_channel_waits_out_the_platforms_gap_since_the_last(
+    engine: QuizEngine,
+) -> None:
+    port, clock = SpacedPort(), Clock()
+    clock.wake.set()  # every sleep ends at once; what was asked is in clock.slept
+    publisher = Publisher(engine, port, clock=clock, sleep=clock.sleep)
+    card = await posted(engine, publisher)
+    assert clock.slept == []  # the channel's first post goes at once
+    reveal = await engine.close(card.round_id)
+    assert reveal is not None
+    clock.now += 0.25
+    await publisher.publish_reveal(reveal)  # its thread reply is a post: 0.75 s to wait
+    assert clock.slept == [0.75]
+    clock.now += 0.75
+    # The next card follows the reply at once: a whole gap; another channel waits for nothing.
+    await posted(engine, publisher)
+    await publisher.post_text(Place("slack", "T1", "C2"), say("elsewhere"))
+    assert clock.slept == [0.75, 1.0]
+    assert [type(a).__name__ for a in port.sent] == [
+        "PostCard",
+        "UpdateCard",
+        "ReplyInThread",
+        "PostCard",
+        "PostText",
+    ]

@@ -27,6 +27,7 @@ class ConsolePort:
     platform = render.PLATFORM
     admins = M.ADMINS_TERMINAL
     add_me = M.ADD_ME_TERMINAL
+    post_gap = 0.0
 
     def __init__(self, screen: Console) -> None:
         self.screen = screen

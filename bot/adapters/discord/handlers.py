@@ -87,6 +87,7 @@ class DiscordPort:
     platform = render.PLATFORM
     admins = M.ADMINS_DISCORD
     add_me = M.ADD_ME_DISCORD
+    post_gap = 0.0  # discord.py keeps to each route's bucket itself
 
     def __init__(self, client: discord.Client) -> None:
         self.client = client

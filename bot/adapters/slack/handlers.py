@@ -123,6 +123,9 @@ class SlackPort:
     platform = PLATFORM
     admins = M.ADMINS_SLACK
     add_me = M.ADD_ME_SLACK
+    # chat.postMessage: about one message a second in a channel
+    # (https://docs.slack.dev/apis/web-api/rate-limits, "Posting messages").
+    post_gap = 1.0
 
     def __init__(
         self, client: AsyncWebClient, installations: SqlInstallationStore | None = None

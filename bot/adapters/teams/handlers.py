@@ -330,6 +330,7 @@ class TeamsPort:
     platform = render.PLATFORM
     admins = M.ADMINS_TEAMS
     add_me = M.ADD_ME_TEAMS
+    post_gap = 0.0
 
     def __init__(
         self, connector: Connector, conversations: ConversationSql, images: ChartImages
