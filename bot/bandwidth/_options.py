@@ -94,7 +94,7 @@ class Opt:
     @property
     def flag_usage(self) -> str:
         """Return how the command line's usage writes it: ``[--nodes N]``, ``--gpus N``."""
-        written = self.cli if self.kind is Kind.SWITCH else f"{self.cli} {self.metavar.upper()}"
+        written = self.cli if self.kind is Kind.SWITCH else f"{self.cli} {self.metavar}"
         return written if self.required else f"[{written}]"
 
     def read(self, text: str, word: str = "") -> object:
@@ -331,7 +331,7 @@ PLAN = Options(
         Opt(
             "over",
             Kind.KEYS,
-            "interconnect keys to compare, comma-separated",
+            "Interconnects to compare, such as ib-hdr,1gbe (or all)",
             metavar="k1,k2",
             default=(),
             low=1,
@@ -344,7 +344,7 @@ PLAN = Options(
             aliases=("gpus-per-node",),
             metavar="G",
         ),
-        _plan_count("nics", "NICs a node (default: one per GPU)", metavar="K"),
+        _plan_count("nics", "Network cards per node (default one per GPU)", metavar="K"),
         Opt("recompute", Kind.SWITCH, "full activation recomputation", default=False),
         Opt(
             "fp8",
@@ -355,7 +355,7 @@ PLAN = Options(
         Opt(
             "sharp",
             Kind.SWITCH,
-            "InfiniBand switches reduce DP and TP traffic in the network",
+            "InfiniBand switches reduce DP and TP traffic in the network (off unless asked)",
             default=False,
         ),
         Opt(

@@ -8,6 +8,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+# The options table is plain data (bot.bandwidth loads no chart or platform library).
+from bot.bandwidth import ESTIMATE, PLAN, Kind, Opt
+
 EXAMPLES = """\
 sizes:
   140GB  1.5TiB  800MB  1,000 GB     bytes (GB = 10^9 bytes, GiB = 2^30)
@@ -53,38 +56,11 @@ The chat command takes the same words: /bandwidth 70B params bf16 allreduce node
 """
 
 HELP_HINT = "Examples: quizbot bandwidth --help"
-# The planner's whole-number options (``--nics`` serves estimates too, so it is not among them).
-PLAN_COUNTS = (
-    "gpus_per_node",
-    "tp",
-    "pp",
-    "cp",
-    "dp",
-    "zero",
-    "seq",
-    "global_batch",
-    "micro_batch",
-    "layers",
-    "hidden",
-    "ffn",
-    "heads",
-    "kv_heads",
-    "vocab",
-    "interleave",
-    "experts",
-    "top_k",
-    "ep",
-)
-PLAN_ONLY = (
-    *PLAN_COUNTS,
-    "gpu",
-    "recompute",
-    "fp8",
-    "uneven",
-    "search",
-    "tp_overlap",
-    "efficiency",
-)
+
+
+# The options only the planner takes, and those only an estimate takes (by their fields).
+PLAN_ONLY = tuple(opt.name for opt in PLAN if opt.name not in ESTIMATE)
+ESTIMATE_ONLY = tuple(opt.name for opt in ESTIMATE if opt.name not in PLAN)
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -99,14 +75,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "whole training step instead. Chat-style words work too:\n"
             "quizbot bandwidth 70B params bf16 allreduce gpus=8"
         ),
-        usage=(
-            "quizbot bandwidth SIZE [--op OP] [--nodes N] [--gpus G] [--nics K] [--step S]\n"
-            "                       [--over K,...] [--sweep] [--json] [--chart FILE.png]\n"
-            "       quizbot bandwidth plan MODEL --gpus N [--gpus-per-node G] [--tp T] [--pp P]\n"
-            "                       [--cp C] [--dp D] [--zero Z] [--seq S] [--global-batch B]\n"
-            "                       [--micro-batch b] [--gpu KEY] [--over K,...] [--json]\n"
-            "                       [--chart FILE.png]"
-        ),
+        usage=_usage(),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -116,16 +85,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         metavar="SIZE",
         help="amount of data, e.g. 140GB or 70B params bf16; or: plan MODEL",
     )
+    # Every option is bot.bandwidth's (flag, help, and the chat word its value is read as); the
+    # ones both forms take come first, then an estimate's, then the planner's.
     common = parser.add_argument_group("both forms")
-    common.add_argument(
-        "--gpus",
-        metavar="N",
-        help="GPUs per node (estimates, default 1); GPUs in all (plan, required)",
-    )
-    common.add_argument("--nics", metavar="K", help="NICs per node (default: one per GPU)")
-    common.add_argument(
-        "--over", metavar="K,...", help="interconnect keys to compare, comma-separated"
-    )
+    for opt in ESTIMATE:
+        if opt.name in PLAN:
+            _add_flag(common, opt, _both_help(opt, PLAN[opt.name]))
     common.add_argument("--json", action="store_true", help="print the JSON object instead")
     common.add_argument("--chart", metavar="FILE.png", type=Path, help="also write a PNG chart")
     common.add_argument(
@@ -135,40 +100,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="YAML file adding or overriding interconnects (default: $QUIZBOT_INTERCONNECTS)",
     )
     estimate = parser.add_argument_group("estimates (quizbot bandwidth SIZE ...)")
-    estimate.add_argument(
-        "--op",
-        metavar="OP",
-        help="transfer (default), allreduce, allgather, reducescatter, broadcast, alltoall",
-    )
-    estimate.add_argument(
-        "--nodes", metavar="N", help="nodes taking part (default 2; 1 = inside one box)"
-    )
-    estimate.add_argument(
-        "--step", metavar="S", help="compute seconds per training step, e.g. 0.5 or 350ms"
-    )
-    estimate.add_argument(
-        "--intra", metavar="KEY", help="link between GPUs inside a node (default nvlink4)"
-    )
+    for opt in ESTIMATE:
+        if opt.name not in PLAN:
+            _add_flag(estimate, opt, _cli_help(opt.help))
     estimate.add_argument(
         "--sweep",
         action="store_true",
         help="every size from 8 B doubling up to SIZE (default 16 GiB), like nccl-tests",
-    )
-    estimate.add_argument(
-        "--algo",
-        metavar="ALGO",
-        help="force ring, tree, nvls, collnet or hier (default: the one NCCL would pick)",
-    )
-    estimate.add_argument(
-        "--proto",
-        metavar="PROTO",
-        help="force NCCL's protocol, ll, ll128 or simple, as NCCL_PROTO does (default: its pick)",
-    )
-    estimate.add_argument(
-        "--sharp",
-        action="store_true",
-        default=None,
-        help="let InfiniBand switches reduce in the network (NCCL's CollNet)",
     )
     estimate.add_argument(
         "--list", action="store_true", help="list the catalogue and the source of every number"
@@ -180,121 +118,64 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="rewrite the generated tables of FILE (docs/bandwidth.md) from the data files",
     )
     plan = parser.add_argument_group("plan (quizbot bandwidth plan MODEL ...)")
-    plan.add_argument("--gpus-per-node", metavar="G", help="GPUs a node (default 8; 72 on gb200)")
-    for flag, text in (
-        ("--tp", "tensor-parallel size (default: the smallest that fits, up to 8)"),
-        ("--pp", "pipeline-parallel stages (default 1)"),
-        ("--cp", "context-parallel size (default 1)"),
-        ("--dp", "data-parallel size (default: gpus / (tp x pp x cp))"),
-        ("--zero", "ZeRO stage 0, 1 (default), 2 or 3"),
-        ("--seq", "tokens a sequence (default: the model's)"),
-        ("--global-batch", "sequences a step (default: about 4M tokens)"),
-        ("--micro-batch", "sequences a micro-batch (default 1)"),
-        ("--layers", "a model of your own: transformer layers"),
-        ("--hidden", "a model of your own: width"),
-        ("--ffn", "a model of your own: feed-forward width (default 4 x hidden)"),
-        ("--heads", "a model of your own: attention heads (default hidden / 128)"),
-        ("--kv-heads", "a model of your own: key/value heads (default: heads)"),
-        ("--vocab", "a model of your own: vocabulary (default 50,257)"),
-        ("--interleave", "virtual pipeline stages per GPU (default 1)"),
-        ("--experts", "mixture of experts: experts a layer (the preset's, or dense)"),
-        ("--top-k", "mixture of experts: experts each token is routed to"),
-        ("--ep", "expert-parallel ranks the experts are spread over (default 1)"),
-    ):
-        plan.add_argument(flag, metavar="N", help=text)
-    plan.add_argument("--gpu", metavar="KEY", help="a100, h100 (default), h200, b200, gb200")
-    plan.add_argument(
-        "--recompute", action="store_true", default=None, help="full activation recomputation"
-    )
-    plan.add_argument(
-        "--fp8",
-        action="store_true",
-        default=None,
-        help="matrix multiplications in FP8 (attention and the rest stay BF16)",
-    )
-    plan.add_argument(
-        "--tp-overlap",
-        action="store_true",
-        default=None,
-        help="TP collectives run under the GEMMs (Megatron-Core's overlap)",
-    )
-    plan.add_argument(
-        "--search",
-        action="store_true",
-        default=None,
-        help="the fastest layouts that fit in memory, per fabric",
-    )
-    plan.add_argument(
-        "--uneven",
-        action="store_true",
-        default=None,
-        help="accept pipeline stages of unequal layers when --pp does not divide them",
-    )
-    plan.add_argument(
-        "--efficiency",
-        metavar="E",
-        help="one share of the dense BF16 peak for all compute (instead of the compute model)",
-    )
+    for opt in PLAN:
+        if opt.name not in ESTIMATE:
+            _add_flag(plan, opt, _cli_help(opt.help))
     parser.set_defaults(handler=run_bandwidth)
 
 
-# Planner flags and the chat word each becomes (``--tp 8`` is ``tp=8``); the switches are words.
-PLAN_WORDS = {
-    "gpus": "gpus",
-    "gpus_per_node": "gpn",
-    "tp": "tp",
-    "pp": "pp",
-    "cp": "cp",
-    "dp": "dp",
-    "zero": "zero",
-    "seq": "seq",
-    "global_batch": "batch",
-    "micro_batch": "micro",
-    "layers": "layers",
-    "hidden": "hidden",
-    "ffn": "ffn",
-    "heads": "heads",
-    "kv_heads": "kv",
-    "vocab": "vocab",
-    "interleave": "interleave",
-    "experts": "experts",
-    "top_k": "top-k",
-    "ep": "ep",
-    "nics": "nics",
-    "gpu": "gpu",
-    "over": "over",
-    "efficiency": "efficiency",
-}
-PLAN_SWITCHES = {
-    "recompute": "recompute",
-    "fp8": "fp8",
-    "sharp": "sharp",
-    "uneven": "uneven",
-    "search": "search",
-    "tp_overlap": "tp-overlap",
-}
+def _usage() -> str:
+    """Return the synopsis: the listed options of each form, by their flags."""
+    from bot.bandwidth._options import wrap
 
+    # argparse writes "usage: " before the first line: the options line up under SIZE and MODEL.
+    lead = " " * len("usage: ")
+    indent = len("usage: quizbot bandwidth ")
+    estimate = [opt.flag_usage for opt in ESTIMATE if opt.listed]
+    estimate += ["[--sweep]", "[--json]", "[--chart FILE.png]"]
+    planned = [opt.flag_usage for opt in PLAN if opt.listed]
+    planned += ["[--json]", "[--chart FILE.png]"]
+    return "\n".join(
+        (
+            wrap(lead + "quizbot bandwidth SIZE", estimate, indent, width=88)[len(lead) :],
+            wrap(lead + "quizbot bandwidth plan MODEL", planned, indent, width=88),
+        )
+    )
+
+
+def _add_flag(group: argparse._ArgumentGroup, opt: Opt, help: str) -> None:
+    """Add one option's flag; its value stays text, read (and refused) as chat reads it."""
+    if opt.kind is Kind.SWITCH:
+        group.add_argument(opt.cli, dest=opt.name, action="store_true", default=None, help=help)
+    else:
+        group.add_argument(opt.cli, dest=opt.name, metavar=opt.metavar, help=help)
+
+
+def _both_help(estimate: Opt, plan: Opt) -> str:
+    if estimate.help == plan.help:
+        return _cli_help(estimate.help)
+    return f"{_cli_help(estimate.help)} (estimates); {_cli_help(plan.help)} (plan)"
+
+
+def _cli_help(text: str) -> str:
+    """Return a help line as argparse's are written: a lower-case start (not GPUs or ZeRO)."""
+    first = text.split()[0]
+    return text[0].lower() + text[1:] if first[1:].islower() else text
+
+
+# Planner flags and the chat word each becomes (``--tp 8`` is ``tp=8``); the switches are words.
+PLAN_WORDS = {opt.name: opt.key for opt in PLAN if opt.kind is not Kind.SWITCH}
+PLAN_SWITCHES = {opt.name: opt.key for opt in PLAN if opt.kind is Kind.SWITCH}
+SWITCH_WORDS = tuple(
+    dict.fromkeys(opt.key for form in (ESTIMATE, PLAN) for opt in form if opt.kind is Kind.SWITCH)
+)
 
 # The chat words of the messages, and the flag each is on the command line.
-CLI_FLAGS = {
-    **{word: "--" + name.replace("_", "-") for name, word in PLAN_WORDS.items()},
-    **{word: "--" + name.replace("_", "-") for name, word in PLAN_SWITCHES.items()},
-    "gpus-per-node": "--gpus-per-node",
-    "global-batch": "--global-batch",
-    "micro-batch": "--micro-batch",
-    "kv-heads": "--kv-heads",
-    "topk": "--top-k",
-    "nodes": "--nodes",
-    "step": "--step",
-    "intra": "--intra",
-    "algo": "--algo",
-    "proto": "--proto",
-    "op": "--op",
-}
+CLI_FLAGS = {word: opt.cli for form in (PLAN, ESTIMATE) for opt in form for word in opt.words}
 _OPTION_WORD = re.compile(
     r"(?<![\w-])(" + "|".join(sorted(map(re.escape, CLI_FLAGS), key=len, reverse=True)) + r")=(\S*)"
 )
-_SWITCH_WORD = re.compile(r"\b(add|say) (recompute|sharp|uneven|fp8|search|tp-overlap)\b")
+_SWITCH_WORD = re.compile(r"\b(add|say) (" + "|".join(map(re.escape, SWITCH_WORDS)) + r")\b")
 _RAISE_WORDS = re.compile(r"\braise (tp|pp|cp|dp) or (tp|pp|cp|dp)\b")
 _TRAILING = ".,;:)'\""
 
@@ -445,7 +326,7 @@ def _plan(args: argparse.Namespace, catalogue: Any) -> tuple[Any, Any]:
     from bot.bandwidth._plan_request import parse_plan
 
     problems = Problems()
-    wrong = _given(args, ("op", "nodes", "step", "intra", "algo", "proto"))
+    wrong = _given(args, ESTIMATE_ONLY)
     if wrong:
         problems.found.append(
             f"{', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} for estimates; a plan"
@@ -485,13 +366,7 @@ def _request(args: argparse.Namespace, catalogue: Any = None) -> Any:
     checked too. Every problem is reported at once."""
     from dataclasses import replace
 
-    from bot.bandwidth import (
-        normalize_op,
-        parse_count,
-        parse_over,
-        parse_request,
-        parse_step,
-    )
+    from bot.bandwidth import normalize_op, parse_request
     from bot.bandwidth._errors import Problems
 
     # Each flag is read on its own and every problem is reported together.
@@ -502,28 +377,13 @@ def _request(args: argparse.Namespace, catalogue: Any = None) -> Any:
     # The chat usage text speaks of /bandwidth; here --help is the better pointer.
     problems.usage = HELP_HINT
     changes: dict[str, Any] = {}
-    if args.op is not None:
+    for opt in ESTIMATE:
+        value = getattr(args, opt.name, None)
+        if value is None or value is False:
+            continue
         with problems.check():
-            changes["op"] = normalize_op(args.op)
-    for name in ("nodes", "gpus", "nics"):
-        value = getattr(args, name)
-        if value is not None:
-            with problems.check():
-                changes[name] = parse_count(name, value)
-    if args.step is not None:
-        with problems.check():
-            changes["step"] = parse_step(args.step)
-    if args.over is not None:
-        with problems.check():
-            changes["over"] = parse_over(args.over)
-    if args.intra is not None:
-        changes["intra"] = args.intra
-    if args.algo is not None:
-        changes["algo"] = args.algo
-    if args.proto is not None:
-        changes["proto"] = args.proto
-    if args.sharp:
-        changes["sharp"] = True
+            # A flag's value is read as the chat word's: the same limits, the same refusals.
+            changes[opt.name] = normalize_op(value) if opt.name == "op" else opt.read(value)
     if request is not None and changes:
         # The values that did parse are checked too (their ranges), before anything is told.
         with problems.check():
