@@ -450,6 +450,12 @@ def brief(form: Options) -> list[str]:
     return [opt.hint for opt in form if opt.name in BRIEF]
 
 
+def usage_hint() -> str:
+    """Return the one line Slack shows under /bandwidth as it is typed (the app's manifest)."""
+    estimate = " ".join(["SIZE", *(opt.hint for opt in ESTIMATE)])
+    return f"{estimate} | {' '.join(['plan MODEL', *brief(PLAN)])}"
+
+
 def wrap(first: str, words: list[str], indent: int, width: int = USAGE_WIDTH) -> str:
     """Return ``first`` and the words after it, a new line (indented) before one past width."""
     lines = [first]

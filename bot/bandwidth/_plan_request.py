@@ -24,6 +24,7 @@ PLAN_USAGE = f"""\
   uneven accept pipeline stages of unequal layers when pp does not divide them
   search the fastest layouts (tp, pp, interleave, cp, dp, zero, micro) that fit, per fabric
   tp-overlap  TP collectives run under the GEMMs (Megatron-Core's overlap), not in series
+  interleave=V virtual pipeline stages a GPU (1); efficiency=E one share of the BF16 peak
   experts=E top-k=K ep=N  a mixture of experts (mixtral-8x7b, mixtral-8x22b have theirs):
          E experts a layer, K a token, spread over N expert-parallel ranks
 Examples:

@@ -25,6 +25,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.adapters.slack import _home
 from bot.adapters.slack._oauth import BOT_SCOPES, REDIRECT_PATH
 from bot.adapters.slack.app import EVENTS_PATH
+from bot.bandwidth._options import usage_hint
 from bot.chat.grammar import BANDWIDTH, QUIZ
 from tests.adapters.slack.conftest import ADMIN, Harness, reaction
 from tests.standins.slack_api import BOT_SCOPE, EVENT_SCOPE, PRIVATE_SCOPE
@@ -245,6 +246,11 @@ def test_the_bandwidth_hint_lists_every_option_and_form() -> None:
     assert {"intra", "algo", "sharp", "tp"} <= options and forms == {"plan"}
     named = set(re.findall(r"\[([a-z]+)[=\]]", text)) | set(re.findall(r"\| ([a-z]+) ", text))
     assert options | forms <= named, f"missing from the hint: {(options | forms) - named}"
+
+
+def test_the_bandwidth_hint_is_the_one_the_options_table_makes() -> None:
+    # The manifest is a file Slack reads: it holds the hint bot.bandwidth makes, word for word.
+    assert hint("/bandwidth") == usage_hint()
 
 
 def test_uncommented_the_urls_point_at_the_paths_the_bot_serves() -> None:
