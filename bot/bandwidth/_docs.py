@@ -1,4 +1,5 @@
-"""The tables docs/bandwidth.md shows, generated from the data files so they cannot drift."""
+"""The tables docs/bandwidth.md shows, generated from the data files and the options table so
+they cannot drift."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import re
 
 from bot.bandwidth._catalogue import Catalogue
 from bot.bandwidth._hardware import Hardware
+from bot.bandwidth._options import ESTIMATE, PLAN, flag_synopsis, options_markdown, synopsis
 
 # A generated block sits between these two lines in the docs: <!-- generated: NAME --> ...
 # <!-- end: NAME -->. ``quizbot bandwidth --write-docs FILE`` rewrites every block.
@@ -68,7 +70,18 @@ def generated_blocks(catalogue: Catalogue, hardware: Hardware) -> dict[str, str]
         "catalogue": catalogue_markdown(catalogue),
         "gpus": gpu_markdown(hardware),
         "models": model_markdown(hardware),
+        "options": options_markdown(ESTIMATE),
+        "planoptions": options_markdown(PLAN),
+        "usage": usage_markdown(),
     }
+
+
+def usage_markdown() -> str:
+    """Return both forms' usage lines, chat's and the terminal's, as a text block."""
+    chat = "\n".join(
+        (synopsis("/bandwidth SIZE", ESTIMATE), synopsis("/bandwidth plan MODEL", PLAN))
+    )
+    return f"```text\n{chat}\n\nusage: {flag_synopsis()}\n```\n"
 
 
 def update_docs(text: str, catalogue: Catalogue, hardware: Hardware) -> str:

@@ -450,6 +450,54 @@ def brief(form: Options) -> list[str]:
     return [opt.hint for opt in form if opt.name in BRIEF]
 
 
+def flag_synopsis(width: int = 88) -> str:
+    """Return ``quizbot bandwidth``'s usage: each form's listed options by their flags.
+
+    argparse writes ``usage: `` before the first line; the options line up under SIZE and MODEL.
+    """
+    lead = " " * len("usage: ")
+    indent = len("usage: quizbot bandwidth ")
+    estimate = [opt.flag_usage for opt in ESTIMATE if opt.listed]
+    estimate += ["[--sweep]", "[--json]", "[--chart FILE.png]"]
+    planned = [opt.flag_usage for opt in PLAN if opt.listed]
+    planned += ["[--json]", "[--chart FILE.png]"]
+    return "\n".join(
+        (
+            wrap(lead + "quizbot bandwidth SIZE", estimate, indent, width)[len(lead) :],
+            wrap(lead + "quizbot bandwidth plan MODEL", planned, indent, width),
+        )
+    )
+
+
+def accepts(opt: Opt) -> str:
+    """Return what an option takes, in words: its limits or its choices (the docs' tables)."""
+    match opt.kind:
+        case Kind.COUNT:
+            return f"{int(opt.low or 0):,} to {int(opt.high or 0):,}"
+        case Kind.SECONDS:
+            return f"more than {opt.low:g}, at most {int(opt.high or 0):,} seconds"
+        case Kind.NUMBER:
+            return f"{opt.low:g} to {opt.high:g}"
+        case Kind.CHOICE:
+            return ", ".join(f"`{c}`" for c in opt.choices)
+        case Kind.SWITCH:
+            return "the word alone (or `=on`, `=off`)"
+        case Kind.KEYS:
+            return "catalogue keys, comma-separated, or `all`"
+    return "a catalogue key"
+
+
+def options_markdown(form: Options) -> str:
+    """Return a form's options as a Markdown table: chat, terminal, what each takes, meaning."""
+    lines = ["| chat | terminal | takes | meaning |", "| --- | --- | --- | --- |"]
+    for opt in form:
+        chat = opt.key if not opt.keyed else opt.hint.strip("[]")
+        chat = ", ".join(f"`{w}`" for w in (chat, *(f"{a}=" for a in opt.aliases)))
+        flag = opt.cli if opt.kind is Kind.SWITCH else f"{opt.cli} {opt.metavar}"
+        lines.append(f"| {chat} | `{flag}` | {accepts(opt)} | {opt.help} |")
+    return "\n".join(lines) + "\n"
+
+
 def usage_hint() -> str:
     """Return the one line Slack shows under /bandwidth as it is typed (the app's manifest)."""
     estimate = " ".join(["SIZE", *(opt.hint for opt in ESTIMATE)])

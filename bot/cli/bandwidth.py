@@ -10,6 +10,7 @@ from typing import Any
 
 # The options table is plain data (bot.bandwidth loads no chart or platform library).
 from bot.bandwidth import ESTIMATE, PLAN, Kind, Opt
+from bot.bandwidth._options import flag_synopsis
 
 EXAMPLES = """\
 sizes:
@@ -75,7 +76,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "whole training step instead. Chat-style words work too:\n"
             "quizbot bandwidth 70B params bf16 allreduce gpus=8"
         ),
-        usage=_usage(),
+        usage=flag_synopsis(),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -122,25 +123,6 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         if opt.name not in ESTIMATE:
             _add_flag(plan, opt, _cli_help(opt.help))
     parser.set_defaults(handler=run_bandwidth)
-
-
-def _usage() -> str:
-    """Return the synopsis: the listed options of each form, by their flags."""
-    from bot.bandwidth._options import wrap
-
-    # argparse writes "usage: " before the first line: the options line up under SIZE and MODEL.
-    lead = " " * len("usage: ")
-    indent = len("usage: quizbot bandwidth ")
-    estimate = [opt.flag_usage for opt in ESTIMATE if opt.listed]
-    estimate += ["[--sweep]", "[--json]", "[--chart FILE.png]"]
-    planned = [opt.flag_usage for opt in PLAN if opt.listed]
-    planned += ["[--json]", "[--chart FILE.png]"]
-    return "\n".join(
-        (
-            wrap(lead + "quizbot bandwidth SIZE", estimate, indent, width=88)[len(lead) :],
-            wrap(lead + "quizbot bandwidth plan MODEL", planned, indent, width=88),
-        )
-    )
 
 
 def _add_flag(group: argparse._ArgumentGroup, opt: Opt, help: str) -> None:
