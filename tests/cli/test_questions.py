@@ -130,13 +130,19 @@ def test_prompts_build_a_question(env: dict[str, str]) -> None:
     assert cut.returncode == 2 and "ended before the question was complete" in cut.stderr
 
 
-def test_hide_refuses_an_unknown_id_and_changes_nothing(env: dict[str, str]) -> None:
+def test_hide_refuses_an_unknown_id_hides_and_shows_again(env: dict[str, str]) -> None:
     run = quizbot(env, "questions", "hide", "slack-test-checkpoint", "nope", "--workspace", "T1")
     assert run.returncode == 1 and "no question nope" in run.stderr
     assert "none hidden" in stored(env)
     run = quizbot(env, "questions", "hide", "slack-test-checkpoint", "--workspace", "T1")
     assert run.returncode == 0 and "slack-test-checkpoint: hidden" in run.stdout
     assert "slack-test-checkpoint  hidden" in stored(env)
+    again = quizbot(env, "questions", "hide", "slack-test-checkpoint", "--workspace", "T1")
+    assert again.returncode == 0 and "slack-test-checkpoint: already hidden" in again.stdout
+    assert "none hidden" in stored(env, "T2")  # another workspace still asks it
+    shown = quizbot(env, "questions", "unhide", "slack-test-checkpoint", "--workspace", "T1")
+    assert shown.returncode == 0 and "slack-test-checkpoint: shown again" in shown.stdout
+    assert "none hidden" in stored(env)
 
 
 def test_opentdb_into_a_workspace(env: dict[str, str], tmp_path: Path) -> None:
