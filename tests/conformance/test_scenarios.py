@@ -1332,6 +1332,8 @@ async def test_a_member_cannot_hide_or_unhide_and_a_bad_id_changes_nothing(chat:
     # Teams' ingress drops markup it does not know before the grammar reads the line.
     why = "Give `id` too" if chat.platform == "teams" else "is not a question id"
     assert marked.private and why in marked
+    if chat.platform == "slack":
+        assert "<!channel>" not in marked.text and "&lt;!channel&gt;" in marked.text
     await chat.command("quiz", "hide", {"id": CHECKPOINT}, user="admin")
     member = await chat.command("quiz", "unhide", {"id": CHECKPOINT}, user="cy")
     assert member.private and "hide questions or show them again" in member
