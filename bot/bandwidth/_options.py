@@ -3,7 +3,8 @@
 Each option has its request field, its chat word (``nodes=4``), its command-line flag
 (``--nodes 4``), its kind, default, limits, choices and help. The chat parsers
 (``parse_request``, ``parse_plan``), the requests' own checks, ``quizbot bandwidth``'s argparse,
-the chat grammar's typed options (Discord's slash command) and the usage texts all read these
+the chat grammar's typed options (Discord's slash command), the usage texts, Slack's usage hint
+(deploy/slack-manifest.yaml, checked by a test) and docs/bandwidth.md's tables all read these
 tables, so a limit or an option is changed here and nowhere else.
 """
 
