@@ -1,13 +1,16 @@
 """How long moving data takes over each interconnect, and how long a training step takes.
 
 A pure package: it reads its data files and, for charts only, imports matplotlib inside
-``render_chart``. The chat layer calls one function for either form of ``/bandwidth``::
+``render_chart``. The chat layer (``bot.chat._charts``) estimates a request built from the
+command's typed options, and prices a plan from its text::
 
-    reply = answer("70B params bf16 allreduce nodes=4 gpus=8")      # or "plan llama3-70b gpus=128"
-    reply.table                     # the text table; reply.title, reply.filename for the chart
-    png = render_chart(reply.result, quiz=True)  # slow: run it in a worker thread
+    result = estimate(request, catalogue)     # a BandwidthRequest from the options table's fields
+    result = answer("plan llama3-70b gpus=128", catalogue).result   # a Plan
+    png = render_chart(result, quiz=True)     # slow: run it in a worker thread
 
-and ``quizbot bandwidth`` calls the parts::
+``answer`` reads either form of ``/bandwidth`` text and also returns its table, title and chart
+file name (``chart_filename``), which the terminal's tests and scripts use. ``quizbot
+bandwidth`` calls the parts::
 
     result = estimate(parse_request("70B params bf16 allreduce nodes=4 gpus=8"), load_catalogue())
     text = render_table(result)        # or to_json(result), render_chart(result)
