@@ -9,7 +9,7 @@ command's typed options, and prices a plan from its text::
     png = render_chart(result, quiz=True)     # slow: run it in a worker thread
 
 ``answer`` reads either form of ``/bandwidth`` text and also returns its table, title and chart
-file name (``chart_filename``), which the terminal's tests and scripts use. ``quizbot
+file name (``chart_filename``), for a caller that wants the whole reply in one call. ``quizbot
 bandwidth`` calls the parts::
 
     result = estimate(parse_request("70B params bf16 allreduce nodes=4 gpus=8"), load_catalogue())
