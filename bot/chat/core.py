@@ -41,11 +41,10 @@ from bot.chat.flows import (
     FLOWS,
     Context,
     ask_practice,
-    dashboard_for,
     decide,
     editable,
     form_values,
-    my_mastery,
+    my_page,
 )
 from bot.chat.grammar import GRAMMARS, BadInput, Call, Form, read_options, read_text, usage
 from bot.chat.names import Lookup, NameBook
@@ -365,12 +364,7 @@ class Chat:
         ``platform_admin`` asks the platform whether the person administers the workspace; it
         is asked only as ``/quiz`` asks it (never with ``admins_only``).
         """
-        summary = await self.engine.player_summary(place.platform, place.workspace, user)
-        tracks = await self.engine.tracks.mine(place.platform, place.workspace, user)
-        topics = await my_mastery(self.engine, place, user)
-        dashboard = await dashboard_for(self, lambda: self.is_admin(place, user, platform_admin))
-        page = words.me(summary, dashboard=dashboard, tracks=tracks, topics=topics)
-        return page, words.leaderboard(summary.week)
+        return await my_page(self, place, user, lambda: self.is_admin(place, user, platform_admin))
 
     # ---------------------------------------------------------------- answers
 

@@ -21,6 +21,7 @@ from bot.chat import forms, words
 from bot.chat._charts import ChartAllowance, Charts, ChartsBusy, request_of
 from bot.chat._publish import Publisher
 from bot.chat._turn import Turn
+from bot.chat.content import Panel
 from bot.chat.grammar import (
     BANDWIDTH,
     GRAMMARS,
@@ -457,13 +458,25 @@ async def dashboard(ctx: Context, call: Call) -> None:
 
 async def me(ctx: Context, call: Call) -> None:
     """Show the caller's own totals, streak, due reviews, tracks and week, privately."""
-    engine, place = ctx.chat.engine, ctx.place
-    summary = await engine.player_summary(place.platform, place.workspace, ctx.user)
-    tracks = await engine.tracks.mine(place.platform, place.workspace, ctx.user)
-    topics = await my_mastery(engine, place, ctx.user)
-    dashboard = await dashboard_for(ctx.chat, ctx.is_admin)
-    page = words.me(summary, dashboard=dashboard, tracks=tracks, topics=topics)
+    page, _ = await my_page(ctx.chat, ctx.place, ctx.user, ctx.is_admin)
     await ctx.turn.reply(page, private=True)
+
+
+async def my_page(
+    chat: Services, place: Place, user: str, is_admin: Callable[[], Awaitable[bool]]
+) -> tuple[Panel, Panel]:
+    """Return a person's own page, as ``/quiz me`` shows it, and the week's leaderboard.
+
+    A home screen (Slack's App Home) shows both; ``is_admin`` is the core's admin check, asked
+    only where the set-up dashboard would show its button.
+    """
+    engine = chat.engine
+    summary = await engine.player_summary(place.platform, place.workspace, user)
+    tracks = await engine.tracks.mine(place.platform, place.workspace, user)
+    topics = await my_mastery(engine, place, user)
+    dashboard = await dashboard_for(chat, is_admin)
+    page = words.me(summary, dashboard=dashboard, tracks=tracks, topics=topics)
+    return page, words.leaderboard(summary.week)
 
 
 async def my_mastery(engine: QuizEngine, place: Place, user: str) -> tuple[TopicMastery, ...]:
