@@ -265,7 +265,74 @@ def test_a_platform_library_is_imported_by_its_adapter_only():
     assert not problems, "\n".join(problems)
 
 
-def test_every_chat_adapter_has_the_same_three_files():
-    for name in ("slack", "discord", "teams"):
-        files = {p.name for p in (BOT / "adapters" / name).glob("*.py")}
-        assert {"app.py", "handlers.py", "render.py"} <= files, name
+# Every adapter, the terminal's too, has these files: ``app.py`` what runs it (the client, the
+# transport and ``serve``; the terminal's session), ``handlers.py`` its port and its exchange,
+# ``render.py`` neutral content drawn for the platform. Anything more is a feature of that
+# platform alone (Slack's OAuth install, its replay guard, its App Home tab), in a module named
+# with a leading underscore, used by its own adapter.
+ADAPTER_FILES = {"__init__.py", "app.py", "handlers.py", "render.py"}
+# Within an adapter: app uses handlers, handlers use render, and never the other way round.
+ADAPTER_ORDER = {"app": 2, "handlers": 1, "render": 0}
+
+
+def _adapters() -> list[Path]:
+    return sorted(p for p in (BOT / "adapters").iterdir() if (p / "__init__.py").exists())
+
+
+def test_the_adapters_are_the_four_platforms():
+    assert [p.name for p in _adapters()] == ["console", "discord", "slack", "teams"]
+
+
+@pytest.mark.parametrize("adapter", _adapters(), ids=lambda p: p.name)
+def test_every_adapter_has_the_same_files(adapter: Path):
+    files = {p.name for p in adapter.glob("*.py")}
+    assert files >= ADAPTER_FILES, f"missing: {sorted(ADAPTER_FILES - files)}"
+    own = sorted(f for f in files - ADAPTER_FILES if not f.startswith("_"))
+    assert not own, f"a platform's own feature goes in an underscored module: {own}"
+    folders = [p.name for p in adapter.iterdir() if p.is_dir() and p.name != "__pycache__"]
+    assert not folders, folders
+
+
+@pytest.mark.parametrize("adapter", _adapters(), ids=lambda p: p.name)
+def test_an_adapters_port_and_exchange_are_in_its_handlers(adapter: Path):
+    tree = ast.parse((adapter / "handlers.py").read_text())
+    classes = {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
+    name = adapter.name.capitalize()
+    assert {f"{name}Port", f"{name}Exchange"} <= classes, sorted(classes)
+
+
+@pytest.mark.parametrize("adapter", _adapters(), ids=lambda p: p.name)
+def test_within_an_adapter_imports_go_from_app_to_handlers_to_render(adapter: Path):
+    problems = []
+    for path in sorted(adapter.glob("*.py")):
+        rank = ADAPTER_ORDER.get(path.stem)
+        if rank is None:
+            continue
+        for line, module in _named_imports(path):
+            parts = module.split(".")
+            own = parts[:3] == ["bot", "adapters", adapter.name] and len(parts) > 3
+            if own and ADAPTER_ORDER.get(parts[3], -1) > rank:
+                problems.append(f"{path.relative_to(BOT.parent)}:{line}: imports {module}")
+    assert not problems, "\n".join(problems)
+
+
+def _named_imports(path: Path) -> list[tuple[int, str]]:
+    """Return every name imported, in full (``from bot.x import y`` as ``bot.x.y``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+    return found
+
+
+def test_the_rest_of_the_bot_enters_an_adapter_through_its_app():
+    problems = [
+        f"{path.relative_to(BOT.parent)}:{line}: imports {module}"
+        for path in _sources()
+        if path.relative_to(BOT).parts[0] != "adapters"
+        for line, module in _named_imports(path)
+        if module.startswith("bot.adapters.") and module.split(".")[3:4] != ["app"]
+    ]
+    assert not problems, "\n".join(problems)

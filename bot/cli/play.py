@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _play(args: argparse.Namespace) -> int:
-    from bot.adapters.console import play_session, review_session
+    from bot.adapters.console.app import play_session, review_session
     from bot.config import load_settings
     from bot.engine import COMPUTED
     from bot.runtime import open_runtime

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 import aiohttp
 
 from bot import messages as M
-from bot.adapters.console import play_session
+from bot.adapters.console.app import play_session
 from bot.adapters.discord.app import Gateway, QuizClient, configure_endpoints
 from bot.adapters.discord.render import LETTER_EMOJI
 from bot.adapters.slack.app import HttpMode, assemble, web_client

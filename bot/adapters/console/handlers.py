@@ -1,7 +1,7 @@
 """The terminal as a platform: its port and its exchange, printing neutral content with rich.
 
 The terminal has one person and no channel: every answer is private by nature, nothing is
-posted for others, and nobody waits on a platform's deadline. The session (``session.py``)
+posted for others, and nobody waits on a platform's deadline. The session (``app.py``)
 turns typed lines into the same events the chat platforms hand the core; what the core answers
 comes back through ``ConsoleExchange.reply`` and is drawn by ``render.py``.
 """

@@ -1,6 +1,6 @@
 """How the terminal shows what the chat core answers, and the explanations: rich renderables.
 
-The chat core decides what is said, the session (``session.py``) what is typed when; this
+The chat core decides what is said, the session (``app.py``) what is typed when; this
 module only decides how it looks.
 Colour comes from ``rich`` and is left out when the output is not a terminal or ``NO_COLOR`` is
 set; the words come from the message catalogue.

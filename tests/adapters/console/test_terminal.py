@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.adapters.console.session import PLACE, Terminal
+from bot.adapters.console.app import PLACE, Terminal
 from bot.chat.buttons import PRACTICE_NEXT, PRACTICE_STOP
 from bot.chat.content import Feedback, ReviewAsk
 from bot.storage import open_store

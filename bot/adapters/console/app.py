@@ -1,4 +1,5 @@
-"""The terminal's ingress: typed lines turned into the events every platform hands the chat core.
+"""The terminal's app: typed lines turned into the events every platform hands the chat core,
+and the session that runs them (the terminal has no transport: it runs in the foreground).
 
 A letter is a press of the choice's button, ``s`` and ``g`` the "I was sure" and "I guessed"
 buttons, Enter the practice session's Next, ``q`` (or the end of input, or Ctrl-C) its Stop:
