@@ -336,3 +336,85 @@ def test_the_rest_of_the_bot_enters_an_adapter_through_its_app():
         if module.startswith("bot.adapters.") and module.split(".")[3:4] != ["app"]
     ]
     assert not problems, "\n".join(problems)
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(BOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _loaded_imports(tree: ast.Module, known: set[str]) -> set[str]:
+    """Return the modules of ``known`` that loading this one imports (not under TYPE_CHECKING,
+    not inside a function): ``from bot.x import y`` is ``bot.x.y`` where that is a module."""
+    found: set[str] = set()
+
+    def read(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.If):
+                test = node.test
+                checking = getattr(test, "id", getattr(test, "attr", None)) == "TYPE_CHECKING"
+                read(node.orelse if checking else node.body + node.orelse)
+            elif isinstance(node, ast.Try):
+                read(node.body + node.orelse + node.finalbody)
+                for handler in node.handlers:
+                    read(handler.body)
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    found.add(full if full in known else node.module)
+
+    read(tree.body)
+    return found & known
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Return each group of modules that import one another, round a circle (Tarjan's)."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for other in sorted(graph[module]):
+            if other not in order:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], order[other])
+        if low[module] == order[module]:
+            group = stack[stack.index(module) :]
+            del stack[stack.index(module) :]
+            if len(group) > 1 or module in graph[module]:
+                found.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in order:
+            visit(module)
+    return found
+
+
+def test_no_import_circles() -> None:
+    modules = {_module_name(p): p for p in _sources()}
+    graph = {
+        name: _loaded_imports(ast.parse(path.read_text(), filename=str(path)), set(modules))
+        - {name}
+        for name, path in modules.items()
+    }
+    assert _circles(graph) == []
+
+
+def test_import_circles_are_found() -> None:
+    known = {"bot.a", "bot.b", "bot.c", "bot.p", "bot.p.q"}
+    graph = {
+        "bot.a": _loaded_imports(ast.parse("from bot import b\n"), known),
+        "bot.b": _loaded_imports(ast.parse("import bot.a\n"), known),
+        "bot.c": _loaded_imports(ast.parse("if TYPE_CHECKING:\n    import bot.a\n"), known),
+        "bot.p": _loaded_imports(ast.parse("from bot.p import q\n"), known),
+        "bot.p.q": _loaded_imports(ast.parse("def f():\n    import bot.p\n"), known),
+    }
+    assert graph["bot.a"] == {"bot.b"} and graph["bot.c"] == set()
+    assert _circles(graph) == [["bot.a", "bot.b"]]
