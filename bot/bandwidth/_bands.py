@@ -11,7 +11,7 @@ import math
 
 BANDS = {
     "link": 0.05,  # point-to-point transfers: 9 held-out figures
-    "latency": 0.40,  # collectives of at most 64 KiB: 2 held-out figures
+    "latency": 0.15,  # collectives of at most 64 KiB: 4 held-out figures
     "mid": 0.20,  # collectives from 64 KiB to under 1 GiB: 7 held-out figures
     "large": 0.15,  # collectives of 1 GiB and more: 12 held-out figures
     "step": 0.15,  # whole training steps: 24 held-out figures

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from bot.bandwidth._catalogue import MAX_NICS_PER_NODE, QUIZ_CHOICES, Catalogue, Interconnect
 from bot.bandwidth._errors import BandwidthError
+from bot.bandwidth._format import sig3
 from bot.bandwidth._models import (
     NOT_NCCL,
     Cluster,
@@ -14,6 +15,8 @@ from bot.bandwidth._models import (
     bus_factor,
     collective,
     generation,
+    launched_by_one_thread,
+    single_thread_floor,
     transfer,
 )
 from bot.bandwidth._request import BandwidthRequest
@@ -255,9 +258,12 @@ def _costs(
     proto = request.proto
     pick = collective(request.op, request.bytes, cluster, proto=proto)
     algo = request.algo
-    if algo == "auto" or (algo == "collnet" and not cluster.sharp):
-        return pick, pick.algorithm
-    return collective(request.op, request.bytes, cluster, algo, proto), pick.algorithm
+    cost = pick
+    if algo != "auto" and not (algo == "collnet" and not cluster.sharp):
+        cost = collective(request.op, request.bytes, cluster, algo, proto)
+    if request.launch == "single":
+        cost = launched_by_one_thread(cost, request.gpus)
+    return cost, pick.algorithm
 
 
 def _result(
@@ -325,6 +331,11 @@ def assumptions(
             "latency from NCCL's own tuning model for the algorithm and protocol (LL, LL128,"
             " Simple: the fastest); GPUs reach their NICs over PCIe; full-bisection fabric, no"
             " congestion"
+        )
+    if request.launch == "single" and request.op != "transfer":
+        parts.append(
+            f"one host thread launches the {request.gpus} GPUs of a node in turn (nccl-tests -g):"
+            f" an iteration takes at least {sig3(single_thread_floor(request.gpus) * 1e6)} µs"
         )
     if shared:
         parts.append("Wi-Fi nodes share one channel through an access point")

@@ -22,6 +22,8 @@ ALGORITHMS = ("auto", "ring", "tree", "nvls", "collnet", "hier")
 NOT_NCCL = "hier"
 # The protocols a caller may force (``--proto``, NCCL_PROTO); "auto" is NCCL's own choice.
 PROTOCOL_CHOICES = ("auto", "ll", "ll128", "simple")
+# Who launches the kernels: each GPU its own process or thread, or one thread a node in turn.
+LAUNCH_CHOICES = ("each", "single")
 
 
 # NCCL's tuner keeps one row of constants per GPU generation (compCapIndex in
@@ -243,6 +245,38 @@ NET_OVERHEAD_US = 1.0  # per inter-node ring step (x3 with Simple), Intel x86 ho
 # 0.7 with one GPU a node), tree LL128 7/9 inside a node.
 LL_RING, LL_TREE = 1 / 4, 1 / 3.8
 LL128_RING, LL128_RING_ONE_GPU, LL128_TREE_NET, LL128_TREE_NODE = 0.92, 0.7, 120 / 128, 7 / 9
+
+
+# One host thread driving several GPUs (nccl-tests -g N; one ncclGroupEnd over the N
+# communicators) launches their kernels one after another: NCCL's doLaunches (src/group.cc,
+# NCCL 2.30) sets each communicator's device and launches its kernel in turn, and nccl-tests
+# (src/common.cu, startColl) queues every iteration without waiting, so an iteration goes no
+# faster than the thread launches. Measured in nccl-tests#123 (DGX-A100, -g 2 to -g 8, ring, one
+# channel): 10 us on 2 GPUs and 33.7 on 8, a straight line of (33.7 - 10) / 6 = 3.95 us for each
+# further GPU where NCCL's own ring latency grows by 1.2 (two NVLink LL hops). The transport does
+# not enter: 8 RTX 4090 run -g 8 at 38.83 us through host memory and 38.82 us over peer-to-peer
+# after a driver that enables it (blog.chlc.cc/p/rtx4090-gpudirect-p2p-unlocked; held out).
+SINGLE_THREAD_TWO_GPUS_US = 10.0
+SINGLE_THREAD_PER_GPU_US = 3.95
+
+
+def single_thread_floor(gpus: int) -> float:
+    """Return the seconds an iteration takes at least when one host thread launches ``gpus``."""
+    if gpus < 2:
+        return 0.0
+    return (SINGLE_THREAD_TWO_GPUS_US + SINGLE_THREAD_PER_GPU_US * (gpus - 2)) * 1e-6
+
+
+def launched_by_one_thread(cost: Cost, gpus: int) -> Cost:
+    """Return ``cost`` when one host thread launches the kernels of a node's ``gpus`` in turn.
+
+    An iteration takes the longer of NCCL's own time and the thread's launches; the excess is
+    latency (the bandwidth term is the GPUs' own).
+    """
+    floor = single_thread_floor(gpus)
+    if cost.seconds >= floor:
+        return cost
+    return cost._replace(latency_s=floor - cost.bandwidth_s)
 
 
 def _log2(n: int) -> int:

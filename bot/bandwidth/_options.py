@@ -19,7 +19,7 @@ from enum import StrEnum
 from typing import TypeVar
 
 from bot.bandwidth._errors import BandwidthError
-from bot.bandwidth._models import ALGORITHMS, PROTOCOL_CHOICES
+from bot.bandwidth._models import ALGORITHMS, LAUNCH_CHOICES, PROTOCOL_CHOICES
 
 T = TypeVar("T")
 
@@ -255,6 +255,15 @@ ESTIMATE = Options(
             default="auto",
             choices=PROTOCOL_CHOICES,
             example="simple",
+        ),
+        Opt(
+            "launch",
+            Kind.CHOICE,
+            "single: one thread launches every GPU of a node, as nccl-tests -g does (default each)",
+            metavar="L",
+            default="each",
+            choices=LAUNCH_CHOICES,
+            example="single",
         ),
         Opt(
             "sharp",

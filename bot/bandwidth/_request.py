@@ -23,6 +23,7 @@ gpus=G GPUs per node ({ESTIMATE["gpus"].default}),
   nics=K NICs per node (one per GPU), step=S compute seconds per training step,
   over=k1,k2 interconnects to compare (over=all for every one), algo= force an algorithm
   (default: the one NCCL picks), proto= force NCCL's protocol (as NCCL_PROTO does),
+  launch=single one host thread launches every GPU of a node in turn (nccl-tests -g),
   sharp = let InfiniBand switches reduce (CollNet)
 {wrap("   or: /bandwidth plan MODEL", brief(PLAN), 18)}   a whole training step per interconnect
 Examples:
@@ -68,6 +69,7 @@ class BandwidthRequest:
     algo: str = default(ESTIMATE, "algo", str)
     sharp: bool = default(ESTIMATE, "sharp", bool)
     proto: str = default(ESTIMATE, "proto", str)
+    launch: str = default(ESTIMATE, "launch", str)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "op", normalize_op(self.op))
@@ -100,6 +102,11 @@ class BandwidthRequest:
         _check_algo(self)
         object.__setattr__(self, "proto", ESTIMATE["proto"].check(self.proto))
         _check_proto(self)
+        object.__setattr__(self, "launch", ESTIMATE["launch"].check(self.launch))
+        if self.launch != "each" and self.op == "transfer":
+            raise BandwidthError(
+                f"launch={self.launch} does not apply: a transfer is one copy, not a collective."
+            )
 
     @property
     def ranks(self) -> int:

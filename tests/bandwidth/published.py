@@ -276,13 +276,38 @@ MEASUREMENTS: dict[str, Measurement] = {
         calibrates=True,
     ),
     "8 B, 8x RTX 4090 PCIe": Measurement(
-        "8B allreduce nodes=1 gpus=8 over=pcie4",
+        "8B allreduce nodes=1 gpus=8 over=pcie4 launch=single",
         microseconds,
         42.14,
         "us",
         None,
-        "github.com/NVIDIA/nccl/issues/1530: all_reduce_perf -g 8 on 8 GeForce RTX 4090 on"
-        " PCIe 4.0 in one server, 8 bytes out of place 42.14 us",
+        "github.com/NVIDIA/nccl/issues/1530: all_reduce_perf -g 8 (one thread drives the eight"
+        " GPUs) on 8 GeForce RTX 4090 on PCIe 4.0 in one server, 8 bytes out of place 42.14 us",
+        kinds("latency"),
+    ),
+    # The same box measured both ways: NCCL through host memory (the GeForce driver gives no
+    # peer-to-peer) and over peer-to-peer (a driver that enables it), nccl-tests -g 8 each time.
+    "8 B, 8x RTX 4090, no P2P": Measurement(
+        "8B allreduce nodes=1 gpus=8 over=pcie4 launch=single",
+        microseconds,
+        38.83,
+        "us",
+        None,
+        "blog.chlc.cc/p/rtx4090-gpudirect-p2p-unlocked: all_reduce_perf -b 8 -e 128M -f 2 -g 8"
+        " on 8 GeForce RTX 4090 (2 EPYC 7542, every pair SYS), stock driver without"
+        " peer-to-peer, 8 bytes out of place 38.83 us",
+        kinds("latency"),
+    ),
+    "8 B, 8x RTX 4090, P2P": Measurement(
+        "8B allreduce nodes=1 gpus=8 over=pcie4 launch=single",
+        microseconds,
+        38.82,
+        "us",
+        None,
+        "blog.chlc.cc/p/rtx4090-gpudirect-p2p-unlocked: the same box and command after"
+        " tinygrad's open-gpu-kernel-modules 550.90.07-p2p enables peer-to-peer (GPU-to-GPU write"
+        " latency 11.67 -> 1.19 us, 128 MiB busbw 14.47 -> 20.64 GB/s), 8 bytes out of place"
+        " 38.82 us",
         kinds("latency"),
     ),
     "8 B broadcast, 2 nodes TCP": Measurement(

@@ -135,12 +135,12 @@ def test_nine_in_ten_collectives_from_1_mib_are_within_20_percent() -> None:
     assert len(within) / len(sized) >= 0.90
 
 
-def test_eight_byte_latencies_are_within_30_percent_but_the_rtx_4090_box() -> None:
-    # The aim: every 8-byte figure within 30%. Not reached for one: 8 GeForce RTX 4090 without
-    # peer-to-peer, driven by one thread (nccl-tests -g 8), about -51%; the two causes its
-    # sources leave open are in docs/bandwidth-validation.md. The TCP broadcast was -31.0%
-    # until its source's NCCL_PROTO=Simple could be asked for (proto=simple).
+def test_eight_byte_latencies_are_within_30_percent() -> None:
+    # The aim: every 8-byte figure within 30%. The RTX 4090 box run by one thread (nccl-tests
+    # -g 8) was -51% until that thread's launches were priced (launch=single); the same box with
+    # and without peer-to-peer (38.82 and 38.83 us) shows the transport was not the cause. The TCP
+    # broadcast was -31.0% until its source's NCCL_PROTO=Simple could be asked for (proto=simple).
     latency = {n: f for n, f in MEASUREMENTS.items() if f.group() == "latency"}
-    assert len(latency) == 4
+    assert len(latency) == 6
     missed = {n for n, f in latency.items() if abs(error(f)) > 0.30}
-    assert missed == {"8 B, 8x RTX 4090 PCIe"}
+    assert missed == set()

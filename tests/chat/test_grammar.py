@@ -167,7 +167,7 @@ def test_the_options_usage_names_every_option() -> None:
     assert "*/quiz track-start* `name [time] [tz] [days]`" in shown
     assert (
         "*/bandwidth* `[size] [op] [nodes] [gpus] [nics] [step] [over] [intra] [algo] [proto] "
-        "[sharp] [plan]`" in shown
+        "[launch] [sharp] [plan]`" in shown
     )
 
 

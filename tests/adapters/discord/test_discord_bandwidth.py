@@ -27,10 +27,12 @@ async def test_bandwidth_is_synced_with_typed_options(bot: QuizClient, api: Disc
         "intra",
         "algo",
         "proto",
+        "launch",
         "sharp",
         "plan",
     ]
     assert [c["value"] for c in options["proto"]["choices"]] == ["ll", "ll128", "simple"]
+    assert [c["value"] for c in options["launch"]["choices"]] == ["each", "single"]
     # A size or a plan: neither alone is required (the flow asks for one of them).
     assert options["size"]["type"] == 3 and options["plan"]["type"] == 3
     assert options["sharp"]["type"] == 5
