@@ -34,7 +34,7 @@ from bot.bandwidth._catalogue import (
     merge_user_file,
     parse_catalogue_text,
 )
-from bot.bandwidth._chart import render_chart
+from bot.bandwidth._chart import render_chart, render_sweep_chart
 from bot.bandwidth._chat import Reply, answer, chart_filename, is_plan
 from bot.bandwidth._errors import BandwidthError
 from bot.bandwidth._estimate import Estimate, Result, estimate
@@ -66,7 +66,7 @@ from bot.bandwidth._request import (
 )
 from bot.bandwidth._search import Search, render_search, search, search_to_json
 from bot.bandwidth._sizes import describe_bytes, parse_size
-from bot.bandwidth._sweep import Sweep, render_sweep, render_sweep_chart, sweep, sweep_to_json
+from bot.bandwidth._sweep import Sweep, render_sweep, sweep, sweep_to_json
 
 __all__ = [
     "ALGORITHMS",

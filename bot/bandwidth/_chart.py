@@ -14,6 +14,7 @@ from bot.bandwidth._format import format_seconds, format_slowdown, sig3
 from bot.bandwidth._plan import Plan, PlanResult
 from bot.bandwidth._plan_render import plan_headline, shown_rows
 from bot.bandwidth._render import headline
+from bot.bandwidth._sweep import Sweep
 
 # Okabe-Ito colours (readable with the common colour-vision deficiencies), one per family.
 FAMILY_COLOURS = {
@@ -349,3 +350,28 @@ def plan_figure(plan: Plan) -> Any:
     )
     lay_out(fig, ax, plan_headline(plan), bottom=1.0)
     return fig
+
+
+def render_sweep_chart(result: Sweep) -> bytes:
+    """Return a PNG: busbw against size (log-log), one line per interconnect."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(8, 4.5), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    sizes = [row.bytes for row in result.rows]
+    for i, key in enumerate(result.keys):
+        busbw = [row.results[i].busbw_gbps for row in result.rows]
+        colour = family_colour(result.families[i])
+        ax.plot(sizes, busbw, marker="o", markersize=3, label=key, color=colour)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("size (bytes)")
+    ax.set_ylabel("busbw (GB/s)")
+    ax.set_title(f"{result.request.op}: busbw by size", fontsize=10)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8)
+    out = io.BytesIO()
+    fig.savefig(out, format="png")
+    return out.getvalue()

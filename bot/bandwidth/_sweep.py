@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass, replace
 
 from bot.bandwidth._catalogue import Catalogue
-from bot.bandwidth._chart import family_colour
 from bot.bandwidth._errors import BandwidthError
 from bot.bandwidth._estimate import Result, estimate
 from bot.bandwidth._format import sig3, wrap
@@ -133,28 +131,3 @@ def sweep_to_json(result: Sweep) -> dict[str, object]:
             for i, key in enumerate(result.keys)
         ],
     }
-
-
-def render_sweep_chart(result: Sweep) -> bytes:
-    """Return a PNG: busbw against size (log-log), one line per interconnect."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(8, 4.5), dpi=100)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot(1, 1, 1)
-    sizes = [row.bytes for row in result.rows]
-    for i, key in enumerate(result.keys):
-        busbw = [row.results[i].busbw_gbps for row in result.rows]
-        colour = family_colour(result.families[i])
-        ax.plot(sizes, busbw, marker="o", markersize=3, label=key, color=colour)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("size (bytes)")
-    ax.set_ylabel("busbw (GB/s)")
-    ax.set_title(f"{result.request.op}: busbw by size", fontsize=10)
-    ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=8)
-    out = io.BytesIO()
-    fig.savefig(out, format="png")
-    return out.getvalue()

@@ -248,7 +248,8 @@ def _in_cli_words(result: Any) -> Any:
 
 def _sweep(args: argparse.Namespace, catalogue: Any) -> int:
     from bot.bandwidth import BandwidthError
-    from bot.bandwidth._sweep import render_sweep, render_sweep_chart, sweep, sweep_to_json
+    from bot.bandwidth._chart import render_sweep_chart
+    from bot.bandwidth._sweep import render_sweep, sweep, sweep_to_json
 
     if args.size and args.size[0].lower() == "plan":
         raise BandwidthError("--sweep is for collectives, not for plan.")
