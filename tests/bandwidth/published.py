@@ -263,6 +263,18 @@ MEASUREMENTS: dict[str, Measurement] = {
         kinds("latency"),
         calibrates=True,
     ),
+    "8 B, 8x A100 NVLink, one thread": Measurement(
+        "8B allreduce nodes=1 gpus=8 over=nvlink3 algo=ring launch=single",
+        microseconds,
+        33.7,
+        "us",
+        None,
+        "github.com/NVIDIA/nccl-tests/issues/123: all_reduce_perf -b 8 -e 128 -g 2 to -g 8 on a"
+        " DGX-A100 (NCCL_ALGO=Ring, NCCL_MAX_NCHANNELS=1), 10 us on 2 GPUs and 33.7 on 8 (the"
+        " source of launch=single's line)",
+        kinds("latency"),
+        calibrates=True,
+    ),
     "8 B, 16x8 H100 IB": Measurement(
         "8B allreduce nodes=16 gpus=8 over=ib-ndr",
         microseconds,
