@@ -29,7 +29,7 @@ from typing import Any, Protocol
 import aiohttp
 
 from bot import messages as M
-from bot.adapters.console.app import play_session
+from bot.adapters.console.app import Terminal, play_session
 from bot.adapters.discord.app import Gateway, QuizClient, configure_endpoints
 from bot.adapters.discord.render import LETTER_EMOJI
 from bot.adapters.slack.app import HttpMode, assemble, web_client
@@ -1792,6 +1792,19 @@ class TerminalDriver:
     async def ask_for(self, tag: str) -> Seen:
         """Start a session on a tag and quit at the first question."""
         return await self.play(tag, "q")
+
+    async def command(
+        self, name: str, verb: str, options: dict[str, Any], *, user: str = "ada"
+    ) -> Seen:
+        """Type the command at ``quizbot play``'s prompt as chat text; return what it printed."""
+        return await self.text(name, spell(name, verb, options), user=user)
+
+    async def text(self, name: str, line: str, *, user: str = "ada") -> Seen:
+        """Type ``/NAME LINE`` at the session's prompt; return what the terminal printed, with
+        the lines it wrapped joined again (everything the terminal shows is private)."""
+        out = io.StringIO()
+        assert await Terminal(self.engine, user, out).typed(f"/{name} {line}".strip())
+        return Seen(" ".join(out.getvalue().split()), private=True)
 
     async def practise_once(self, topic: str, key: str, *, user: str = "ada") -> Seen:
         """Practise one question of a topic in ``quizbot play``, typing ``key``."""

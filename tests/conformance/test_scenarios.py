@@ -52,8 +52,8 @@ async def open_round(driver: Any) -> Any:
 # ---------------------------------------------------------------- help and questions
 
 
-async def test_help_lists_every_command(chat: Any) -> None:
-    seen = await chat.command("quiz", "help", {})
+async def test_help_lists_every_command(face: Any) -> None:
+    seen = await face.command("quiz", "help", {})
     assert seen.private
     for command in ("/quiz next", "/quiz close", "/quiz leaderboard", "/quiz stats"):
         assert command in seen
@@ -375,8 +375,8 @@ async def test_the_leaderboard_ranks_and_tells_the_caller_privately(chat: Any) -
     assert "You have not answered in this period yet." in board
 
 
-async def test_a_leaderboard_period_that_does_not_exist_is_refused(chat: Any) -> None:
-    seen = await chat.command("quiz", "leaderboard", {"period": "year"})
+async def test_a_leaderboard_period_that_does_not_exist_is_refused(face: Any) -> None:
+    seen = await face.command("quiz", "leaderboard", {"period": "year"})
     assert seen.private and "The leaderboard period is" in seen
 
 
