@@ -28,6 +28,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bot import messages as M
+
 # The shortest limit of the platforms (Discord's custom_id); every id fits it.
 ID_MAX = 100
 # The button's own name -> the /quiz verb it runs.
@@ -212,3 +214,15 @@ def read_button(value: str) -> Button | None:
     if m["proposal_id"] is not None:
         return Decide(int(m["proposal_id"]), m["decision"])
     return RunVerb(m["verb"])
+
+
+def of_round(value: str, round_id: int) -> bool:
+    """Return whether an id is one of a round's card's choices (a card found again by them)."""
+    button = read_button(value)
+    return isinstance(button, Choice) and button.round_id == round_id
+
+
+def refusal_of(value: str) -> str:
+    """Return the catalogue's refusal for a press of an id the bot cannot read (a review
+    question's button, cut or altered, is named as one)."""
+    return M.NOT_A_REVIEW_BUTTON if value.startswith("review:") else M.NOT_A_BUTTON

@@ -34,6 +34,7 @@ from bot.chat.buttons import (
     RunVerb,
     TrackChoice,
     read_button,
+    refusal_of,
 )
 from bot.chat.content import Feedback, MessageUser, Offer, Panel
 from bot.chat.events import Click, Command, Press, Reaction, ReviewClick, Submit
@@ -204,7 +205,7 @@ class Chat:
             case Decide(proposal_id, decision):
                 await self.decide_press(event, exchange, proposal_id, decision, kind=kind)
             case None:
-                refusal = say(M.NOT_A_BUTTON)
+                refusal = say(refusal_of(event.button_id))
                 await self.refuse(exchange, event.place, event.user, refusal, kind=kind)
 
     # ---------------------------------------------------------------- forms

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bot import messages as M
 from bot.chat.buttons import (
     DASHBOARD,
     ID_MAX,
@@ -16,7 +17,9 @@ from bot.chat.buttons import (
     ReviewChoice,
     button_id,
     fits,
+    of_round,
     read_button,
+    refusal_of,
 )
 
 
@@ -90,3 +93,15 @@ def test_the_verb_buttons_run_their_quiz_verbs() -> None:
 def test_a_question_id_too_long_for_a_button_gets_no_report_button() -> None:
     longest = "q" * (ID_MAX - len("report:"))
     assert fits(Report(longest)) and not fits(Report(longest + "q"))
+
+
+def test_a_cards_buttons_are_known_by_their_round() -> None:
+    assert of_round(button_id(Choice(12, "C")), 12)
+    assert not of_round(button_id(Choice(123, "C")), 12)  # not a prefix match
+    assert not of_round(button_id(ReviewChoice("q12", "A")), 12)
+    assert not of_round("quiz:12:Z", 12)
+
+
+def test_an_unreadable_review_button_is_refused_as_one() -> None:
+    assert refusal_of("review:Bad Id:A") == M.NOT_A_REVIEW_BUTTON
+    assert refusal_of("quiz:x:A") == refusal_of("somebody-elses") == M.NOT_A_BUTTON

@@ -31,6 +31,7 @@ from bot.chat import (
     UpdateCard,
     forms,
 )
+from bot.chat.buttons import of_round
 from bot.chat.forms import Form
 from bot.chat.grammar import GRAMMARS, Grammar, Kind, Option, Verb
 from bot.engine.model import Place, QuestionCard, Reveal
@@ -141,7 +142,6 @@ class DiscordPort:
         History, which the invite asks for; without it, None (the nonce still keeps a card
         posted again within minutes from doubling).
         """
-        prefix = f"quiz:{round_id}:"
         me = self.client.user
         try:
             async for message in channel.history(limit=HISTORY_LIMIT, after=since):
@@ -149,7 +149,7 @@ class DiscordPort:
                     continue
                 for row in message.components:
                     for item in getattr(row, "children", ()):
-                        if str(getattr(item, "custom_id", "") or "").startswith(prefix):
+                        if of_round(str(getattr(item, "custom_id", "") or ""), round_id):
                             return str(message.id)
         except discord.Forbidden as exc:
             log.warning(

@@ -71,7 +71,10 @@ EVENTS = ("reaction_added", "app_uninstalled", "tokens_revoked")
 # Buttons of messages sent before every button carried its id (``bot.chat.buttons``): the
 # choice's round or question in the value; the Home tab's two buttons by name.
 LEGACY_ACTION = re.compile(r"quiz_(answer|review)_[A-E]|quiz_home_(review|dashboard)")
-LEGACY_IDS = {"quiz_home_review": "quiz:start-review", "quiz_home_dashboard": "quiz:dashboard"}
+LEGACY_IDS = {
+    "quiz_home_review": buttons.button_id(buttons.START_REVIEW),
+    "quiz_home_dashboard": buttons.button_id(buttons.DASHBOARD),
+}
 NOT_A_MEMBER = ("not_in_channel", "channel_not_found")
 # How Slack writes a person in a command's text: ``<@U123>``, or ``<@U123|ada>``.
 SLACK_MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
@@ -676,7 +679,7 @@ class Listeners:
         """
         value = _button_id(action)
         button = buttons.read_button(value)
-        refusal = M.NOT_A_REVIEW_BUTTON if value.startswith("review:") else M.NOT_A_BUTTON
+        refusal = buttons.refusal_of(value)
         place = None
         if (body.get("view") or {}).get("type") == "home":
             exchange: SlackExchange = HomeExchange(self.port, ack, body)
