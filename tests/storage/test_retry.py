@@ -241,7 +241,8 @@ async def test_a_claim_whose_commit_reply_was_lost_is_still_held(
 ):
     from bot.scheduler.port import ClaimKind
 
-    proxy.cut_after(b"COMMIT")
+    # A slot's first claim is one statement in autocommit: its reply is the commit's.
+    proxy.cut_after(b"INSERT INTO slot_claims")
     won = await proxied.claim_slot(
         PLACE, ClaimKind.POST, "2026-03-02", slot_at=T0, claimant="replica-a", at=T0
     )
