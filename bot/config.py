@@ -5,6 +5,7 @@ from __future__ import annotations
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -97,6 +98,14 @@ class Admins:
 
 def _env(name: str) -> AliasChoices:
     return AliasChoices(name)
+
+
+class ChatOptions(TypedDict):
+    """What the chat core of every platform is made with from the settings."""
+
+    admins: Admins
+    admins_only: bool
+    links: LinkMaker | None
 
 
 class Settings(BaseSettings):
@@ -269,6 +278,15 @@ class Settings(BaseSettings):
     def dashboard_enabled(self) -> bool:
         """Return True when the dashboard can sign links (QUIZBOT_DASHBOARD_SECRET is set)."""
         return bool(self.dashboard_secret)
+
+    def chat_options(self) -> ChatOptions:
+        """Return who the admins are, whether only they are, and what signs dashboard links:
+        the same for every platform's chat core."""
+        return ChatOptions(
+            admins=self.admin_ids(),
+            admins_only=self.listed_admins_only(),
+            links=self.link_maker(),
+        )
 
     def link_maker(self) -> LinkMaker | None:
         """Return what signs dashboard links, or None while the dashboard is off."""

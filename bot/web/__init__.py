@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from aiohttp import web
 
 from bot.web._app import COOKIE, OPEN_PATH, PREFIX, Dashboard
 
@@ -34,4 +37,10 @@ def dashboard_for(rt: Runtime) -> Dashboard | None:
     )
 
 
-__all__ = ["COOKIE", "OPEN_PATH", "PREFIX", "Dashboard", "dashboard_for"]
+def dashboard_pages(rt: Runtime) -> Callable[[web.Application], None] | None:
+    """Return what adds the dashboard's pages to an app, or None while the dashboard is off."""
+    dashboard = dashboard_for(rt)
+    return dashboard.mount if dashboard is not None else None
+
+
+__all__ = ["COOKIE", "OPEN_PATH", "PREFIX", "Dashboard", "dashboard_for", "dashboard_pages"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hmac
 from datetime import timedelta
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 from aiohttp import web
@@ -11,7 +13,8 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from bot import links
 from bot.links import OPEN_PATH, Grant, Purpose, Scope
-from bot.web import COOKIE, Dashboard
+from bot.runtime import Runtime
+from bot.web import COOKIE, Dashboard, dashboard_pages
 from tests.web.conftest import ADMIN, ALICE, BOB, MALLORY, SECRET, T1, T2, Site
 
 T1_NAMES = ("Alice Martin", "Bob Chen", "Carol Diaz")
@@ -357,3 +360,18 @@ async def test_wording_on_the_player_and_channel_pages(site: Site) -> None:
     assert (await open_link(site, site.link(T1, BOB, Scope.ME))).status == 303
     me = await (await site.client.get("/dashboard/me")).text()
     assert "reviews due now" in me and "waiting" not in me
+
+
+async def test_the_dashboards_pages_are_mounted_only_while_it_is_on(store, site: Site):
+    # What every platform's serve mounts beside its own routes: nothing while the secret is
+    # unset; with it, the pages, under PREFIX.
+    settings = SimpleNamespace(dashboard_secret="", public_url="https://quiz.example.org")
+    rt = SimpleNamespace(settings=settings, engine=site.engine, store=store)
+    assert dashboard_pages(cast(Runtime, rt)) is None
+    settings.dashboard_secret = SECRET
+    mount = dashboard_pages(cast(Runtime, rt))
+    assert mount is not None
+    app = web.Application()
+    mount(app)
+    paths = {r.resource.canonical for r in app.router.routes() if r.resource is not None}
+    assert OPEN_PATH in paths and "/dashboard" in paths

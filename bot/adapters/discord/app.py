@@ -36,7 +36,7 @@ from bot.links import LinkMaker
 from bot.observability.heap import freeze_heap
 from bot.observability.redact import install_redaction
 from bot.text import say
-from bot.web import dashboard_for
+from bot.web import dashboard_pages
 
 log = logging.getLogger(__name__)
 
@@ -377,13 +377,11 @@ async def serve(settings: Settings, **serving: Unpack[Serving]) -> None:
         kind = ShardedQuizClient if shards else QuizClient
         client = kind(
             rt.engine,
-            admins=settings.admin_ids(),
-            admins_only=settings.listed_admins_only(),
-            links=settings.link_maker(),
+            **settings.chat_options(),
             guild_id=settings.discord_guild_id,
             **shards,
         )
-        dashboard = dashboard_for(rt)
+        pages = dashboard_pages(rt)
         if shards:
             log.info(
                 "running shards %s of %d",
@@ -395,7 +393,7 @@ async def serve(settings: Settings, **serving: Unpack[Serving]) -> None:
             Gateway(client, token),
             settings,
             store=rt.store,
-            extra_routes=dashboard.mount if dashboard is not None else None,
+            extra_routes=pages,
             pages_host=settings.listen_host(),
             connected=client.is_ready,  # not ready until the gateway says READY
             **serving,

@@ -59,7 +59,7 @@ from bot.observability.redact import install_redaction
 from bot.ratelimit import RateLimit
 from bot.storage import InstallationSql, TokenCipher
 from bot.text import say
-from bot.web import dashboard_for
+from bot.web import dashboard_pages
 
 log = logging.getLogger(__name__)
 # The Socket Mode client's own logger (its reconnects).
@@ -201,9 +201,7 @@ def assemble(
     chat = Chat(
         engine,
         port,
-        links=settings.link_maker(),
-        admins=settings.admin_ids(),
-        admins_only=settings.listed_admins_only(),
+        **settings.chat_options(),
         charts=charts,
         refresh_every=refresh_every,
         # With only the listed admins, users.info (users:read) and team.info (team:read) stay
@@ -372,8 +370,7 @@ async def serve(
             oauth=oauth,
             installations=installations,
         )
-        dashboard = dashboard_for(rt)
-        pages = dashboard.mount if dashboard is not None else None
+        pages = dashboard_pages(rt)
         transport: SocketMode | HttpMode
         if socket_mode:
             transport = SocketMode(bot, settings.slack_app_token or "", on_ready)

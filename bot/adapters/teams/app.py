@@ -56,7 +56,7 @@ from bot.errors import ConfigError
 from bot.links import LinkMaker
 from bot.observability.redact import install_redaction
 from bot.storage import ChartSql, ConversationSql, SqlStore
-from bot.web import dashboard_for
+from bot.web import dashboard_pages
 
 log = logging.getLogger(__name__)
 
@@ -340,13 +340,10 @@ async def serve(
             factory=client_factory(configuration),
             keys_url=settings.teams_keys_url,
             anonymous=settings.teams_anonymous,
-            admins=settings.admin_ids(),
-            admins_only=settings.listed_admins_only(),
-            links=settings.link_maker(),
+            **settings.chat_options(),
             public_url=settings.public_url,
         )
-        dashboard = dashboard_for(rt)
-        pages = dashboard.mount if dashboard is not None else None
+        pages = dashboard_pages(rt)
         host = settings.listen_host()
         transport = TeamsHttp(bot, host, settings.teams_port, on_ready, extra=pages)
         await serve_chat(
