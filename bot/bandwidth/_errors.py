@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from bot.bandwidth import _words as say
 from bot.errors import UserError
 
 
@@ -25,8 +26,8 @@ class BandwidthError(UserError):
         if len(unique) == 1:
             error = cls(unique[0], usage=usage)
         else:
-            lines = "\n".join(f"- {p}" for p in unique)
-            error = cls(f"{len(unique)} problems:\n{lines}", usage=usage)
+            lines = "\n".join(say.PROBLEM_LINE.format(problem=p) for p in unique)
+            error = cls(say.PROBLEMS.format(count=len(unique), lines=lines), usage=usage)
         error.problems = tuple(unique)
         return error
 

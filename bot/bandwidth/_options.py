@@ -18,6 +18,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import TypeVar
 
+from bot.bandwidth import _words as say
 from bot.bandwidth._errors import BandwidthError
 from bot.bandwidth._models import ALGORITHMS, LAUNCH_CHOICES, PROTOCOL_CHOICES
 
@@ -129,13 +130,14 @@ class Opt:
             case Kind.CHOICE:
                 word = str(value).strip().lower() or str(self.default)
                 if word not in self.choices:
+                    choices = ", ".join(self.choices)
                     raise BandwidthError(
-                        f"{self.key}= must be one of {', '.join(self.choices)}; got {word!r}."
+                        say.CHOICE_ONE_OF.format(key=self.key, choices=choices, word=word)
                     )
                 return word
             case Kind.SWITCH:
                 if not isinstance(value, bool):
-                    raise BandwidthError(f"{self.key} must be on or off.")
+                    raise BandwidthError(say.SWITCH_ON_OFF.format(key=self.key))
         return value
 
 
@@ -559,14 +561,14 @@ def parse_switch(name: str, text: str) -> bool:
         return True
     if word in _NO:
         return False
-    raise BandwidthError(f"{name}= must be on or off; got {text!r}.")
+    raise BandwidthError(say.SWITCH_ON_OFF_GOT.format(key=name, text=text))
 
 
 def parse_count(name: str, text: str) -> int:
     """Return the whole number in ``text`` for option ``name``, or raise BandwidthError."""
     cleaned = text.strip()
     if not _INT_RE.match(cleaned):
-        raise BandwidthError(f"{name}= must be a whole number, such as {name}=4; got {text!r}.")
+        raise BandwidthError(say.COUNT_WHOLE_GOT.format(key=name, text=text))
     return int(re.sub(r"[_,]", "", cleaned))
 
 
@@ -575,14 +577,14 @@ def parse_number(name: str, text: str) -> float:
     try:
         return float(text)
     except ValueError:
-        raise BandwidthError(f"{name}= must be a number such as 0.5; got {text!r}.") from None
+        raise BandwidthError(say.NUMBER_GOT.format(key=name, text=text)) from None
 
 
 def parse_step(text: str) -> float:
     """Return the seconds in ``text`` (``0.5``, ``350ms``, ``2s``, ``1.5min``)."""
     match = _STEP_RE.match(text.strip())
     if match is None:
-        raise BandwidthError(f"step= must be a time such as step=0.5 or step=350ms; got {text!r}.")
+        raise BandwidthError(say.STEP_GOT.format(text=text))
     unit = (match["unit"] or "s").lower()
     return check_seconds(ESTIMATE["step"], float(Decimal(match["num"]) * _STEP_UNITS[unit]))
 
@@ -591,7 +593,7 @@ def parse_over(text: str) -> tuple[str, ...]:
     """Return the interconnect keys in a comma-separated list such as ``ib-hdr,1gbe``."""
     keys = tuple(k.strip().lower() for k in text.split(",") if k.strip())
     if not keys:
-        raise BandwidthError("over= needs interconnect keys, such as over=ib-hdr,1gbe.")
+        raise BandwidthError(say.OVER_NEEDS_KEYS)
     return keys
 
 
@@ -599,32 +601,31 @@ def check_count(opt: Opt, value: object) -> int:
     """Return ``value`` if it is a whole number within ``opt``'s limits, or raise."""
     if isinstance(value, bool) or not isinstance(value, int):
         such = f"{opt.key}={opt.example or 8}"
-        raise BandwidthError(f"{opt.key}= must be a whole number, such as {such}.")
+        raise BandwidthError(say.COUNT_WHOLE.format(key=opt.key, such=such))
     low, high = int(opt.low or 0), int(opt.high or 0)
     if not low <= value <= high:
         if high - low < 5:
-            allowed = ", ".join(str(n) for n in range(low, high)) + f" or {high}"
-            raise BandwidthError(f"{opt.key}= must be {allowed}; got {value!r}.")
-        raise BandwidthError(f"{opt.key}= must be between {low:,} and {high:,}; got {value:,}.")
+            first = ", ".join(str(n) for n in range(low, high))
+            allowed = say.COUNT_LAST_OF.format(allowed=first, high=high)
+            raise BandwidthError(say.COUNT_ONE_OF.format(key=opt.key, allowed=allowed, value=value))
+        raise BandwidthError(say.COUNT_BETWEEN.format(key=opt.key, low=low, high=high, value=value))
     return value
 
 
 def check_seconds(opt: Opt, value: object) -> float:
     """Return ``value`` as seconds if it is more than ``opt.low`` and at most ``opt.high``."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise BandwidthError(f"{opt.key}= must be a number of seconds, such as {opt.key}=0.5.")
+        raise BandwidthError(say.SECONDS_NUMBER.format(key=opt.key))
     low, high = float(opt.low or 0), float(opt.high or math.inf)
     if not (math.isfinite(value) and low < value <= high):
-        raise BandwidthError(
-            f"{opt.key}= must be more than {low:,g} and at most {high:,.0f} seconds."
-        )
+        raise BandwidthError(say.SECONDS_BETWEEN.format(key=opt.key, low=low, high=high))
     return float(value)
 
 
 def check_number(opt: Opt, value: object) -> float:
     """Return ``value`` if it is a finite number from ``opt.low`` to ``opt.high``, or raise."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise BandwidthError(f"{opt.key}= must be a number such as 0.5.")
+        raise BandwidthError(say.NUMBER.format(key=opt.key))
     if not (opt.low or 0) <= value <= (opt.high or math.inf):
-        raise BandwidthError(f"{opt.key}= must be between {opt.low:g} and {opt.high:g}.")
+        raise BandwidthError(say.NUMBER_BETWEEN.format(key=opt.key, low=opt.low, high=opt.high))
     return float(value)

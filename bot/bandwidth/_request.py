@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from bot.bandwidth import _words as say
 from bot.bandwidth._errors import BandwidthError, Problems
 from bot.bandwidth._options import ESTIMATE, OPS, PLAN, Kind, brief, default, synopsis, wrap
 from bot.bandwidth._sizes import MAX_BYTES, parse_size
@@ -48,8 +49,8 @@ def normalize_op(text: str) -> str:
     found = _OP_ALIASES.get(key)
     if found is None:
         near = difflib.get_close_matches(text.strip().lower(), OPS, n=1, cutoff=0.6)
-        hint = f" Did you mean {near[0]}?" if near else ""
-        raise BandwidthError(f"Unknown operation {text!r}.{hint} Choose one of {', '.join(OPS)}.")
+        hint = say.DID_YOU_MEAN.format(near=near[0]) if near else ""
+        raise BandwidthError(say.UNKNOWN_OP.format(text=text, hint=hint, ops=", ".join(OPS)))
     return found
 
 
@@ -74,9 +75,9 @@ class BandwidthRequest:
     def __post_init__(self) -> None:
         object.__setattr__(self, "op", normalize_op(self.op))
         if isinstance(self.bytes, bool) or not isinstance(self.bytes, int):
-            raise BandwidthError("The size must be a whole number of bytes.")
+            raise BandwidthError(say.BYTES_NOT_WHOLE)
         if not 1 <= self.bytes <= MAX_BYTES:
-            raise BandwidthError("The size must be between 1 byte and 1 EB (10^18 bytes).")
+            raise BandwidthError(say.BYTES_OUT_OF_RANGE)
         # The counts and the step are independent: every one that is wrong is told at once.
         problems = Problems()
         for opt in ESTIMATE.of(Kind.COUNT, Kind.SECONDS):
@@ -87,26 +88,22 @@ class BandwidthRequest:
         over = tuple(dict.fromkeys(str(k).strip().lower() for k in self.over if str(k).strip()))
         for key in over:
             if not _KEY_RE.match(key):
-                raise BandwidthError(f"{key!r} is not an interconnect key; try over=ib-hdr,1gbe.")
+                raise BandwidthError(say.NOT_AN_OVER_KEY.format(key=key))
         object.__setattr__(self, "over", over)
         intra = str(self.intra).strip().lower()
         if not _KEY_RE.match(intra):
-            raise BandwidthError(f"{self.intra!r} is not an interconnect key; try intra=nvlink4.")
+            raise BandwidthError(say.NOT_AN_INTRA_KEY.format(key=self.intra))
         object.__setattr__(self, "intra", intra)
         ESTIMATE["sharp"].check(self.sharp)
         object.__setattr__(self, "algo", ESTIMATE["algo"].check(self.algo))
         if self.op != "transfer" and self.nodes * self.gpus < 2:
-            raise BandwidthError(
-                f"A collective needs at least two GPUs; try {self.op} nodes=2, or nodes=1 gpus=8."
-            )
+            raise BandwidthError(say.COLLECTIVE_NEEDS_TWO.format(op=self.op))
         _check_algo(self)
         object.__setattr__(self, "proto", ESTIMATE["proto"].check(self.proto))
         _check_proto(self)
         object.__setattr__(self, "launch", ESTIMATE["launch"].check(self.launch))
         if self.launch != "each" and self.op == "transfer":
-            raise BandwidthError(
-                f"launch={self.launch} does not apply: a transfer is one copy, not a collective."
-            )
+            raise BandwidthError(say.LAUNCH_ON_TRANSFER.format(launch=self.launch))
 
     @property
     def ranks(self) -> int:
@@ -126,14 +123,14 @@ def parse_request(text: str) -> BandwidthRequest:
 
 def _parse_request(text: str) -> BandwidthRequest:
     if not isinstance(text, str) or not text.strip():
-        raise BandwidthError("Give a size first.")
+        raise BandwidthError(say.GIVE_A_SIZE)
     if len(text) > 500:
-        raise BandwidthError("That request is too long to read.")
+        raise BandwidthError(say.TOO_LONG)
     words = text.split()
     if words[0].lower() in ("/bandwidth", "bandwidth"):
         words = words[1:]
     if len(words) == 1 and words[0].lower() in ("help", "-h", "--help", "?"):
-        raise BandwidthError("How to ask for an estimate:")
+        raise BandwidthError(say.HOW_TO_ESTIMATE)
     size_words: list[str] = []
     op: str | None = None
     options: dict[str, str] = {}
@@ -143,22 +140,22 @@ def _parse_request(text: str) -> BandwidthRequest:
             key = key.strip().lower()
             if key not in _OPTIONS:
                 known = ", ".join(k + "=" for k in _OPTIONS)
-                raise BandwidthError(f"Unknown option {key + '='!r}. Options: {known}.")
+                raise BandwidthError(say.UNKNOWN_OPTION.format(key=key + "=", known=known))
             if key in options:
-                raise BandwidthError(f"{key}= is given twice.")
+                raise BandwidthError(say.OPTION_TWICE.format(key=key))
             options[key] = value
         elif (switch := _OPTIONS.get(word.lower())) is not None and switch.kind is Kind.SWITCH:
             if switch.key in options:
-                raise BandwidthError(f"{switch.key} is given twice.")
+                raise BandwidthError(say.SWITCH_TWICE.format(key=switch.key))
             options[switch.key] = "on"
         elif _is_op(word):
             if op is not None:
-                raise BandwidthError(f"Give one operation, not {op} and {word}.")
+                raise BandwidthError(say.ONE_OP.format(op=op, word=word))
             op = normalize_op(word)
         else:
             size_words.append(word)
     if not size_words:
-        raise BandwidthError("Give a size first, such as 140GB.")
+        raise BandwidthError(say.GIVE_A_SIZE_SUCH_AS)
     size_text = " ".join(size_words)
     nbytes = parse_size(size_text)
     # Each value is read in the table's order; an empty one (intra=) keeps the default.
@@ -175,9 +172,9 @@ def _check_proto(req: BandwidthRequest) -> None:
     if proto == "auto":
         return
     if req.op in ("transfer", "alltoall"):
-        raise BandwidthError(f"proto={proto} does not apply: {req.op} is not priced by protocol.")
+        raise BandwidthError(say.PROTO_NOT_PRICED.format(proto=proto, op=req.op))
     if req.algo in ("nvls", "collnet", "hier") and proto != "simple":
-        raise BandwidthError(f"proto={proto} does not apply: algo={req.algo} runs only Simple.")
+        raise BandwidthError(say.PROTO_SIMPLE_ONLY.format(proto=proto, algo=req.algo))
 
 
 def _check_algo(req: BandwidthRequest) -> None:
@@ -191,16 +188,18 @@ def _check_algo(req: BandwidthRequest) -> None:
         "broadcast": ("ring",),
     }.get(req.op, ())
     if algo not in allowed:
-        what = f"{req.op} runs only as {', '.join(allowed)}" if allowed else f"{req.op} has one way"
-        raise BandwidthError(f"algo={algo} does not apply: {what}.")
-    if algo in ("tree", "collnet") and req.nodes == 1:
-        raise BandwidthError(
-            f"algo={algo} runs between nodes; with nodes=1 use algo=ring or algo=nvls."
+        what = (
+            say.ALGO_RUNS_ONLY_AS.format(op=req.op, allowed=", ".join(allowed))
+            if allowed
+            else say.ALGO_ONE_WAY.format(op=req.op)
         )
+        raise BandwidthError(say.ALGO_DOES_NOT_APPLY.format(algo=algo, what=what))
+    if algo in ("tree", "collnet") and req.nodes == 1:
+        raise BandwidthError(say.ALGO_BETWEEN_NODES.format(algo=algo))
     if algo == "hier" and (req.nodes == 1 or req.gpus == 1):
-        raise BandwidthError("algo=hier needs several nodes of several GPUs, like nodes=4 gpus=8.")
+        raise BandwidthError(say.ALGO_HIER_NEEDS)
     if algo == "nvls" and req.gpus == 1:
-        raise BandwidthError("algo=nvls reduces inside an NVSwitch box: give gpus=8 or so.")
+        raise BandwidthError(say.ALGO_NVLS_NEEDS)
 
 
 def _op_key(text: object) -> str:

@@ -1,0 +1,58 @@
+"""Every sentence the bandwidth package shows a user, in one place.
+
+Each name is a template filled with ``str.format``: its fields are named for what the
+caller passes (``{text!r}``, ``{key}``). The package raises and warns with these only;
+tests/test_architecture.py fails on a BandwidthError built from a string written elsewhere.
+"""
+
+from __future__ import annotations
+
+# Several problems told at once (BandwidthError.of).
+PROBLEMS = "{count} problems:\n{lines}"
+PROBLEM_LINE = "- {problem}"
+
+# Asking for help: the usage text follows these.
+HOW_TO_ESTIMATE = "How to ask for an estimate:"
+HOW_TO_PLAN = "How to plan a training step:"
+TOO_LONG = "That request is too long to read."
+
+# An estimate request (_request.py).
+UNKNOWN_OP = "Unknown operation {text!r}.{hint} Choose one of {ops}."
+DID_YOU_MEAN = " Did you mean {near}?"
+BYTES_NOT_WHOLE = "The size must be a whole number of bytes."
+BYTES_OUT_OF_RANGE = "The size must be between 1 byte and 1 EB (10^18 bytes)."
+NOT_AN_OVER_KEY = "{key!r} is not an interconnect key; try over=ib-hdr,1gbe."
+NOT_AN_INTRA_KEY = "{key!r} is not an interconnect key; try intra=nvlink4."
+COLLECTIVE_NEEDS_TWO = "A collective needs at least two GPUs; try {op} nodes=2, or nodes=1 gpus=8."
+LAUNCH_ON_TRANSFER = "launch={launch} does not apply: a transfer is one copy, not a collective."
+GIVE_A_SIZE = "Give a size first."
+GIVE_A_SIZE_SUCH_AS = "Give a size first, such as 140GB."
+UNKNOWN_OPTION = "Unknown option {key!r}. Options: {known}."
+OPTION_TWICE = "{key}= is given twice."
+SWITCH_TWICE = "{key} is given twice."
+ONE_OP = "Give one operation, not {op} and {word}."
+PROTO_NOT_PRICED = "proto={proto} does not apply: {op} is not priced by protocol."
+PROTO_SIMPLE_ONLY = "proto={proto} does not apply: algo={algo} runs only Simple."
+ALGO_RUNS_ONLY_AS = "{op} runs only as {allowed}"
+ALGO_ONE_WAY = "{op} has one way"
+ALGO_DOES_NOT_APPLY = "algo={algo} does not apply: {what}."
+ALGO_BETWEEN_NODES = "algo={algo} runs between nodes; with nodes=1 use algo=ring or algo=nvls."
+ALGO_HIER_NEEDS = "algo=hier needs several nodes of several GPUs, like nodes=4 gpus=8."
+ALGO_NVLS_NEEDS = "algo=nvls reduces inside an NVSwitch box: give gpus=8 or so."
+
+# Option values (_options.py).
+CHOICE_ONE_OF = "{key}= must be one of {choices}; got {word!r}."
+SWITCH_ON_OFF = "{key} must be on or off."
+SWITCH_ON_OFF_GOT = "{key}= must be on or off; got {text!r}."
+COUNT_WHOLE_GOT = "{key}= must be a whole number, such as {key}=4; got {text!r}."
+NUMBER_GOT = "{key}= must be a number such as 0.5; got {text!r}."
+STEP_GOT = "step= must be a time such as step=0.5 or step=350ms; got {text!r}."
+OVER_NEEDS_KEYS = "over= needs interconnect keys, such as over=ib-hdr,1gbe."
+COUNT_WHOLE = "{key}= must be a whole number, such as {such}."
+COUNT_ONE_OF = "{key}= must be {allowed}; got {value!r}."
+COUNT_LAST_OF = "{allowed} or {high}"
+COUNT_BETWEEN = "{key}= must be between {low:,} and {high:,}; got {value:,}."
+SECONDS_NUMBER = "{key}= must be a number of seconds, such as {key}=0.5."
+SECONDS_BETWEEN = "{key}= must be more than {low:,g} and at most {high:,.0f} seconds."
+NUMBER = "{key}= must be a number such as 0.5."
+NUMBER_BETWEEN = "{key}= must be between {low:g} and {high:g}."
