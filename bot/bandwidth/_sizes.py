@@ -7,9 +7,10 @@ import re
 from decimal import Decimal, InvalidOperation, localcontext
 from fractions import Fraction
 
+from bot.bandwidth import _words as say
 from bot.bandwidth._errors import BandwidthError
 
-EXAMPLES = "140GB, 400Gb or 70B params bf16"
+EXAMPLES = say.SIZE_EXAMPLES
 MAX_BYTES = 10**18  # one exabyte; anything bigger is a typo, not a training run
 MAX_TEXT = 200
 
@@ -105,23 +106,23 @@ _COUNT_SUFFIX = {
 def parse_size(text: str) -> int:
     """Return the number of bytes ``text`` names; raise BandwidthError with examples if none."""
     if not isinstance(text, str):
-        raise BandwidthError(f"A size must be text such as {EXAMPLES}.")
+        raise BandwidthError(say.SIZE_NOT_TEXT.format(examples=EXAMPLES))
     if len(text) > MAX_TEXT:
-        raise BandwidthError(f"That size is too long to read. Try {EXAMPLES}.")
+        raise BandwidthError(say.SIZE_TOO_LONG.format(examples=EXAMPLES))
     if not text.strip():
-        raise BandwidthError(f"Give a size, for example {EXAMPLES}.")
+        raise BandwidthError(say.SIZE_MISSING.format(examples=EXAMPLES))
     if _NOT_FINITE_RE.match(text):
-        raise BandwidthError(f"A size must be a finite number, such as {EXAMPLES}.")
+        raise BandwidthError(say.SIZE_NOT_FINITE.format(examples=EXAMPLES))
     match = _NUMBER_RE.match(text)
     if match is None:
         raise _unreadable(text)
     if match["sign"] == "-":
-        raise BandwidthError(f"A size must be more than zero, such as {EXAMPLES}.")
+        raise BandwidthError(say.SIZE_NOT_POSITIVE.format(examples=EXAMPLES))
     value = _decimal(match["num"], match["exp"])
     if value is None:
         raise _unreadable(text)
     if value == 0:
-        raise BandwidthError(f"A size must be more than zero, such as {EXAMPLES}.")
+        raise BandwidthError(say.SIZE_NOT_POSITIVE.format(examples=EXAMPLES))
     if value.adjusted() > 40:
         raise _too_big()
     number = Fraction(value)
@@ -132,7 +133,7 @@ def parse_size(text: str) -> int:
         size = number * _unit_bytes(tokens, text)
     if size < 1:
         # Rounding a fraction of a byte up to one would answer a question nobody asked.
-        raise BandwidthError(f"A size must be at least one byte, such as {EXAMPLES}.")
+        raise BandwidthError(say.SIZE_UNDER_A_BYTE.format(examples=EXAMPLES))
     nbytes = math.ceil(size)
     if nbytes > MAX_BYTES:
         raise _too_big()
@@ -176,9 +177,7 @@ def _unit_bytes(tokens: list[str], text: str) -> Fraction:
         raise _unreadable(text)
     token = tokens[0]
     if _RATE_RE.match(token):
-        raise BandwidthError(
-            f"{token!r} is a rate, not a size. Give an amount of data, such as {EXAMPLES}."
-        )
+        raise BandwidthError(say.SIZE_IS_A_RATE.format(token=token, examples=EXAMPLES))
     word = _WORD_UNIT_RE.match(token.lower())
     if word is not None:
         prefix, iec = _WORD_PREFIX.get(word["prefix"] or "", ("", False))
@@ -212,26 +211,19 @@ def _parameters(number: Fraction, tokens: list[str], text: str) -> Fraction:
     for word in words:
         if word in DTYPES:
             if dtype is not None:
-                raise BandwidthError(f"Give one data type, not {dtype} and {word}.")
+                raise BandwidthError(say.ONE_DTYPE.format(dtype=dtype, word=word))
             dtype = word
         elif word in _ROLES:
             found = _ROLES[word]
             if role is not None and found != role and "params" not in (role, found):
-                raise BandwidthError(f"Give one role, not {role} and {found}.")
+                raise BandwidthError(say.ONE_ROLE.format(role=role, found=found))
             if role is None or role == "params":
                 role = found
         else:
-            raise BandwidthError(
-                f"Cannot read {word!r} in {text.strip()!r}. After a parameter count write a data"
-                f" type ({', '.join(('fp32', 'bf16', 'fp16', 'fp8', 'int4'))}) and a role"
-                f" (params, grads or adam), for example 70B params bf16, 7B grads fp32, 13B adam."
-            )
+            raise BandwidthError(say.PARAMS_UNREADABLE.format(word=word, text=text.strip()))
     if role == "adam":
         if dtype is not None:
-            raise BandwidthError(
-                "adam already means 16 bytes a parameter (bf16 weights and gradients, an fp32"
-                " master copy and two fp32 moments); leave out the data type, e.g. 13B adam."
-            )
+            raise BandwidthError(say.ADAM_HAS_DTYPE)
         return number * ADAM_BYTES_PER_PARAM
     return number * DTYPES[dtype or DEFAULT_DTYPE]
 
@@ -240,10 +232,8 @@ def _unreadable(text: str) -> BandwidthError:
     shown = text.strip()
     if len(shown) > 40:
         shown = shown[:37] + "..."
-    return BandwidthError(f"Cannot read {shown!r} as a size. Try {EXAMPLES}.")
+    return BandwidthError(say.SIZE_UNREADABLE.format(shown=shown, examples=EXAMPLES))
 
 
 def _too_big() -> BandwidthError:
-    return BandwidthError(
-        f"That is more than an exabyte (10^18 bytes); nothing trains on that. Try {EXAMPLES}."
-    )
+    return BandwidthError(say.SIZE_TOO_BIG.format(examples=EXAMPLES))

@@ -56,3 +56,26 @@ SECONDS_NUMBER = "{key}= must be a number of seconds, such as {key}=0.5."
 SECONDS_BETWEEN = "{key}= must be more than {low:,g} and at most {high:,.0f} seconds."
 NUMBER = "{key}= must be a number such as 0.5."
 NUMBER_BETWEEN = "{key}= must be between {low:g} and {high:g}."
+
+# Sizes (_sizes.py); {examples} is the sizes to try.
+SIZE_EXAMPLES = "140GB, 400Gb or 70B params bf16"
+SIZE_NOT_TEXT = "A size must be text such as {examples}."
+SIZE_TOO_LONG = "That size is too long to read. Try {examples}."
+SIZE_MISSING = "Give a size, for example {examples}."
+SIZE_NOT_FINITE = "A size must be a finite number, such as {examples}."
+SIZE_NOT_POSITIVE = "A size must be more than zero, such as {examples}."
+SIZE_UNDER_A_BYTE = "A size must be at least one byte, such as {examples}."
+SIZE_IS_A_RATE = "{token!r} is a rate, not a size. Give an amount of data, such as {examples}."
+ONE_DTYPE = "Give one data type, not {dtype} and {word}."
+ONE_ROLE = "Give one role, not {role} and {found}."
+PARAMS_UNREADABLE = (
+    "Cannot read {word!r} in {text!r}. After a parameter count write a data"
+    " type (fp32, bf16, fp16, fp8, int4) and a role"
+    " (params, grads or adam), for example 70B params bf16, 7B grads fp32, 13B adam."
+)
+ADAM_HAS_DTYPE = (
+    "adam already means 16 bytes a parameter (bf16 weights and gradients, an fp32"
+    " master copy and two fp32 moments); leave out the data type, e.g. 13B adam."
+)
+SIZE_UNREADABLE = "Cannot read {shown!r} as a size. Try {examples}."
+SIZE_TOO_BIG = "That is more than an exabyte (10^18 bytes); nothing trains on that. Try {examples}."
