@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from bot.bandwidth import _words as say
 from bot.bandwidth._catalogue import MAX_NICS_PER_NODE, QUIZ_CHOICES, Catalogue, Interconnect
 from bot.bandwidth._compute import ComputeModel, microbatch_time
 from bot.bandwidth._errors import BandwidthError, Problems
@@ -178,7 +179,7 @@ def resolve_model(request: PlanRequest, hardware: Hardware) -> Model:
     experts = request.experts or model.experts
     top_k = request.top_k or (model.top_k if request.experts is None else min(2, experts))
     if top_k > experts:
-        raise BandwidthError(f"top-k={top_k} is more than the {experts} experts.")
+        raise BandwidthError(say.TOP_K_OVER_EXPERTS.format(top_k=top_k, experts=experts))
     if (experts, top_k) != (model.experts, model.top_k):
         model = replace(model, experts=experts, top_k=top_k)
     return model
@@ -188,7 +189,7 @@ def _base_model(request: PlanRequest, hardware: Hardware) -> Model:
     if not request.custom_shape():
         return hardware.model(request.model)
     if request.layers is None or request.hidden is None:
-        raise BandwidthError("A model of your own needs both layers= and hidden=.")
+        raise BandwidthError(say.CUSTOM_NEEDS_SHAPE)
     hidden = request.hidden
     heads = request.heads or max(1, hidden // 128)
     model = Model(
@@ -207,17 +208,18 @@ def _base_model(request: PlanRequest, hardware: Hardware) -> Model:
         source="given on the command line",
     )
     if hidden % heads:
-        raise BandwidthError(f"hidden={hidden} is not a multiple of heads={heads}.")
+        raise BandwidthError(say.HIDDEN_NOT_HEADS.format(hidden=hidden, heads=heads))
     if heads % model.kv_heads:
-        raise BandwidthError(f"heads={heads} is not a multiple of kv={model.kv_heads}.")
+        raise BandwidthError(say.HEADS_NOT_KV.format(heads=heads, kv=model.kv_heads))
     try:
         stated: float | None = parse_params(request.model)
     except BandwidthError:
         stated = None
     if stated is not None and not 0.5 <= model.params / stated <= 2:
         raise BandwidthError(
-            f"layers={model.layers} hidden={hidden} make {model.params / 1e9:.3g}B parameters,"
-            f" not {request.model}; check the shape (ffn= defaults to 4 x hidden)."
+            say.SHAPE_NOT_SIZE.format(
+                layers=model.layers, hidden=hidden, billions=model.params / 1e9, model=request.model
+            )
         )
     return model
 
@@ -232,54 +234,42 @@ def resolve_layout(request: PlanRequest, model: Model, gpu: Gpu, hardware: Hardw
     problems = Problems()
     if gpn > gpu.nvlink_domain:
         problems.found.append(
-            f"gpn={gpn}: a {gpu.name} node (its NVLink domain) holds at most"
-            f" {gpu.nvlink_domain} GPUs; more GPUs a node would need a bigger NVLink product."
+            say.GPN_OVER_DOMAIN.format(gpn=gpn, gpu=gpu.name, domain=gpu.nvlink_domain)
         )
     if request.nics is not None and request.nics > MAX_NICS_PER_NODE:
-        problems.found.append(
-            f"nics={request.nics} is more NICs than any GPU server carries (at most"
-            f" {MAX_NICS_PER_NODE}, as on AWS P5)."
-        )
+        problems.found.append(say.NICS_OVER_MAX.format(nics=request.nics, most=MAX_NICS_PER_NODE))
     if gpus % gpn:
-        problems.found.append(f"gpus={gpus} is not a whole number of nodes of {gpn} GPUs.")
+        problems.found.append(say.GPUS_NOT_NODES.format(gpus=gpus, gpn=gpn))
     for name, value in (("tp", tp), ("pp", pp), ("cp", cp)):
         if value > gpus:
-            problems.found.append(f"{name}={value} is more than the {gpus} GPUs.")
+            problems.found.append(say.SPLIT_OVER_GPUS.format(name=name, value=value, gpus=gpus))
     if model.heads % tp or model.kv_heads % tp:
-        problems.found.append(
-            f"tp={tp} must divide the {model.heads} heads and {model.kv_heads} key/value heads."
-        )
+        problems.found.append(say.TP_NOT_HEADS.format(tp=tp, heads=model.heads, kv=model.kv_heads))
     if pp > model.layers:
-        problems.found.append(f"pp={pp} is more than the model's {model.layers} layers.")
+        problems.found.append(say.PP_OVER_LAYERS.format(pp=pp, layers=model.layers))
     elif pp * request.interleave > model.layers + (EMBEDDING_CHUNKS if request.uneven else 0):
-        problems.found.append("pp x interleave is more than the model's layers.")
+        problems.found.append(say.INTERLEAVE_OVER_LAYERS)
     if request.interleave > 1 and pp == 1:
-        problems.found.append("interleave= splits pipeline stages; it needs pp=2 or more.")
+        problems.found.append(say.INTERLEAVE_NEEDS_PP)
     seq = request.seq or model.seq
     if seq % cp:
-        problems.found.append(f"seq={seq} does not split into cp={cp} equal parts.")
+        problems.found.append(say.SEQ_NOT_CP.format(seq=seq, cp=cp))
     if max(tp, pp, cp) <= gpus and gpus % (tp * pp * cp):
-        problems.found.append(
-            f"gpus={gpus} does not split into tp={tp} x pp={pp} x cp={cp} x a whole dp."
-        )
+        problems.found.append(say.GPUS_NOT_SPLIT.format(gpus=gpus, tp=tp, pp=pp, cp=cp))
     problems.raise_any()
     dp = gpus // (tp * pp * cp)
     if request.ep > 1:
         if model.experts % request.ep:
+            dense = say.EP_DENSE if model.experts == 1 else ""
             raise BandwidthError(
-                f"ep={request.ep} must divide the {model.experts} experts"
-                + (" (a dense model has 1: give experts=E)" if model.experts == 1 else "")
-                + "."
+                say.EP_NOT_EXPERTS.format(ep=request.ep, experts=model.experts, dense=dense)
             )
         if (dp * cp) % request.ep:
-            raise BandwidthError(
-                f"ep={request.ep} spreads experts over data-parallel ranks: it must divide"
-                f" dp x cp = {dp * cp}."
-            )
+            raise BandwidthError(say.EP_NOT_DP.format(ep=request.ep, dp_cp=dp * cp))
     if request.dp is not None and request.dp != dp:
+        product = tp * pp * cp * request.dp
         raise BandwidthError(
-            f"tp x pp x cp x dp must be gpus: {tp} x {pp} x {cp} x {request.dp} is"
-            f" {tp * pp * cp * request.dp}, not {gpus} (leave dp= out to fill it in)."
+            say.DP_NOT_GPUS.format(tp=tp, pp=pp, cp=cp, dp=request.dp, product=product, gpus=gpus)
         )
     b = request.micro_batch
     per_step = dp * b
@@ -290,7 +280,7 @@ def resolve_layout(request: PlanRequest, model: Model, gpu: Gpu, hardware: Hardw
         global_batch = request.global_batch
         if global_batch % per_step:
             raise BandwidthError(
-                f"batch={global_batch} must be a multiple of dp x micro = {dp} x {b} = {per_step}."
+                say.BATCH_NOT_MICRO.format(batch=global_batch, dp=dp, micro=b, per_step=per_step)
             )
         microbatches = global_batch // per_step
     return Layout(
@@ -387,8 +377,7 @@ def plan(request: PlanRequest, catalogue: Catalogue, hardware: Hardware | None =
     inside = [ic.key for ic in links if ic.intra_node]
     if inside:
         raise BandwidthError(
-            f"over= compares networks between nodes; {', '.join(inside)} joins GPUs inside one."
-            f" The {gpu.name}'s own {gpu.nvlink} is used inside every node."
+            say.OVER_INSIDE_NODE.format(inside=", ".join(inside), gpu=gpu.name, nvlink=gpu.nvlink)
         )
     flops = model_flops(model, layout)
     priced = [_price(model, gpu, layout, ic, intra, flops) for ic in links]
@@ -735,29 +724,17 @@ def _warnings(model: Model, gpu: Gpu, layout: Layout, memory: Memory) -> tuple[s
     found: list[str] = []
     if not memory.fits:
         found.append(
-            f"Does not fit: each GPU needs {memory.total / 1e9:,.0f} GB, the {gpu.name} has"
-            f" {gpu.memory_gb:g} GB; raise tp or pp, use zero=3, or add recompute."
+            say.WARN_DOES_NOT_FIT.format(need=memory.total / 1e9, gpu=gpu.name, have=gpu.memory_gb)
         )
     if layout.tp > layout.gpus_per_node:
-        found.append(
-            f"tp={layout.tp} spans nodes: its all-reduces cross the network on every layer."
-        )
+        found.append(say.WARN_TP_SPANS_NODES.format(tp=layout.tp))
     if layout.nodes == 1:
-        found.append(
-            "All GPUs are in one node: no network is used, so every interconnect gives this"
-            " same step (shown once)."
-        )
+        found.append(say.WARN_ONE_NODE)
     if model.layers % layout.pp and not layout.uneven:
         most = math.ceil(model.layers / layout.pp)
-        found.append(
-            f"pp={layout.pp} does not divide the {model.layers} layers: stages of {most} and"
-            f" fewer layers, the fullest one setting the pace (say uneven to state the split)."
-        )
+        found.append(say.WARN_UNEVEN_STAGES.format(pp=layout.pp, layers=model.layers, most=most))
     if layout.pp > 1 and layout.microbatches < layout.pp:
-        found.append(
-            f"Only {layout.microbatches} micro-batches for {layout.pp} stages: most of the step"
-            " is pipeline bubble; raise batch= or lower micro=."
-        )
+        found.append(say.WARN_BUBBLE.format(microbatches=layout.microbatches, pp=layout.pp))
     return tuple(found)
 
 

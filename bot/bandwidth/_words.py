@@ -79,3 +79,59 @@ ADAM_HAS_DTYPE = (
 )
 SIZE_UNREADABLE = "Cannot read {shown!r} as a size. Try {examples}."
 SIZE_TOO_BIG = "That is more than an exabyte (10^18 bytes); nothing trains on that. Try {examples}."
+
+# A training plan's model and layout (_plan.py).
+TOP_K_OVER_EXPERTS = "top-k={top_k} is more than the {experts} experts."
+CUSTOM_NEEDS_SHAPE = "A model of your own needs both layers= and hidden=."
+HIDDEN_NOT_HEADS = "hidden={hidden} is not a multiple of heads={heads}."
+HEADS_NOT_KV = "heads={heads} is not a multiple of kv={kv}."
+SHAPE_NOT_SIZE = (
+    "layers={layers} hidden={hidden} make {billions:.3g}B parameters,"
+    " not {model}; check the shape (ffn= defaults to 4 x hidden)."
+)
+GPN_OVER_DOMAIN = (
+    "gpn={gpn}: a {gpu} node (its NVLink domain) holds at most"
+    " {domain} GPUs; more GPUs a node would need a bigger NVLink product."
+)
+NICS_OVER_MAX = (
+    "nics={nics} is more NICs than any GPU server carries (at most {most}, as on AWS P5)."
+)
+GPUS_NOT_NODES = "gpus={gpus} is not a whole number of nodes of {gpn} GPUs."
+SPLIT_OVER_GPUS = "{name}={value} is more than the {gpus} GPUs."
+TP_NOT_HEADS = "tp={tp} must divide the {heads} heads and {kv} key/value heads."
+PP_OVER_LAYERS = "pp={pp} is more than the model's {layers} layers."
+INTERLEAVE_OVER_LAYERS = "pp x interleave is more than the model's layers."
+INTERLEAVE_NEEDS_PP = "interleave= splits pipeline stages; it needs pp=2 or more."
+SEQ_NOT_CP = "seq={seq} does not split into cp={cp} equal parts."
+GPUS_NOT_SPLIT = "gpus={gpus} does not split into tp={tp} x pp={pp} x cp={cp} x a whole dp."
+EP_NOT_EXPERTS = "ep={ep} must divide the {experts} experts{dense}."
+EP_DENSE = " (a dense model has 1: give experts=E)"
+EP_NOT_DP = "ep={ep} spreads experts over data-parallel ranks: it must divide dp x cp = {dp_cp}."
+DP_NOT_GPUS = (
+    "tp x pp x cp x dp must be gpus: {tp} x {pp} x {cp} x {dp} is"
+    " {product}, not {gpus} (leave dp= out to fill it in)."
+)
+BATCH_NOT_MICRO = "batch={batch} must be a multiple of dp x micro = {dp} x {micro} = {per_step}."
+OVER_INSIDE_NODE = (
+    "over= compares networks between nodes; {inside} joins GPUs inside one."
+    " The {gpu}'s own {nvlink} is used inside every node."
+)
+
+# A plan's warnings, shown under its table.
+WARN_DOES_NOT_FIT = (
+    "Does not fit: each GPU needs {need:,.0f} GB, the {gpu} has"
+    " {have:g} GB; raise tp or pp, use zero=3, or add recompute."
+)
+WARN_TP_SPANS_NODES = "tp={tp} spans nodes: its all-reduces cross the network on every layer."
+WARN_ONE_NODE = (
+    "All GPUs are in one node: no network is used, so every interconnect gives this"
+    " same step (shown once)."
+)
+WARN_UNEVEN_STAGES = (
+    "pp={pp} does not divide the {layers} layers: stages of {most} and"
+    " fewer layers, the fullest one setting the pace (say uneven to state the split)."
+)
+WARN_BUBBLE = (
+    "Only {microbatches} micro-batches for {pp} stages: most of the step"
+    " is pipeline bubble; raise batch= or lower micro=."
+)
