@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.bandwidth import _words as say
 from bot.bandwidth._catalogue import MAX_NICS_PER_NODE, QUIZ_CHOICES, Catalogue, Interconnect
 from bot.bandwidth._errors import BandwidthError
 from bot.bandwidth._format import sig3
@@ -103,52 +104,39 @@ def check_hardware(
     """Refuse, with the reason, hardware that cannot exist."""
     if request.nics is not None and request.nics > MAX_NICS_PER_NODE:
         raise BandwidthError(
-            f"nics={request.nics} is more NICs than any GPU server carries (at most"
-            f" {MAX_NICS_PER_NODE}, as on AWS P5); give the NICs of one node."
+            say.NICS_OVER_MAX_NODE.format(nics=request.nics, most=MAX_NICS_PER_NODE)
         )
     if request.op == "transfer":
         return
     intra = catalogue.get(request.intra)
     if not intra.intra_node:
-        raise BandwidthError(
-            f"intra={intra.key} is a network between nodes; GPUs inside a node talk over NVLink"
-            " or PCIe (intra=nvlink4, nvlink5, pcie5)."
-        )
+        raise BandwidthError(say.INTRA_IS_A_NETWORK.format(key=intra.key))
     if request.nodes > 1:
         between = [ic.key for ic in links if ic.intra_node]
         if between:
-            raise BandwidthError(
-                f"{', '.join(between)} joins GPUs inside one NVLink or PCIe domain, not nodes."
-                " For a rack-scale NVLink domain (GB200 NVL72) ask nodes=1 gpus=72"
-                " over=nvlink5; between nodes compare networks (over=ib-ndr,roce-400)."
-            )
+            raise BandwidthError(say.OVER_INSIDE_DOMAIN.format(keys=", ".join(between)))
     domains = links if request.nodes == 1 else [intra]
     for ic in domains:
         if ic.max_gpus is not None and request.gpus > ic.max_gpus:
+            source = ic.source("domain") or say.DOMAIN_SOURCE
             raise BandwidthError(
-                f"gpus={request.gpus} in one {ic.name} domain: the largest product joins"
-                f" {ic.max_gpus} ({ic.source('domain') or 'catalogue'}); use more nodes."
+                say.GPUS_OVER_DOMAIN.format(
+                    gpus=request.gpus, name=ic.name, most=ic.max_gpus, source=source
+                )
             )
 
 
 def _check_inside_box(request: BandwidthRequest, links: list[Interconnect]) -> None:
     networks = [ic.key for ic in links if not ic.intra_node]
     if networks:
-        raise BandwidthError(
-            f"With nodes=1 the GPUs of one box talk over NVLink or PCIe, not {', '.join(networks)}."
-            " Compare links inside the box with over=nvlink4,nvlink3,pcie5, or networks with"
-            " nodes=2 or more."
-        )
+        raise BandwidthError(say.NETWORK_INSIDE_BOX.format(keys=", ".join(networks)))
 
 
 def _check_nvls(request: BandwidthRequest, links: list[Interconnect]) -> None:
     missing = [ic.key for ic in links if ic.nvls_efficiency is None]
     if missing or not links:
         where = ", ".join(missing) or request.intra
-        raise BandwidthError(
-            f"algo=nvls needs an NVSwitch box that reduces in the switch (nvlink4 or nvlink5);"
-            f" {where} has none."
-        )
+        raise BandwidthError(say.NVLS_NEEDS_SWITCH.format(where=where))
 
 
 def nics_per_node(request: BandwidthRequest, ic: Interconnect | None = None) -> int:

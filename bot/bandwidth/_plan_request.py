@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields
 
+from bot.bandwidth import _words as say
 from bot.bandwidth._errors import BandwidthError, Problems
 from bot.bandwidth._options import PLAN, Kind, default, synopsis
 
@@ -85,13 +86,10 @@ class PlanRequest:
         with problems.check():
             model = str(self.model).strip()
             if not model or len(model) > 40:
-                raise BandwidthError("Name a model, such as llama3-70b, or a size such as 70B.")
+                raise BandwidthError(say.NAME_A_MODEL)
             if not MODEL_NAME.fullmatch(model):
                 # The name is echoed in tables, code blocks and chart titles: plain characters.
-                raise BandwidthError(
-                    "A model name is letters, digits, dots, dashes and underscores, such as "
-                    "llama3-70b or 70B."
-                )
+                raise BandwidthError(say.MODEL_NAME_CHARACTERS)
             object.__setattr__(self, "model", model.lower())
         # The counts, the switches and the efficiency, each against its limits in the table.
         for opt in PLAN.of(Kind.COUNT, Kind.SWITCH, Kind.NUMBER):
@@ -103,7 +101,7 @@ class PlanRequest:
             with problems.check():
                 gpu = str(self.gpu).strip().lower()
                 if not _WORD_RE.match(gpu):
-                    raise BandwidthError(f"{self.gpu!r} is not a GPU key; try gpu=h100.")
+                    raise BandwidthError(say.NOT_A_GPU_KEY.format(key=self.gpu))
                 object.__setattr__(self, "gpu", gpu)
         over = tuple(dict.fromkeys(str(k).strip().lower() for k in self.over if str(k).strip()))
         object.__setattr__(self, "over", over)
@@ -118,7 +116,7 @@ def parse_params(text: str) -> float:
     """Return the parameter count in ``70B``, ``1.5T``, ``350M params``."""
     match = _PARAMS_RE.match(text.strip())
     if match is None:
-        raise BandwidthError(f"{text!r} is neither a model preset nor a size such as 70B.")
+        raise BandwidthError(say.NOT_A_MODEL.format(text=text))
     return float(match["num"]) * _UNITS[match["unit"].lower()]
 
 
@@ -138,16 +136,16 @@ def parse_plan(text: str) -> PlanRequest:
 
 def _parse_plan(text: str) -> PlanRequest:
     if not isinstance(text, str) or not text.strip():
-        raise BandwidthError("Give a model and gpus=, such as plan llama3-70b gpus=128.")
+        raise BandwidthError(say.GIVE_A_MODEL_AND_GPUS)
     if len(text) > 500:
-        raise BandwidthError("That request is too long to read.")
+        raise BandwidthError(say.TOO_LONG)
     words = text.split()
     if words and words[0].lower() in ("/bandwidth", "bandwidth"):
         words = words[1:]
     if words and words[0].lower() == "plan":
         words = words[1:]
     if len(words) == 1 and words[0].lower() in ("help", "-h", "--help", "?"):
-        raise BandwidthError("How to plan a training step:")
+        raise BandwidthError(say.HOW_TO_PLAN)
     problems = Problems()
     model_words: list[str] = []
     values: dict[str, object] = {}
@@ -164,18 +162,18 @@ def _parse_plan(text: str) -> PlanRequest:
         opt = _KEYS.get(key)
         if opt is None:
             known = ", ".join(k + "=" for k in _KEYS if "-" not in k)
-            problems.found.append(f"Unknown option {key + '='!r}. Options: {known}.")
+            problems.found.append(say.UNKNOWN_OPTION.format(key=key + "=", known=known))
             continue
         if opt.name in given:
-            problems.found.append(f"{key}= is given twice.")
+            problems.found.append(say.OPTION_TWICE.format(key=key))
             continue
         given.add(opt.name)
         with problems.check():
             values[opt.name] = opt.read(value, key)
     if not model_words:
-        problems.found.append("Name a model first, such as plan llama3-70b gpus=128.")
+        problems.found.append(say.NAME_A_MODEL_FIRST)
     if "gpus" not in given:
-        problems.found.append("Say how many GPUs in all, such as gpus=128.")
+        problems.found.append(say.SAY_HOW_MANY_GPUS)
     model = " ".join(model_words)
     known_fields = {f.name for f in fields(PlanRequest)}
     kwargs = {k: v for k, v in values.items() if k in known_fields}

@@ -135,3 +135,42 @@ WARN_BUBBLE = (
     "Only {microbatches} micro-batches for {pp} stages: most of the step"
     " is pipeline bubble; raise batch= or lower micro=."
 )
+
+# A plan request (_plan_request.py).
+NAME_A_MODEL = "Name a model, such as llama3-70b, or a size such as 70B."
+MODEL_NAME_CHARACTERS = (
+    "A model name is letters, digits, dots, dashes and underscores, such as llama3-70b or 70B."
+)
+NOT_A_GPU_KEY = "{key!r} is not a GPU key; try gpu=h100."
+NOT_A_MODEL = "{text!r} is neither a model preset nor a size such as 70B."
+GIVE_A_MODEL_AND_GPUS = "Give a model and gpus=, such as plan llama3-70b gpus=128."
+NAME_A_MODEL_FIRST = "Name a model first, such as plan llama3-70b gpus=128."
+SAY_HOW_MANY_GPUS = "Say how many GPUs in all, such as gpus=128."
+
+# The hardware of an estimate (_estimate.py).
+NICS_OVER_MAX_NODE = (
+    "nics={nics} is more NICs than any GPU server carries (at most"
+    " {most}, as on AWS P5); give the NICs of one node."
+)
+INTRA_IS_A_NETWORK = (
+    "intra={key} is a network between nodes; GPUs inside a node talk over NVLink"
+    " or PCIe (intra=nvlink4, nvlink5, pcie5)."
+)
+OVER_INSIDE_DOMAIN = (
+    "{keys} joins GPUs inside one NVLink or PCIe domain, not nodes."
+    " For a rack-scale NVLink domain (GB200 NVL72) ask nodes=1 gpus=72"
+    " over=nvlink5; between nodes compare networks (over=ib-ndr,roce-400)."
+)
+GPUS_OVER_DOMAIN = (
+    "gpus={gpus} in one {name} domain: the largest product joins {most} ({source}); use more nodes."
+)
+DOMAIN_SOURCE = "catalogue"
+NETWORK_INSIDE_BOX = (
+    "With nodes=1 the GPUs of one box talk over NVLink or PCIe, not {keys}."
+    " Compare links inside the box with over=nvlink4,nvlink3,pcie5, or networks with"
+    " nodes=2 or more."
+)
+NVLS_NEEDS_SWITCH = (
+    "algo=nvls needs an NVSwitch box that reduces in the switch (nvlink4 or nvlink5);"
+    " {where} has none."
+)
