@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from bot.bandwidth import _words as say
 from bot.bandwidth._errors import BandwidthError
 
 ENV_VAR = "QUIZBOT_INTERCONNECTS"
@@ -174,10 +175,9 @@ class Catalogue:
         if found is not None:
             return found
         close = difflib.get_close_matches(key.lower(), self._index, n=3, cutoff=0.5)
-        hint = f" Did you mean {' or '.join(close)}?" if close else ""
-        raise BandwidthError(
-            f"Unknown interconnect {key!r}.{hint} Known: {', '.join(sorted(self._index))}."
-        )
+        hint = say.DID_YOU_MEAN.format(near=" or ".join(close)) if close else ""
+        known = ", ".join(sorted(self._index))
+        raise BandwidthError(say.UNKNOWN_INTERCONNECT.format(key=key, hint=hint, known=known))
 
 
 def load_catalogue(extra: Path | None = None) -> Catalogue:
@@ -205,7 +205,7 @@ def merge_user_file(base: Catalogue, path: Path) -> Catalogue:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise BandwidthError(f"Cannot read the interconnect file {path}: {reason}.") from None
+        raise BandwidthError(say.CANNOT_READ_FILE.format(path=path, reason=reason)) from None
     return _build(_parse_yaml(text, str(path)), str(path), base=base)
 
 
@@ -220,29 +220,31 @@ def _parse_yaml(text: str, where: str) -> Any:
         return yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        line = f" line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "not valid YAML"
-        raise BandwidthError(f"{where}:{line}: {problem}.") from None
+        line = say.YAML_LINE.format(line=mark.line + 1) if mark is not None else ""
+        problem = getattr(exc, "problem", None) or say.NOT_YAML
+        raise BandwidthError(
+            say.YAML_PROBLEM.format(where=where, line=line, problem=problem)
+        ) from None
 
 
 def _build(data: Any, where: str, base: Catalogue | None) -> Catalogue:
     errors: list[str] = []
     if not isinstance(data, Mapping):
-        raise BandwidthError(
-            f"{where}: expected a mapping with an 'interconnects:' list (see docs/bandwidth.md)."
-        )
+        raise BandwidthError(say.CATALOGUE_NOT_MAPPING.format(where=where))
     for top in data:
         if top not in ("interconnects", "default_comparison") and not str(top).startswith("x-"):
-            errors.append(f"{where}: unknown top-level key {top!r}")
+            errors.append(say.UNKNOWN_TOP_KEY.format(where=where, top=top))
     raw_entries = data.get("interconnects", [])
     if not isinstance(raw_entries, list):
-        errors.append(f"{where}: 'interconnects' must be a list of entries")
+        errors.append(say.INTERCONNECTS_NOT_LIST.format(where=where))
         raw_entries = []
 
     entries: dict[str, Interconnect] = dict(base._index) if base is not None else {}
     seen: set[str] = set()
     for i, raw in enumerate(raw_entries):
-        built = _entry(raw, f"{where}: interconnects[{i}]", entries, seen, errors, where)
+        built = _entry(
+            raw, say.CATALOGUE_ENTRY_AT.format(where=where, index=i), entries, seen, errors, where
+        )
         if built is not None:
             entries[built.key] = built
 
@@ -250,14 +252,12 @@ def _build(data: Any, where: str, base: Catalogue | None) -> Catalogue:
     if base is None:
         for key in QUIZ_CHOICES:
             if key not in entries:
-                errors.append(f"{where}: the quiz choice {key!r} is missing")
+                errors.append(say.QUIZ_CHOICE_MISSING.format(where=where, key=key))
     if errors:
         shown = errors[:_MAX_ERRORS]
         more = len(errors) - len(shown)
-        tail = f"\n  ... and {more} more" if more else ""
-        raise BandwidthError(
-            "Problems in the interconnect catalogue:\n  " + "\n  ".join(shown) + tail
-        )
+        tail = say.CATALOGUE_MORE.format(more=more) if more else ""
+        raise BandwidthError(say.CATALOGUE_PROBLEMS.format(shown="\n  ".join(shown), more=tail))
     origin = where if base is None else f"{base.origin} + {where}"
     return Catalogue(tuple(entries.values()), default, origin)
 
@@ -271,32 +271,30 @@ def _entry(
     where: str,
 ) -> Interconnect | None:
     if not isinstance(raw, Mapping):
-        errors.append(f"{at}: each entry must be a mapping with a key and its fields")
+        errors.append(say.ENTRY_NOT_MAPPING.format(at=at))
         return None
     key = raw.get("key")
     if not isinstance(key, str) or not _NAME_RE.match(key):
-        errors.append(
-            f"{at}: 'key' must be lower-case letters, digits and dashes (at most 32), got {key!r}"
-        )
+        errors.append(say.ENTRY_BAD_KEY.format(at=at, key=key))
         return None
-    at = f"{at} ({key})"
+    at = say.CATALOGUE_KEY_AT.format(at=at, key=key)
     if key == "all":
-        errors.append(f"{at}: 'all' is reserved (over=all compares every interconnect)")
+        errors.append(say.ENTRY_KEY_ALL.format(at=at))
         return None
     if key in seen:
-        errors.append(f"{at}: the key appears twice in this file")
+        errors.append(say.ENTRY_KEY_TWICE.format(at=at))
         return None
     seen.add(key)
     unknown = [k for k in raw if k != "key" and k not in REQUIRED_FIELDS + OPTIONAL_FIELDS]
     for name in unknown:
         close = difflib.get_close_matches(str(name), REQUIRED_FIELDS + OPTIONAL_FIELDS, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        errors.append(f"{at}: unknown field {name!r}{hint}")
+        hint = say.FIELD_DID_YOU_MEAN.format(near=close[0]) if close else ""
+        errors.append(say.UNKNOWN_FIELD.format(at=at, name=name, hint=hint))
     previous = entries.get(key)
     if previous is None:
         missing = [name for name in REQUIRED_FIELDS if name not in raw]
         if missing:
-            errors.append(f"{at}: a new interconnect needs {', '.join(missing)}")
+            errors.append(say.NEW_ENTRY_NEEDS.format(at=at, missing=", ".join(missing)))
             return None
     count = len(errors)
     values: dict[str, Any] = {}
@@ -310,7 +308,7 @@ def _entry(
     sources = dict(previous.sources) if previous is not None else {}
     for name, which in _SOURCE_OF.items():
         if name in values and previous is not None:
-            sources[which] = f"user file {where}"
+            sources[which] = say.CATALOGUE_USER_SOURCE.format(where=where)
     sources.update(values.pop("sources", {}))
     values["sources"] = tuple((k, sources[k]) for k in SOURCE_FIELDS if k in sources)
     if previous is not None:
@@ -328,41 +326,45 @@ def _check_field(name: str, value: Any, at: str, errors: list[str]) -> Any:
         number = float(value) if ok else math.nan
         in_range = math.isfinite(number) and (number > low if low_open else number >= low)
         if not (ok and in_range and number <= high):
-            side = "above" if low_open else "at least"
+            side = say.FIELD_ABOVE if low_open else say.FIELD_AT_LEAST
             errors.append(
-                f"{at}: {name} must be a number {side} {low:g} and at most {high:g}, got {value!r}"
+                say.FIELD_NUMBER.format(
+                    at=at, name=name, side=side, low=low, high=high, value=value
+                )
             )
             return None
         return number
     if name in ("max_gpus", "default_nics"):
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100_000:
-            errors.append(f"{at}: {name} must be a whole number from 1 to 100,000, got {value!r}")
+            errors.append(say.FIELD_WHOLE.format(at=at, name=name, value=value))
             return None
         return value
     if name in ("rdma", "shared_medium", "sharp"):
         if not isinstance(value, bool):
-            errors.append(f"{at}: {name} must be true or false, got {value!r}")
+            errors.append(say.FIELD_BOOL.format(at=at, name=name, value=value))
             return None
         return value
     if name == "transport":
         if value not in TRANSPORTS:
-            errors.append(f"{at}: transport must be one of {', '.join(TRANSPORTS)}, got {value!r}")
+            errors.append(
+                say.FIELD_TRANSPORT.format(at=at, choices=", ".join(TRANSPORTS), value=value)
+            )
             return None
         return value
     if name == "purpose":
         if value not in PURPOSES:
-            errors.append(f"{at}: purpose must be one of {', '.join(PURPOSES)}, got {value!r}")
+            errors.append(say.FIELD_PURPOSE.format(at=at, choices=", ".join(PURPOSES), value=value))
             return None
         return value
     if name == "family":
         if not isinstance(value, str) or not _NAME_RE.match(value):
-            errors.append(f"{at}: family must be a short lower-case word, got {value!r}")
+            errors.append(say.FIELD_FAMILY.format(at=at, value=value))
             return None
         return value
     if name in ("name", "encoding"):
         limit = 40 if name == "name" else 200
         if not isinstance(value, str) or not value.strip() or len(value) > limit:
-            errors.append(f"{at}: {name} must be text of 1 to {limit} characters, got {value!r}")
+            errors.append(say.FIELD_TEXT.format(at=at, name=name, limit=limit, value=value))
             return None
         return value.strip()
     return _check_sources(value, at, errors)
@@ -376,7 +378,7 @@ def _check_sources(value: Any, at: str, errors: list[str]) -> dict[str, str] | N
         texts = [v for v in value.values() if not isinstance(v, str) or not v.strip()]
         if not bad and not texts:
             return {str(k): str(v).strip() for k, v in value.items()}
-    errors.append(f"{at}: sources must be text, or a mapping of {', '.join(SOURCE_FIELDS)} to text")
+    errors.append(say.FIELD_SOURCES.format(at=at, fields=", ".join(SOURCE_FIELDS)))
     return None
 
 
@@ -391,13 +393,13 @@ def _default_comparison(
     if raw is None:
         keys = list(base.default_comparison) if base is not None else []
     elif not isinstance(raw, list) or not all(isinstance(k, str) for k in raw):
-        errors.append(f"{where}: default_comparison must be a list of interconnect keys")
+        errors.append(say.DEFAULT_NOT_LIST.format(where=where))
         keys = []
     else:
         keys = []
         for key in raw:
             if key not in entries:
-                errors.append(f"{where}: default_comparison names unknown interconnect {key!r}")
+                errors.append(say.DEFAULT_UNKNOWN.format(where=where, key=key))
             elif key not in keys:
                 keys.append(key)
     keys += [k for k in QUIZ_CHOICES if k in entries and k not in keys]

@@ -174,3 +174,42 @@ NVLS_NEEDS_SWITCH = (
     "algo=nvls needs an NVSwitch box that reduces in the switch (nvlink4 or nvlink5);"
     " {where} has none."
 )
+
+# The interconnect catalogue and a user's file of its own (_catalogue.py).
+UNKNOWN_INTERCONNECT = "Unknown interconnect {key!r}.{hint} Known: {known}."
+CANNOT_READ_FILE = "Cannot read the interconnect file {path}: {reason}."
+YAML_LINE = " line {line}"
+YAML_PROBLEM = "{where}:{line}: {problem}."
+NOT_YAML = "not valid YAML"
+CATALOGUE_NOT_MAPPING = (
+    "{where}: expected a mapping with an 'interconnects:' list (see docs/bandwidth.md)."
+)
+CATALOGUE_PROBLEMS = "Problems in the interconnect catalogue:\n  {shown}{more}"
+CATALOGUE_MORE = "\n  ... and {more} more"
+CATALOGUE_ENTRY_AT = "{where}: interconnects[{index}]"
+CATALOGUE_KEY_AT = "{at} ({key})"
+CATALOGUE_USER_SOURCE = "user file {where}"
+UNKNOWN_TOP_KEY = "{where}: unknown top-level key {top!r}"
+INTERCONNECTS_NOT_LIST = "{where}: 'interconnects' must be a list of entries"
+QUIZ_CHOICE_MISSING = "{where}: the quiz choice {key!r} is missing"
+ENTRY_NOT_MAPPING = "{at}: each entry must be a mapping with a key and its fields"
+ENTRY_BAD_KEY = (
+    "{at}: 'key' must be lower-case letters, digits and dashes (at most 32), got {key!r}"
+)
+ENTRY_KEY_ALL = "{at}: 'all' is reserved (over=all compares every interconnect)"
+ENTRY_KEY_TWICE = "{at}: the key appears twice in this file"
+FIELD_DID_YOU_MEAN = " (did you mean {near!r}?)"
+UNKNOWN_FIELD = "{at}: unknown field {name!r}{hint}"
+NEW_ENTRY_NEEDS = "{at}: a new interconnect needs {missing}"
+FIELD_ABOVE = "above"
+FIELD_AT_LEAST = "at least"
+FIELD_NUMBER = "{at}: {name} must be a number {side} {low:g} and at most {high:g}, got {value!r}"
+FIELD_WHOLE = "{at}: {name} must be a whole number from 1 to 100,000, got {value!r}"
+FIELD_BOOL = "{at}: {name} must be true or false, got {value!r}"
+FIELD_TRANSPORT = "{at}: transport must be one of {choices}, got {value!r}"
+FIELD_PURPOSE = "{at}: purpose must be one of {choices}, got {value!r}"
+FIELD_FAMILY = "{at}: family must be a short lower-case word, got {value!r}"
+FIELD_TEXT = "{at}: {name} must be text of 1 to {limit} characters, got {value!r}"
+FIELD_SOURCES = "{at}: sources must be text, or a mapping of {fields} to text"
+DEFAULT_NOT_LIST = "{where}: default_comparison must be a list of interconnect keys"
+DEFAULT_UNKNOWN = "{where}: default_comparison names unknown interconnect {key!r}"
