@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import yaml
 
+from bot.bandwidth import _words as say
 from bot.bandwidth._compute import ComputeModel
 from bot.bandwidth._errors import BandwidthError
 
@@ -156,11 +157,11 @@ class Hardware:
 
     def gpu(self, key: str) -> Gpu:
         """Return the GPU called ``key`` or raise BandwidthError naming close matches."""
-        return _find(key, {g.key: g for g in self.gpus}, "GPU")
+        return _find(key, {g.key: g for g in self.gpus}, say.WHAT_GPU)
 
     def model(self, key: str) -> Model:
         """Return the model preset called ``key`` or raise BandwidthError naming close ones."""
-        return _find(key, {m.key: m for m in self.models}, "model")
+        return _find(key, {m.key: m for m in self.models}, say.WHAT_MODEL)
 
 
 def _find(key: str, index: Mapping[str, _T], what: str) -> _T:
@@ -168,8 +169,9 @@ def _find(key: str, index: Mapping[str, _T], what: str) -> _T:
     if wanted in index:
         return index[wanted]
     close = difflib.get_close_matches(wanted, index, n=3, cutoff=0.5)
-    hint = f" Did you mean {' or '.join(close)}?" if close else ""
-    raise BandwidthError(f"Unknown {what} {key!r}.{hint} Known: {', '.join(index)}.")
+    hint = say.DID_YOU_MEAN.format(near=" or ".join(close)) if close else ""
+    known = ", ".join(index)
+    raise BandwidthError(say.UNKNOWN_NAMED.format(what=what, key=key, hint=hint, known=known))
 
 
 @functools.cache
@@ -200,10 +202,10 @@ def load_hardware() -> Hardware:
             compute,
         )
     except (KeyError, TypeError, ValueError) as exc:
-        raise BandwidthError(f"The bundled planner data is broken: {exc!r}.") from None
+        raise BandwidthError(say.PLANNER_DATA_BROKEN.format(error=exc)) from None
     hardware.gpu(hardware.default_gpu)
     if not 0 < efficiency <= 1:
-        raise BandwidthError("The bundled compute_efficiency must be above 0 and at most 1.")
+        raise BandwidthError(say.EFFICIENCY_OUT_OF_RANGE)
     return hardware
 
 

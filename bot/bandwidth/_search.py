@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from bot.bandwidth import _words as say
 from bot.bandwidth._bands import BANDS, format_band, sig2
 from bot.bandwidth._catalogue import Catalogue
 from bot.bandwidth._errors import BandwidthError
@@ -48,7 +49,7 @@ class Search:
         for _, _, found in self.fabrics:
             if found:
                 return found[0].plan
-        raise BandwidthError("No layout fits in memory; add GPUs or use a GPU with more memory.")
+        raise BandwidthError(say.NO_LAYOUT_FITS)
 
 
 def layouts(request: PlanRequest, hardware: Hardware) -> list[PlanRequest]:
@@ -133,9 +134,7 @@ def search(
                 Candidate(layout, result, r.step_seconds, r.mfu, result.memory.total / 1e9)
             )
     if tried == 0:
-        raise BandwidthError(
-            f"No layout of {model.name} splits {request.gpus:,} GPUs: try a multiple of 8 GPUs."
-        )
+        raise BandwidthError(say.NO_LAYOUT_SPLITS.format(model=model.name, gpus=request.gpus))
     fabrics = []
     for key, found in per_fabric.items():
         found.sort(key=lambda c: (c.step_seconds, c.memory_gb))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from bot.bandwidth import _words as say
 from bot.bandwidth._catalogue import Catalogue
 from bot.bandwidth._errors import BandwidthError
 from bot.bandwidth._estimate import Result, estimate
@@ -51,10 +52,7 @@ def sweep(request: BandwidthRequest, catalogue: Catalogue, largest: int = LARGES
     size (one table, as nccl-tests prints one).
     """
     if request.op == "transfer":
-        raise BandwidthError(
-            "A sweep is for collectives, like nccl-tests: give --op allreduce (or allgather,"
-            " reducescatter, broadcast, alltoall)."
-        )
+        raise BandwidthError(say.SWEEP_NEEDS_COLLECTIVE)
     sizes = sizes_up_to(largest)
     top = estimate(replace(request, bytes=sizes[-1]), catalogue)
     keys = request.over or (top.fastest.key,)

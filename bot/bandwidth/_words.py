@@ -213,3 +213,18 @@ FIELD_TEXT = "{at}: {name} must be text of 1 to {limit} characters, got {value!r
 FIELD_SOURCES = "{at}: sources must be text, or a mapping of {fields} to text"
 DEFAULT_NOT_LIST = "{where}: default_comparison must be a list of interconnect keys"
 DEFAULT_UNKNOWN = "{where}: default_comparison names unknown interconnect {key!r}"
+
+# GPUs and model presets (_hardware.py).
+UNKNOWN_NAMED = "Unknown {what} {key!r}.{hint} Known: {known}."
+WHAT_GPU = "GPU"
+WHAT_MODEL = "model"
+PLANNER_DATA_BROKEN = "The bundled planner data is broken: {error!r}."
+EFFICIENCY_OUT_OF_RANGE = "The bundled compute_efficiency must be above 0 and at most 1."
+
+# Searching layouts and sweeping sizes (_search.py, _sweep.py).
+NO_LAYOUT_FITS = "No layout fits in memory; add GPUs or use a GPU with more memory."
+NO_LAYOUT_SPLITS = "No layout of {model} splits {gpus:,} GPUs: try a multiple of 8 GPUs."
+SWEEP_NEEDS_COLLECTIVE = (
+    "A sweep is for collectives, like nccl-tests: give --op allreduce (or allgather,"
+    " reducescatter, broadcast, alltoall)."
+)
