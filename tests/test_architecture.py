@@ -148,6 +148,78 @@ def test_bandwidth_takes_nothing_from_the_bot_but_its_errors():
     assert not problems, "\n".join(problems)
 
 
+# What the bandwidth package tells a user goes through these: its error, and the lists of
+# problems (Problems.found, a catalogue's errors, a plan's warnings) that become one.
+_BANDWIDTH_SINKS = ("BandwidthError", "BandwidthError.of", "found.append", "errors.append")
+
+
+def _dotted(node: ast.expr) -> str:
+    """Return ``a.b.c`` for a name or attribute chain; "" for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else ""
+    return ""
+
+
+def _is_literal_text(node: ast.expr) -> bool:
+    """Return whether ``node`` is text written in place: a literal, an f-string, or built on one."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, ast.JoinedStr):
+        return True
+    if isinstance(node, ast.BinOp):
+        return _is_literal_text(node.left) or _is_literal_text(node.right)
+    if isinstance(node, ast.IfExp):
+        return _is_literal_text(node.body) or _is_literal_text(node.orelse)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return _is_literal_text(node.func.value)
+    return False
+
+
+def _sentences_in_place(tree: ast.AST) -> list[int]:
+    """Return the lines where a user-facing bandwidth message is built from literal text."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        name = _dotted(node.func)
+        sink = any(name == s or name.endswith("." + s) for s in _BANDWIDTH_SINKS)
+        if sink and _is_literal_text(node.args[0]):
+            found.append(node.lineno)
+    return found
+
+
+def test_bandwidth_words_its_sentences_in_one_module():
+    """Every sentence the bandwidth package shows a user is named in bot/bandwidth/_words.py."""
+    problems = [
+        f"{path.relative_to(BOT.parent)}:{line}: a message written in place; name it in _words.py"
+        for path in sorted((BOT / "bandwidth").rglob("*.py"))
+        if path.name != "_words.py"
+        for line in _sentences_in_place(ast.parse(path.read_text(), filename=str(path)))
+    ]
+    assert not problems, "\n".join(problems)
+
+
+def test_sentences_in_place_are_found():
+    written = (
+        'raise BandwidthError(f"{key}= is given twice.")\n'
+        'raise BandwidthError("Give a size first.", usage=USAGE)\n'
+        'problems.found.append("Say how many GPUs" + tail)\n'
+        'errors.append("{at}: bad".format(at=at))\n'
+        'raise BandwidthError(hint if near else "none")\n'
+    )
+    named = (
+        "raise BandwidthError(say.TOO_LONG)\n"
+        "raise BandwidthError(say.ONE_OP.format(op=op, word=word))\n"
+        'problems.found.append(say.OPTION_TWICE.format(key=key + "="))\n'
+        "raise BandwidthError.of(self.found, usage=self.usage)\n"
+    )
+    assert _sentences_in_place(ast.parse(written)) == [1, 2, 3, 4, 5]
+    assert _sentences_in_place(ast.parse(named)) == []
+
+
 def _hidden_imports(tree: ast.AST) -> list[tuple[int, str]]:
     """Return the imports made by name, or inside a ``try`` that would swallow their failure."""
     found = []
