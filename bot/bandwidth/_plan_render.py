@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.bandwidth import _words as say
 from bot.bandwidth._bands import BANDS, format_band, sig2
 from bot.bandwidth._format import (
     WIDTH,
@@ -95,7 +96,7 @@ def render_plan_table(plan: Plan, width: int = WIDTH) -> str:
     )
     lines += wrap(memory_line(plan), width)
     for warning in plan.warnings:
-        lines += wrap("Warning: " + warning, width)
+        lines += wrap(say.WARNING_LINE.format(warning=warning), width)
     lines += wrap(plan.assumptions, width)
     return "\n".join(line[:width].rstrip() for line in lines)
 

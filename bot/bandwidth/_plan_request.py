@@ -11,28 +11,7 @@ from bot.bandwidth._options import PLAN, Kind, default, synopsis
 
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
-PLAN_USAGE = f"""\
-{synopsis("/bandwidth plan MODEL", PLAN)}
-  MODEL  llama3-8b, llama3-70b, llama3-405b, gpt3-175b, bloom-176b, opt-175b, or a size
-         such as 70B with layers=L hidden=H [ffn= heads= kv= vocab=]
-  gpus=N GPUs in all; tp/pp/cp/dp the tensor, pipeline, context and data parallel sizes
-         (dp = N / (tp x pp x cp) when not given); zero= the ZeRO stage (1)
-  seq=S  tokens a sequence (the model's), batch=B sequences a step (about 4M tokens),
-  micro=b sequences a micro-batch (1), gpu= a100, h100 (default), h200, b200, gb200,
-  gpn=G GPUs a node (8; 72 on gb200), nics=K NICs a node (one per GPU)
-  fp8    matrix multiplications in FP8 (attention and the rest stay BF16)
-  sharp  InfiniBand switches reduce DP and TP traffic in the network (off unless asked)
-  uneven accept pipeline stages of unequal layers when pp does not divide them
-  search the fastest layouts (tp, pp, interleave, cp, dp, zero, micro) that fit, per fabric
-  tp-overlap  TP collectives run under the GEMMs (Megatron-Core's overlap), not in series
-  interleave=V virtual pipeline stages a GPU (1); efficiency=E one share of the BF16 peak
-  experts=E top-k=K ep=N  a mixture of experts (mixtral-8x7b, mixtral-8x22b have theirs):
-         E experts a layer, K a token, spread over N expert-parallel ranks
-Examples:
-  /bandwidth plan llama3-70b gpus=128 tp=8 pp=2
-  /bandwidth plan llama3-405b gpus=1024 tp=8 pp=16 over=ib-ndr,roce-400,100gbe,1gbe
-  /bandwidth plan 13B gpus=64 layers=40 hidden=5120 heads=40 zero=3
-  /bandwidth plan llama3-70b gpus=256 search over=ib-ndr,roce-400"""
+PLAN_USAGE = say.PLAN_USAGE.format(synopsis=synopsis("/bandwidth plan MODEL", PLAN))
 
 # chat word -> the option (its field, kind and limits)
 _KEYS = PLAN.by_word()

@@ -14,25 +14,13 @@ from bot.bandwidth._sizes import MAX_BYTES, parse_size
 
 DEFAULT_INTRA = default(ESTIMATE, "intra", str)
 
-USAGE = f"""\
-{synopsis("/bandwidth SIZE", ESTIMATE)}
-  SIZE  bytes (140GB, 1.5TiB, 800MB), bits (400Gb) or parameters (70B params bf16,
-        7B grads fp32, 13B adam = 16 bytes a parameter)
-  op    {", ".join(o + (" (default)" if o == ESTIMATE["op"].default else "") for o in OPS)}
-  nodes=N nodes ({ESTIMATE["nodes"].default}; nodes=1 compares the links inside one box), \
-gpus=G GPUs per node ({ESTIMATE["gpus"].default}),
-  nics=K NICs per node (one per GPU), step=S compute seconds per training step,
-  over=k1,k2 interconnects to compare (over=all for every one), algo= force an algorithm
-  (default: the one NCCL picks), proto= force NCCL's protocol (as NCCL_PROTO does),
-  launch=single one host thread launches every GPU of a node in turn (nccl-tests -g),
-  sharp = let InfiniBand switches reduce (CollNet)
-{wrap("   or: /bandwidth plan MODEL", brief(PLAN), 18)}   a whole training step per interconnect
-Examples:
-  /bandwidth 140GB
-  /bandwidth 70B params bf16 allreduce nodes=4 gpus=8
-  /bandwidth 1GB allreduce nodes=1 gpus=8 over=nvlink4,nvlink3,pcie5
-  /bandwidth 13B adam allreduce nodes=16 gpus=8 step=0.5
-  /bandwidth plan llama3-70b gpus=128 tp=8 pp=2"""
+USAGE = say.ESTIMATE_USAGE.format(
+    synopsis=synopsis("/bandwidth SIZE", ESTIMATE),
+    ops=", ".join(say.DEFAULT_OP.format(op=o) if o == ESTIMATE["op"].default else o for o in OPS),
+    nodes=ESTIMATE["nodes"].default,
+    gpus=ESTIMATE["gpus"].default,
+    plan=wrap(say.USAGE_OR_PLAN, brief(PLAN), 18),
+)
 
 _OP_ALIASES = {op: op for op in OPS} | dict.fromkeys(("p2p", "sendrecv", "copy"), "transfer")
 _OP_SEPARATORS = str.maketrans("", "", "-_ ")

@@ -11,7 +11,50 @@ from __future__ import annotations
 PROBLEMS = "{count} problems:\n{lines}"
 PROBLEM_LINE = "- {problem}"
 
-# Asking for help: the usage text follows these.
+# How to ask: shown after a refusal, and after these when a user asks for help.
+ESTIMATE_USAGE = """\
+{synopsis}
+  SIZE  bytes (140GB, 1.5TiB, 800MB), bits (400Gb) or parameters (70B params bf16,
+        7B grads fp32, 13B adam = 16 bytes a parameter)
+  op    {ops}
+  nodes=N nodes ({nodes}; nodes=1 compares the links inside one box), \
+gpus=G GPUs per node ({gpus}),
+  nics=K NICs per node (one per GPU), step=S compute seconds per training step,
+  over=k1,k2 interconnects to compare (over=all for every one), algo= force an algorithm
+  (default: the one NCCL picks), proto= force NCCL's protocol (as NCCL_PROTO does),
+  launch=single one host thread launches every GPU of a node in turn (nccl-tests -g),
+  sharp = let InfiniBand switches reduce (CollNet)
+{plan}   a whole training step per interconnect
+Examples:
+  /bandwidth 140GB
+  /bandwidth 70B params bf16 allreduce nodes=4 gpus=8
+  /bandwidth 1GB allreduce nodes=1 gpus=8 over=nvlink4,nvlink3,pcie5
+  /bandwidth 13B adam allreduce nodes=16 gpus=8 step=0.5
+  /bandwidth plan llama3-70b gpus=128 tp=8 pp=2"""
+DEFAULT_OP = "{op} (default)"
+USAGE_OR_PLAN = "   or: /bandwidth plan MODEL"
+PLAN_USAGE = """\
+{synopsis}
+  MODEL  llama3-8b, llama3-70b, llama3-405b, gpt3-175b, bloom-176b, opt-175b, or a size
+         such as 70B with layers=L hidden=H [ffn= heads= kv= vocab=]
+  gpus=N GPUs in all; tp/pp/cp/dp the tensor, pipeline, context and data parallel sizes
+         (dp = N / (tp x pp x cp) when not given); zero= the ZeRO stage (1)
+  seq=S  tokens a sequence (the model's), batch=B sequences a step (about 4M tokens),
+  micro=b sequences a micro-batch (1), gpu= a100, h100 (default), h200, b200, gb200,
+  gpn=G GPUs a node (8; 72 on gb200), nics=K NICs a node (one per GPU)
+  fp8    matrix multiplications in FP8 (attention and the rest stay BF16)
+  sharp  InfiniBand switches reduce DP and TP traffic in the network (off unless asked)
+  uneven accept pipeline stages of unequal layers when pp does not divide them
+  search the fastest layouts (tp, pp, interleave, cp, dp, zero, micro) that fit, per fabric
+  tp-overlap  TP collectives run under the GEMMs (Megatron-Core's overlap), not in series
+  interleave=V virtual pipeline stages a GPU (1); efficiency=E one share of the BF16 peak
+  experts=E top-k=K ep=N  a mixture of experts (mixtral-8x7b, mixtral-8x22b have theirs):
+         E experts a layer, K a token, spread over N expert-parallel ranks
+Examples:
+  /bandwidth plan llama3-70b gpus=128 tp=8 pp=2
+  /bandwidth plan llama3-405b gpus=1024 tp=8 pp=16 over=ib-ndr,roce-400,100gbe,1gbe
+  /bandwidth plan 13B gpus=64 layers=40 hidden=5120 heads=40 zero=3
+  /bandwidth plan llama3-70b gpus=256 search over=ib-ndr,roce-400"""
 HOW_TO_ESTIMATE = "How to ask for an estimate:"
 HOW_TO_PLAN = "How to plan a training step:"
 TOO_LONG = "That request is too long to read."
@@ -118,6 +161,7 @@ OVER_INSIDE_NODE = (
 )
 
 # A plan's warnings, shown under its table.
+WARNING_LINE = "Warning: {warning}"
 WARN_DOES_NOT_FIT = (
     "Does not fit: each GPU needs {need:,.0f} GB, the {gpu} has"
     " {have:g} GB; raise tp or pp, use zero=3, or add recompute."
