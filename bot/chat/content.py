@@ -11,7 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.chat.buttons import Button, PracticeChoice, ReviewChoice, TrackChoice
+from bot import messages as M
+from bot.chat.buttons import (
+    DASHBOARD,
+    PRACTICE,
+    START_REVIEW,
+    Button,
+    PracticeChoice,
+    ReviewChoice,
+    TrackChoice,
+)
 from bot.engine.model import Place, Question, QuestionCard, Reveal
 from bot.text import Text
 
@@ -53,6 +62,17 @@ class Panel:
     start_review: bool = False  # offer a button that starts a review (where buttons can)
     dashboard: bool = False  # offer an admin the button that sends a dashboard link
     practice: bool = False  # offer the button that starts a practice session
+
+    @property
+    def offers(self) -> tuple[Offer, ...]:
+        """Return the buttons the panel offers, in their order: Practice (leading), "Start a
+        review", the dashboard link; each platform draws them as it draws a reply's offers."""
+        wanted = (
+            (self.practice, Offer(PRACTICE, M.PRACTICE_BUTTON, primary=True)),
+            (self.start_review, Offer(START_REVIEW, M.START_REVIEW)),
+            (self.dashboard, Offer(DASHBOARD, M.DASHBOARD_LINK_TITLE)),
+        )
+        return tuple(offer for shown, offer in wanted if shown)
 
 
 @dataclass(frozen=True, slots=True)

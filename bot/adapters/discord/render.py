@@ -16,14 +16,12 @@ from bot.chat import (
     EstimateView,
     Explanation,
     Feedback,
+    Offer,
     Panel,
     ReviewAsk,
     words,
 )
 from bot.chat.buttons import (
-    DASHBOARD,
-    PRACTICE,
-    START_REVIEW,
     Button,
     Choice,
     Report,
@@ -162,20 +160,8 @@ class Buttons(discord.ui.View):
 def panel_view(panel: Panel) -> discord.ui.View | None:
     """Return a panel's buttons (Practice, "Start a review", the dashboard link), or None."""
     view = Buttons()
-    if panel.practice:
-        view.add_item(
-            AnswerButton(PRACTICE, label=M.PRACTICE_BUTTON, style=discord.ButtonStyle.success)
-        )
-    if panel.start_review:
-        view.add_item(
-            AnswerButton(START_REVIEW, label=M.START_REVIEW, style=discord.ButtonStyle.primary)
-        )
-    if panel.dashboard:
-        view.add_item(
-            AnswerButton(
-                DASHBOARD, label=M.DASHBOARD_LINK_TITLE, style=discord.ButtonStyle.secondary
-            )
-        )
+    for offer in panel.offers:
+        view.add_item(offer_button(offer))
     return view if view.children else None
 
 
@@ -218,9 +204,14 @@ def offers_view(item: Feedback) -> discord.ui.View:
     """Return the buttons a private reply offers (practice's Next, Stop; the confidence)."""
     view = Buttons()
     for offer in item.offers:
-        style = discord.ButtonStyle.success if offer.primary else discord.ButtonStyle.secondary
-        view.add_item(AnswerButton(offer.button, label=offer.label, style=style))
+        view.add_item(offer_button(offer))
     return view
+
+
+def offer_button(offer: Offer) -> AnswerButton:
+    """Return an offered button: green where it leads, grey otherwise."""
+    style = discord.ButtonStyle.success if offer.primary else discord.ButtonStyle.secondary
+    return AnswerButton(offer.button, label=offer.label, style=style)
 
 
 # ---------------------------------------------------------------- embeds

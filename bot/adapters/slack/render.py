@@ -31,11 +31,8 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from bot import messages as M
-from bot.chat import Explanation, Feedback, Panel, ReviewAsk, words
+from bot.chat import Explanation, Feedback, Offer, Panel, ReviewAsk, words
 from bot.chat.buttons import (
-    DASHBOARD,
-    PRACTICE,
-    START_REVIEW,
     Button,
     Choice,
     Report,
@@ -244,9 +241,7 @@ def feedback(item: Feedback) -> Message:
     text = mrkdwn(item.text)
     if not item.offers:
         return Message(text=text)
-    offered = [
-        _button(o.button, o.label, style="primary" if o.primary else None) for o in item.offers
-    ]
+    offered = [_offered(o) for o in item.offers]
     blocks = [
         *_sections(text, "quiz_feedback"),
         ActionsBlock(block_id=OFFER_BLOCK, elements=offered),
@@ -260,13 +255,7 @@ def panel_blocks(p: Panel, block_id: str) -> list[Block]:
     blocks += _sections(mrkdwn(p.body), block_id)
     if p.note is not None:
         blocks.append(_context(mrkdwn(p.note), f"{block_id}_note"))
-    buttons = []
-    if p.practice:
-        buttons.append(_button(PRACTICE, M.PRACTICE_BUTTON, style="primary"))
-    if p.start_review:
-        buttons.append(_button(START_REVIEW, M.START_REVIEW))
-    if p.dashboard:
-        buttons.append(_button(DASHBOARD, M.DASHBOARD_LINK_TITLE))
+    buttons = [_offered(o) for o in p.offers]
     if buttons:
         blocks.append(ActionsBlock(block_id=f"{block_id}_buttons", elements=buttons))
     return blocks
@@ -287,6 +276,11 @@ def home_view(panels: tuple[Panel, ...]) -> JsonDict:
 
 def _button(button: Button, text: str, *, style: str | None = None) -> ButtonElement:
     return ButtonElement(text=text, action_id=button_id(button), style=style)
+
+
+def _offered(offer: Offer) -> ButtonElement:
+    """Return an offered button: Slack's primary style where it leads."""
+    return _button(offer.button, offer.label, style="primary" if offer.primary else None)
 
 
 # ---------------------------------------------------------------- helpers

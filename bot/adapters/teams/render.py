@@ -27,9 +27,6 @@ from bot.chat import (
     words,
 )
 from bot.chat.buttons import (
-    DASHBOARD,
-    PRACTICE,
-    START_REVIEW,
     Button,
     Choice,
     ConfidenceChoice,
@@ -248,14 +245,7 @@ def panel_card(panel: Panel) -> dict[str, Any]:
     body = [_title(markdown(panel.title)), block(markdown(panel.body))]
     if panel.note is not None:
         body.append(block(markdown(panel.note), isSubtle=True, size="Small"))
-    actions = []
-    if panel.practice:
-        actions.append(_button(PRACTICE, M.PRACTICE_BUTTON, positive=True))
-    if panel.start_review:
-        actions.append(_button(START_REVIEW, M.START_REVIEW))
-    if panel.dashboard:
-        actions.append(_button(DASHBOARD, M.DASHBOARD_LINK_TITLE))
-    return card(body, actions)
+    return card(body, [_button(o.button, o.label, positive=o.primary) for o in panel.offers])
 
 
 def review_card(ask: ReviewAsk) -> dict[str, Any]:
