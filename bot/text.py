@@ -236,20 +236,33 @@ EMOJI_ICONS: Mapping[Icon, str] = {
 }
 
 
+def choice_label(key: str, text: str, limit: int) -> str:
+    """Return a choice's button label, ``A. InfiniBand``, clipped to a face's ``limit``."""
+    return clip(f"{key}. {text}", limit)
+
+
+def markdown_link(escape: Callable[[str], str], title: str, url: str, *, preview: bool) -> str:
+    """Return a Markdown link; without ``preview``, its URL in ``<>``, which Discord shows
+    without a preview (``safe_url`` leaves no ``>`` or ``)`` to end it early)."""
+    target = safe_url(url)
+    return f"[{escape(title)}]({target if preview else f'<{target}>'})"
+
+
 def markdown_style(
     escape: Callable[[str], str],
-    label: Callable[[str, str], str],
     *,
+    label_max: int,
     mention: Callable[[str], str],
     moment: Callable[[datetime, When], str],
-    link: Callable[[str, str], str],
-    pre: Callable[[str], str],
-    answer_emoji: str,
+    previews: bool = True,
+    pre: Callable[[str], str] = lambda t: t,
+    answer_emoji: str = "",
 ) -> Style:
     """Return the style of a face that writes Markdown (Discord, Teams' cards).
 
-    ``**strong**`` and `` `code` `` are written alike there; each face brings how it escapes
-    text, titles a button, names a person, shows a time, a link and a block, and its answer emoji.
+    ``**strong**``, `` `code` ``, links and a choice's label are written alike there; each face
+    brings how it escapes text, how long a button's label may be, how it names a person and
+    shows a time, whether a link may show a preview, how it writes a block, and its answer emoji.
     """
     return Style(
         literal=lambda t: t,
@@ -258,9 +271,11 @@ def markdown_style(
         strong=lambda t: f"**{escape(t)}**",
         mention=mention,
         moment=moment,
-        link=link,
+        link=lambda title, url: markdown_link(escape, title, url, preview=previews),
         label=lambda key, t, strong: (
-            f"**{escape(label(key, t))}**" if strong else escape(label(key, t))
+            f"**{escape(choice_label(key, t, label_max))}**"
+            if strong
+            else escape(choice_label(key, t, label_max))
         ),
         pre=pre,
         icons={**EMOJI_ICONS, Icon.ANSWER_EMOJI: answer_emoji},

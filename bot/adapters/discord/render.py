@@ -30,7 +30,16 @@ from bot.chat.buttons import (
 )
 from bot.chat.forms import Form
 from bot.engine.model import Difficulty, Question, QuestionCard, Reveal
-from bot.text import Icon, Text, When, clip, markdown_style, render, safe_url, say
+from bot.text import (
+    Icon,
+    Text,
+    When,
+    choice_label,
+    clip,
+    markdown_style,
+    render,
+    say,
+)
 
 PLATFORM = "discord"
 
@@ -65,7 +74,7 @@ COLOURS = {
 
 def label(key: str, text: str) -> str:
     """Return a button's label, ``A. InfiniBand``, clipped to Discord's 80 characters."""
-    return clip(f"{key}. {text}", LABEL_MAX)
+    return choice_label(key, text, LABEL_MAX)
 
 
 def timestamp(when: datetime, how: When) -> str:
@@ -85,11 +94,6 @@ def _escape(text: str) -> str:
     return discord.utils.escape_mentions(discord.utils.escape_markdown(text))
 
 
-def _link(title: str, url: str) -> str:
-    # <url> keeps Discord from embedding a preview; safe_url leaves no ">" or ")" to end it.
-    return f"[{_escape(title)}](<{safe_url(url)}>)"
-
-
 def _pre(text: str) -> str:
     # A fence inside the block would close it: break every run of three backticks.
     body = clip(text.rstrip().replace("```", "`\u200b`\u200b`"), CONTENT_MAX - 8)
@@ -98,10 +102,10 @@ def _pre(text: str) -> str:
 
 STYLE = markdown_style(
     _escape,
-    label,
+    label_max=LABEL_MAX,
     mention=lambda user: f"<@{user}>",
     moment=timestamp,
-    link=_link,
+    previews=False,  # a link would bring its page's preview into the message
     pre=_pre,
     answer_emoji=" ".join(LETTER_EMOJI.values()),
 )

@@ -36,7 +36,16 @@ from bot.chat.buttons import (
 )
 from bot.chat.forms import Form
 from bot.engine.model import Difficulty, Question, QuestionCard, Reveal
-from bot.text import Icon, Text, When, clip, markdown_style, render, safe_url
+from bot.text import (
+    Icon,
+    Text,
+    When,
+    choice_label,
+    clip,
+    markdown_link,
+    markdown_style,
+    render,
+)
 
 PLATFORM = "teams"
 
@@ -71,7 +80,7 @@ def _escape(text: str) -> str:
 
 def label(key: str, text: str) -> str:
     """Return a button's title, ``A. InfiniBand``, clipped to what a button shows."""
-    return clip(f"{key}. {text}", LABEL_MAX)
+    return choice_label(key, text, LABEL_MAX)
 
 
 def _moment(when: datetime, _how: When) -> str:
@@ -80,17 +89,11 @@ def _moment(when: datetime, _how: When) -> str:
 
 
 def _link(title: str, url: str) -> str:
-    return f"[{_escape(title)}]({safe_url(url)})"
+    return markdown_link(_escape, title, url, preview=True)
 
 
 STYLE = markdown_style(
-    _escape,
-    label,
-    mention=lambda user: f"**{_escape(user)}**",
-    moment=_moment,
-    link=_link,
-    pre=lambda t: t,
-    answer_emoji="",
+    _escape, label_max=LABEL_MAX, mention=lambda user: f"**{_escape(user)}**", moment=_moment
 )
 
 
