@@ -8,6 +8,7 @@ the loops and closes the transport, in that order.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextlib
 import logging
@@ -143,7 +144,7 @@ class Closing:
         await self._closed.wait()
 
 
-class Endpoint(Closing):
+class Endpoint(Closing, abc.ABC):
     """A platform's HTTP endpoint as the runner's transport: listening once open, closed first.
 
     A platform says what it serves (``app``, an aiohttp application), at which path, under
@@ -159,9 +160,9 @@ class Endpoint(Closing):
         self.host, self.port, self.on_ready = host, port, on_ready
         self._server: HealthServer | None = None
 
+    @abc.abstractmethod
     def app(self) -> Any:
-        """Return the aiohttp application to serve."""
-        raise NotImplementedError
+        """Return the aiohttp application to serve (each platform's own)."""
 
     async def settle(self) -> None:
         """Wait for what served requests left to finish (nothing, unless a platform says)."""

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.engine.model import Place, ScoreRow
@@ -43,7 +44,29 @@ def _schedule(row: Any) -> Schedule:
     )
 
 
-# What every post runs: its claim settled, its schedule given back.
+def _first_claim(insert: Any) -> Any:
+    """The claim of a slot nobody has claimed yet, in a dialect's upsert."""
+    return (
+        insert(slot_claims)
+        .values(
+            platform=sa.bindparam("p_platform"),
+            workspace=sa.bindparam("p_workspace"),
+            channel=sa.bindparam("p_channel"),
+            kind=param("s_kind", slot_claims.c.kind),
+            slot=param("s_slot", slot_claims.c.slot),
+            slot_at=param("s_slot_at", slot_claims.c.slot_at),
+            claimant=param("s_claimant", slot_claims.c.claimant),
+            claimed_at=param("s_at", slot_claims.c.claimed_at),
+        )
+        .on_conflict_do_nothing(index_elements=["platform", "workspace", "channel", "kind", "slot"])
+    )
+
+
+# What every post runs: its claim (a slot's first), settled, its schedule given back.
+_FIRST_CLAIM = {
+    "postgresql": _first_claim(postgresql.insert),
+    "sqlite": _first_claim(sqlite.insert),
+}
 _SETTLE_CLAIM = (
     slot_claims.update()
     .where(
@@ -69,6 +92,7 @@ class ScheduleSql:
     """The ScheduleStore protocol, mixed into SqlStore (which supplies the transactions)."""
 
     if TYPE_CHECKING:
+        dialect: str
 
         async def _hot_write(self, stmt: Any, params: dict[str, Any]) -> int: ...
 
@@ -315,7 +339,7 @@ class ScheduleSql:
             "s_claimant": claimant,
             "s_at": at,
         }
-        if await self._hot_write(self._first_claim(), first) == 1:
+        if await self._hot_write(_FIRST_CLAIM[self.dialect], first) == 1:
             return True
         where = sa.and_(
             _where_place(slot_claims, place),
@@ -374,29 +398,6 @@ class ScheduleSql:
             held.claimant,
         )
         return True
-
-    def _first_claim(self) -> Any:
-        """The claim of a slot nobody has claimed, built once (its dialect's upsert)."""
-        built: Any = getattr(self, "_first_claim_stmt", None)
-        if built is None:
-            built = (
-                self._insert(slot_claims)
-                .values(
-                    platform=sa.bindparam("p_platform"),
-                    workspace=sa.bindparam("p_workspace"),
-                    channel=sa.bindparam("p_channel"),
-                    kind=param("s_kind", slot_claims.c.kind),
-                    slot=param("s_slot", slot_claims.c.slot),
-                    slot_at=param("s_slot_at", slot_claims.c.slot_at),
-                    claimant=param("s_claimant", slot_claims.c.claimant),
-                    claimed_at=param("s_at", slot_claims.c.claimed_at),
-                )
-                .on_conflict_do_nothing(
-                    index_elements=["platform", "workspace", "channel", "kind", "slot"]
-                )
-            )
-            self._first_claim_stmt = built
-        return built
 
     async def settle_claim(
         self, place: Place, kind: ClaimKind, key: str, *, outcome: str, round_id: int | None

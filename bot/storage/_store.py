@@ -543,14 +543,14 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql, TracksSql, Ban
         The closer holds the round's reveal for ``REVEAL_LEASE``: past it, unless
         ``mark_revealed`` was called, any replica's ``claim_reveals`` takes it over.
         """
+        if not 0 < round_id <= ROUND_ID_MAX:
+            return None
         params = {
             "r_id": round_id,
             "r_at": at,
             "r_owner": self.claimant,
             "r_until": at + REVEAL_LEASE,
         }
-        if not 0 < round_id <= ROUND_ID_MAX:
-            return None
         # In a transaction of its own: a commit whose reply is lost is reconciled by the retry
         # layer (``_retry.RECONCILE``), which reads the round's closing time.
         async with self.write() as conn:
