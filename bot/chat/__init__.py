@@ -26,7 +26,7 @@ from bot.chat.content import (
 )
 from bot.chat.core import Chat
 from bot.chat.events import Click, Command, Press, Reaction, ReviewClick
-from bot.chat.port import Exchange, Gone, NotAMember, Port
+from bot.chat.port import Exchange, Gone, NotAMember, Port, neutral_errors
 
 __all__ = [
     "Action",
@@ -56,4 +56,5 @@ __all__ = [
     "ReviewAsk",
     "ReviewClick",
     "UpdateCard",
+    "neutral_errors",
 ]

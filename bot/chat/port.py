@@ -7,6 +7,8 @@ Failures a flow must tell apart arrive as the neutral errors below.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Protocol
 
 from bot.chat.content import Action, Content
@@ -21,6 +23,23 @@ class Gone(Exception):
 
 class NotAMember(Exception):
     """The bot may not post in that channel."""
+
+
+#: What a platform says of one of its own errors: the neutral error a flow tells it apart by,
+#: or None to let it through as it is (after counting it, where the platform counts there).
+Neutral = Callable[[Exception], type[Gone | NotAMember] | None]
+
+
+@contextlib.contextmanager
+def neutral_errors(neutral: Neutral) -> Iterator[None]:
+    """Raise, in place of a platform's error, the neutral error its ``neutral`` names."""
+    try:
+        yield
+    except Exception as exc:
+        error = neutral(exc)
+        if error is None:
+            raise
+        raise error(str(exc)) from exc
 
 
 class Port(Protocol):

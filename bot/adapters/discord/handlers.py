@@ -4,10 +4,9 @@ exchange, and the port that posts, edits, opens threads and sends direct message
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any, Literal
 
@@ -30,6 +29,7 @@ from bot.chat import (
     ReplyInThread,
     UpdateCard,
     forms,
+    neutral_errors,
 )
 from bot.chat.buttons import of_round
 from bot.chat.forms import Form
@@ -58,18 +58,14 @@ def card_nonce(round_id: int) -> str:
     return f"quiz-card-{round_id}"
 
 
-@contextlib.contextmanager
-def _counted() -> Iterator[None]:
-    """Count failed REST calls by kind; turn the ones a flow tells apart into neutral errors."""
-    try:
-        yield
-    except discord.HTTPException as exc:
-        count_api_error(render.PLATFORM, http_error_kind(exc.status))
-        if isinstance(exc, discord.NotFound):
-            raise Gone(str(exc)) from exc
-        if isinstance(exc, discord.Forbidden) and exc.code in NO_ACCESS:
-            raise NotAMember(str(exc)) from exc
-        raise
+def _neutral(exc: Exception) -> type[Gone | NotAMember] | None:
+    """Count a failed REST call by kind; name the neutral error a flow tells it apart by."""
+    if not isinstance(exc, discord.HTTPException):
+        return None
+    count_api_error(render.PLATFORM, http_error_kind(exc.status))
+    if isinstance(exc, discord.NotFound):
+        return Gone
+    return NotAMember if isinstance(exc, discord.Forbidden) and exc.code in NO_ACCESS else None
 
 
 def place_of(interaction: Interaction) -> Place | None:
@@ -102,7 +98,7 @@ class DiscordPort:
     async def send(self, action: Action) -> str | None:
         """Carry out an action."""
         channel = self.channel(action.place)
-        with _counted():
+        with neutral_errors(_neutral):
             match action:
                 case PostCard(card=card):
                     if isinstance(card, QuestionCard):
@@ -209,14 +205,14 @@ class DiscordExchange:
     async def defer(self, *, private: bool) -> None:
         """Send the "thinking" response (type 5), if no response was given yet."""
         if not self.interaction.response.is_done():
-            with _counted():
+            with neutral_errors(_neutral):
                 await self.interaction.response.defer(ephemeral=private, thinking=True)
 
     async def reply(self, content: Content, *, private: bool) -> str | None:
         """Answer as the interaction's response, or as a follow-up."""
         kwargs = render.message(content)
         response = self.interaction.response
-        with _counted():
+        with neutral_errors(_neutral):
             if not response.is_done():
                 sent = await response.send_message(**kwargs, ephemeral=private)
                 if not isinstance(content, QuestionCard | Reveal):
@@ -232,7 +228,7 @@ class DiscordExchange:
 
     async def open_form(self, form: Form) -> None:
         """Open the form as a modal: the interaction's response (type 9)."""
-        with _counted():
+        with neutral_errors(_neutral):
             await self.interaction.response.send_modal(render.form_modal(form))
 
     async def refuse_form(self, form: Form) -> None:

@@ -19,27 +19,12 @@ from bot.chat import (
     Offer,
     Panel,
     ReviewAsk,
+    buttons,
     words,
-)
-from bot.chat.buttons import (
-    Button,
-    Choice,
-    Report,
-    button_id,
-    fits,
 )
 from bot.chat.forms import Form
 from bot.engine.model import Difficulty, Question, QuestionCard, Reveal
-from bot.text import (
-    Icon,
-    Text,
-    When,
-    choice_label,
-    clip,
-    markdown_style,
-    render,
-    say,
-)
+from bot.text import Icon, Text, When, choice_label, clip, markdown_style, render, say
 
 PLATFORM = "discord"
 
@@ -132,7 +117,7 @@ class AnswerButton(discord.ui.Button[Any]):
 
     def __init__(
         self,
-        button: Button,
+        button: buttons.Button,
         *,
         label: str,
         style: discord.ButtonStyle = discord.ButtonStyle.primary,
@@ -140,7 +125,11 @@ class AnswerButton(discord.ui.Button[Any]):
         row: int | None = None,
     ) -> None:
         super().__init__(
-            label=label, style=style, disabled=disabled, custom_id=button_id(button), row=row
+            label=label,
+            style=style,
+            disabled=disabled,
+            custom_id=buttons.button_id(button),
+            row=row,
         )
 
 
@@ -173,7 +162,9 @@ def card_view(card: QuestionCard) -> discord.ui.View:
     """Return the card's buttons: one per choice, each with a fixed parseable ``custom_id``."""
     view = Buttons()
     for c in card.question.choices:
-        view.add_item(AnswerButton(Choice(card.round_id, c.key), label=label(c.key, c.text)))
+        view.add_item(
+            AnswerButton(buttons.Choice(card.round_id, c.key), label=label(c.key, c.text))
+        )
     return view
 
 
@@ -184,14 +175,14 @@ def reveal_view(reveal: Reveal) -> discord.ui.View:
         name = label(t.choice.key, t.choice.text)
         view.add_item(
             AnswerButton(
-                Choice(reveal.round.id, t.choice.key),
+                buttons.Choice(reveal.round.id, t.choice.key),
                 label=clip("✓ " + name, LABEL_MAX) if t.correct else name,
                 style=discord.ButtonStyle.success if t.correct else discord.ButtonStyle.secondary,
                 disabled=True,
             )
         )
-    report = Report(reveal.question.id)
-    if fits(report):
+    report = buttons.Report(reveal.question.id)
+    if buttons.fits(report):
         view.add_item(AnswerButton(report, label=M.REPORT_BUTTON, style=SECONDARY, row=1))
     return view
 
@@ -391,7 +382,9 @@ def form_modal(form: Form) -> discord.ui.Modal:
     if len(form.fields) > MODAL_FIELDS:
         raise ValueError(f"a modal holds {MODAL_FIELDS} fields, not {len(form.fields)}")
     modal = FormModal(
-        title=clip(form.title, MODAL_TITLE_MAX), custom_id=button_id(form.button), timeout=None
+        title=clip(form.title, MODAL_TITLE_MAX),
+        custom_id=buttons.button_id(form.button),
+        timeout=None,
     )
     for f in form.fields:
         value = form.values.get(f.name, "")

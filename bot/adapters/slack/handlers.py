@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from datetime import datetime
 from typing import Any
 
@@ -54,6 +54,7 @@ from bot.chat import (
     ReviewAsk,
     UpdateCard,
     buttons,
+    neutral_errors,
 )
 from bot.chat.events import Press, Submit, mentioned
 from bot.chat.forms import Form
@@ -149,7 +150,7 @@ class SlackPort:
     async def send(self, action: Action) -> str | None:
         """Carry out an action in its channel."""
         async with self.workspace(action.place.workspace):
-            with _translated():
+            with neutral_errors(_neutral):
                 channel = action.place.channel
                 match action:
                     case PostCard(card=card):
@@ -300,19 +301,12 @@ class SlackPort:
         return isinstance(error, aiohttp.ClientError | TimeoutError)
 
 
-@contextlib.contextmanager
-def _translated() -> Iterator[None]:
-    """Turn the Slack errors a flow tells apart into the chat layer's neutral ones."""
-    try:
-        yield
-    except SlackApiError as exc:
-        data = getattr(exc.response, "data", None)
-        code = str(data.get("error")) if isinstance(data, dict) else ""
-        if code in NOT_A_MEMBER:
-            raise NotAMember(code) from exc
-        if code in GONE:
-            raise Gone(code) from exc
-        raise
+def _neutral(exc: Exception) -> type[Gone | NotAMember] | None:
+    """Name the neutral error a flow tells a Slack error apart by (the client counts them)."""
+    if not isinstance(exc, SlackApiError):
+        return None
+    code = _code(exc)
+    return NotAMember if code in NOT_A_MEMBER else Gone if code in GONE else None
 
 
 def _code(exc: SlackApiError) -> str:
@@ -407,7 +401,7 @@ class SlackExchange:
                 await self.ack(text=_text(content))
                 return None
             await self.ack()
-        with _translated():
+        with neutral_errors(_neutral):
             return await self._after_ack(content, private)
 
     async def _after_ack(self, content: Content, private: bool) -> str | None:
@@ -455,7 +449,7 @@ class SlackExchange:
 
     async def open_form(self, form: Form) -> None:
         """Open the form as a modal (``views.open`` with the request's trigger), then ack."""
-        with _translated():
+        with neutral_errors(_neutral):
             await self.port.client.views_open(
                 trigger_id=str(self.body.get("trigger_id", "")), view=render.form_view(form)
             )

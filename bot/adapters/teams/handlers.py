@@ -9,7 +9,7 @@ import hashlib
 import html
 import logging
 import re
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -40,6 +40,7 @@ from bot.chat import (
     PostText,
     ReplyInThread,
     UpdateCard,
+    neutral_errors,
 )
 from bot.chat.events import mentioned
 from bot.chat.forms import Form
@@ -64,18 +65,16 @@ _PERSON = re.compile(r"\x00([0-9]+)\x00")
 NAMES = {g.name for g in GRAMMARS}
 
 
-@contextlib.contextmanager
-def _counted() -> Iterator[None]:
-    """Count failed connector calls by kind; turn those a flow tells apart into neutral errors."""
-    try:
-        yield
-    except aiohttp.ClientResponseError as exc:
-        count_api_error(render.PLATFORM, http_error_kind(exc.status))
-        if exc.status == 404:
-            raise Gone(str(exc)) from exc
-        if exc.status == 403:
-            raise NotAMember(str(exc)) from exc
-        raise
+# A connector's answers that a flow tells apart, by HTTP status.
+_NEUTRAL: dict[int, type[Gone | NotAMember]] = {404: Gone, 403: NotAMember}
+
+
+def _neutral(exc: Exception) -> type[Gone | NotAMember] | None:
+    """Count a failed connector call by kind; name the neutral error a flow tells it apart by."""
+    if not isinstance(exc, aiohttp.ClientResponseError):
+        return None
+    count_api_error(render.PLATFORM, http_error_kind(exc.status))
+    return _NEUTRAL.get(exc.status)
 
 
 # ---------------------------------------------------------------- reading activities
@@ -391,7 +390,7 @@ class TeamsPort:
         reference = await self.reference(place)
         async with self.connector.client(reference.service_url) as client:
             conversations = client.conversations
-            with _counted():
+            with neutral_errors(_neutral):
                 match action:
                     case PostCard(card=card):
                         sent = await conversations.send_to_conversation(
@@ -420,7 +419,7 @@ class TeamsPort:
         ``team``, the team it was asked from, whose owners are the person's admins there."""
         reference = await self.reference(place)
         async with self.connector.client(reference.service_url) as client:
-            with _counted():
+            with neutral_errors(_neutral):
                 chat = await self._chat_with(client, reference, user)
                 made = await self._message(content)
                 await client.conversations.send_to_conversation(
@@ -468,7 +467,7 @@ class TeamsPort:
         one-to-one chat with the bot."""
         message = _activity({"type": "message", "attachments": [render.attachment(made)]})
         async with self.connector.client(heard.service_url) as client:
-            with _counted():
+            with neutral_errors(_neutral):
                 if direct:
                     chat = await self._chat_with(
                         client, await self.reference(heard.place), heard.user
@@ -481,7 +480,7 @@ class TeamsPort:
         """Post content as a new message of a channel; return its id."""
         reference = await self.reference(place)
         async with self.connector.client(reference.service_url) as client:
-            with _counted():
+            with neutral_errors(_neutral):
                 sent = await client.conversations.send_to_conversation(
                     place.channel, _activity(await self._message(content))
                 )
@@ -490,7 +489,7 @@ class TeamsPort:
     async def answer_in_thread(self, heard: Heard, content: Content) -> None:
         """Reply to the activity in its own thread (or its chat)."""
         async with self.connector.client(heard.service_url) as client:
-            with _counted():
+            with neutral_errors(_neutral):
                 message = _activity(await self._message(content))
                 if heard.activity_id and not heard.personal:
                     await client.conversations.reply_to_activity(
@@ -612,7 +611,7 @@ class TeamsExchange:
         if self.team is None:
             return False
         try:
-            with _counted():
+            with neutral_errors(_neutral):
                 member = await TeamsInfo.get_team_member(self.context, self.team, self.heard.user)
         except Gone:
             return False

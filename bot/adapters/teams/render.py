@@ -24,28 +24,12 @@ from bot.chat import (
     Feedback,
     Panel,
     ReviewAsk,
+    buttons,
     words,
-)
-from bot.chat.buttons import (
-    Button,
-    Choice,
-    ConfidenceChoice,
-    Report,
-    button_id,
-    fits,
 )
 from bot.chat.forms import Form
 from bot.engine.model import Difficulty, Question, QuestionCard, Reveal
-from bot.text import (
-    Icon,
-    Text,
-    When,
-    choice_label,
-    clip,
-    markdown_link,
-    markdown_style,
-    render,
-)
+from bot.text import Icon, Text, When, choice_label, clip, markdown_link, markdown_style, render
 
 PLATFORM = "teams"
 
@@ -117,12 +101,12 @@ def _title(text: str) -> dict[str, Any]:
     return block(text, weight="Bolder", size="Medium")
 
 
-def _button(button: Button, title: str, *, positive: bool = False) -> dict[str, Any]:
+def _button(button: buttons.Button, title: str, *, positive: bool = False) -> dict[str, Any]:
     action: dict[str, Any] = {
         "type": "Action.Execute",
         "title": title,
         "verb": VERB,
-        "data": {DATA_KEY: button_id(button)},
+        "data": {DATA_KEY: buttons.button_id(button)},
     }
     if positive:
         action["style"] = "positive"
@@ -191,7 +175,9 @@ def question_card(c: QuestionCard) -> dict[str, Any]:
         body.append({"type": "Image", "url": q.image, "altText": M.CARD_IMAGE_ALT})
     # Teams' reactions are a fixed set with no letters: the buttons are the one way to answer.
     body.append(block(_escape(M.CARD_HOW_TO_ANSWER_BUTTONS), isSubtle=True, size="Small"))
-    actions = [_button(Choice(c.round_id, ch.key), label(ch.key, ch.text)) for ch in q.choices]
+    actions = [
+        _button(buttons.Choice(c.round_id, ch.key), label(ch.key, ch.text)) for ch in q.choices
+    ]
     return card(body, actions)
 
 
@@ -224,8 +210,8 @@ def reveal_card(reveal: Reveal) -> dict[str, Any]:
         block(_escape(M.IN_THE_THREAD), isSubtle=True, size="Small"),
     ]
     # Teams cannot grey a button out: the closed card has no choices, only the report.
-    report = Report(reveal.question.id)
-    return card(body, [_button(report, M.REPORT_BUTTON)] if fits(report) else None)
+    report = buttons.Report(reveal.question.id)
+    return card(body, [_button(report, M.REPORT_BUTTON)] if buttons.fits(report) else None)
 
 
 def explanation_card(item: Explanation, image_url: ImageUrl = small_inline) -> dict[str, Any]:
@@ -287,8 +273,8 @@ def content_card(content: Content, image_url: ImageUrl = small_inline) -> dict[s
         case Feedback(text=text, offers=()):
             return card([block(_feedback_markdown(text))])
         case Feedback(text=text, offers=offers):
-            buttons = [_button(o.button, o.label, positive=o.primary) for o in offers]
-            return card([block(_feedback_markdown(text))], buttons)
+            actions = [_button(o.button, o.label, positive=o.primary) for o in offers]
+            return card([block(_feedback_markdown(text))], actions)
         case Panel():
             return panel_card(content)
         case QuestionCard():
@@ -322,7 +308,7 @@ def plain(content: Content) -> str | None:
         case Text():
             return clip(content.plain(), TEXT_MAX)
         case Feedback(text=text, offers=offers) if all(
-            isinstance(o.button, ConfidenceChoice | Report) for o in offers
+            isinstance(o.button, buttons.ConfidenceChoice | buttons.Report) for o in offers
         ):
             # An invoke's answer is text alone: the confidence buttons and the report, optional
             # (the report is on the results card too), are left out.
@@ -383,7 +369,7 @@ def form_card(form: Form, team: str | None = None) -> dict[str, Any]:
         error = form.errors.get(f.name)
         if error:
             body.append(block(_escape(error), id=f"{f.name}-error", color="Attention"))
-    data: dict[str, Any] = {DATA_KEY: button_id(form.button), FORM_KEY: True}
+    data: dict[str, Any] = {DATA_KEY: buttons.button_id(form.button), FORM_KEY: True}
     if team:
         data[TEAM_KEY] = team
     submit = {"type": "Action.Execute", "title": form.submit, "verb": VERB, "data": data}
