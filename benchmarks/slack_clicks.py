@@ -234,7 +234,8 @@ def click_body(round_id: int, key: str, user: str, channel: str) -> str:
     payload = {
         "type": "block_actions",
         "team": {"id": TEAM, "domain": "bench"},
-        "user": {"id": user, "team_id": TEAM},
+        # As Slack sends it: the clicker's id and name (https://docs.slack.dev/reference/interaction-payloads/block_actions-payload).
+        "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": TEAM},
         "api_app_id": "A0APP",
         "container": {"type": "message", "message_ts": "1700000000.000001", "channel_id": channel},
         "channel": {"id": channel, "name": "bench"},

@@ -5,13 +5,16 @@ name, a way to ask the platform (``Lookup``). Every call costs a dictionary look
 written only for a new name, a rename, or one stored longer ago than ``REFRESH_AFTER``, and the
 platform is asked at most once an id a process. Both happen in the background, off the answer's
 path; a failure is logged and the id keeps being shown until a later try succeeds.
+
+The names learnt while a workspace's write is in flight wait for it and go together in the
+next: a crowd of new people (a round's first clicks) costs a few writes, not one each.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from datetime import datetime
 from typing import Protocol
 
@@ -52,6 +55,10 @@ class NameBook:
         self._known: dict[str, dict[Key, Known]] = {}
         self._asked: set[tuple[str, Key]] = set()
         self._tasks: set[asyncio.Task[None]] = set()
+        # Names waiting for their workspace's next write, and the task writing them.
+        self._pending: dict[str, dict[Key, str]] = {}
+        self._writing: dict[str, asyncio.Task[None]] = {}
+        self._loading: dict[str, asyncio.Task[dict[Key, Known]]] = {}
 
     def learn(self, workspace: str, names: Mapping[Key, str], seen: Iterable[Key] = ()) -> None:
         """Take a request's names, and the ids it carried without one, in the background."""
@@ -64,12 +71,16 @@ class NameBook:
             unnamed = [k for k in seen if k not in names and self._wanted(workspace, known, k, now)]
             if not worth and not unnamed:
                 return
-        task = asyncio.create_task(self._learn(workspace, dict(names), list(seen)))
+        self._spawn(self._learn(workspace, dict(names), list(seen)))
+
+    def _spawn(self, work: Coroutine[None, None, None]) -> asyncio.Task[None]:
+        task = asyncio.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         if self.drain is not None:
             self.drain.enter()
             task.add_done_callback(lambda _: self._left())
+        return task
 
     def _left(self) -> None:
         assert self.drain is not None
@@ -95,17 +106,44 @@ class NameBook:
                     names[key] = name
             worth = fresh(known, names, now)
             if worth:
-                await self.store.save_names(self.platform, workspace, worth, now)
-                known.update({k: Known(v.strip(), now) for k, v in worth.items()})
+                self._pending.setdefault(workspace, {}).update(worth)
+                writing = self._writing.get(workspace)
+                # A task whose loop has ended is done at once: its callback may not have run.
+                if writing is None or writing.done():
+                    writing = self._spawn(self._write(workspace, known))
+                    self._writing[workspace] = writing
+                    writing.add_done_callback(lambda done: self._written(workspace, done))
         except Exception:
             log.warning("could not learn names in %s", workspace, exc_info=True)
 
+    async def _write(self, workspace: str, known: dict[Key, Known]) -> None:
+        """Store the workspace's waiting names, in one write for all that came meanwhile."""
+        while batch := self._pending.pop(workspace, None):
+            now = self.clock()
+            try:
+                await self.store.save_names(self.platform, workspace, batch, now)
+            except Exception:
+                # Not marked known: the next request that carries them tries again.
+                log.warning("could not store %d names in %s", len(batch), workspace, exc_info=True)
+                continue
+            known.update({k: Known(v.strip(), now) for k, v in batch.items()})
+
+    def _written(self, workspace: str, task: asyncio.Task[None]) -> None:
+        if self._writing.get(workspace) is task:
+            del self._writing[workspace]
+
     async def _load(self, workspace: str) -> dict[Key, Known]:
         known = self._known.get(workspace)
-        if known is None:
-            known = await self.store.display_names(self.platform, workspace)
-            self._known[workspace] = known
-        return known
+        if known is not None:
+            return known
+        # A crowd's first requests come all at once: one read serves every one of them.
+        loading = self._loading.get(workspace)
+        if loading is None:
+            loading = asyncio.create_task(self.store.display_names(self.platform, workspace))
+            self._loading[workspace] = loading
+            loading.add_done_callback(lambda _: self._loading.pop(workspace, None))
+        stored = await asyncio.shield(loading)
+        return self._known.setdefault(workspace, stored)
 
     async def names(self, workspace: str) -> Names:
         """Return the workspace's names for display."""

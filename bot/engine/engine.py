@@ -374,6 +374,7 @@ class QuizEngine:
             OrderedDict()
         )
         self._memories: dict[tuple[str, str], tuple[datetime, learning.Memory]] = {}
+        self._memory_reads: dict[tuple[str, str], asyncio.Task[learning.Memory]] = {}
         self._rates_cache: dict[
             tuple[str, str], tuple[datetime, Mapping[str, tuple[int, int]]]
         ] = {}
@@ -1506,11 +1507,21 @@ class QuizEngine:
         minute without a read on every answer.
         """
         key = (platform, workspace)
-        now = self._now()
         cached = self._memories.get(key)
-        if cached is not None and now - cached[0] < RATES_MAX_AGE:
+        if cached is not None and self._now() - cached[0] < RATES_MAX_AGE:
             return cached[1]
-        retention = (await self.store.workspace_settings(platform, workspace)).retention
+        # A round's first clicks come all at once: one read serves every one of them.
+        reading = self._memory_reads.get(key)
+        if reading is None:
+            reading = asyncio.create_task(self._read_memory(key))
+            self._memory_reads[key] = reading
+            reading.add_done_callback(lambda _: self._memory_reads.pop(key, None))
+        # Shielded: an answer given up on does not cancel the read the others wait for.
+        return await asyncio.shield(reading)
+
+    async def _read_memory(self, key: tuple[str, str]) -> learning.Memory:
+        now = self._now()
+        retention = (await self.store.workspace_settings(*key)).retention
         memory = (
             self.memory
             if retention is None or retention == self.memory.retention

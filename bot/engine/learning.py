@@ -148,10 +148,13 @@ class Study:
     review: Review
     memory: Memory
 
-    def apply(self, prior: MemoryCard | None) -> MemoryCard:
-        """Return the card after this answer (``prior`` None: the first answer)."""
-        base = prior if prior is not None else new_card(self.key, self.review.at)
-        return self.memory.review(base, self.review.rating, self.review.at)
+    def apply(self, prior: MemoryCard | None, *, version: int | None = None) -> MemoryCard:
+        """Return the card after this answer (``prior`` None: the first answer), at ``version``
+        (None: the prior's, 0 for a first answer)."""
+        review = self.review
+        if prior is None:
+            return self.memory.first(self.key, review.rating, review.at, version=version or 0)
+        return self.memory.review(prior, review.rating, review.at, version=version)
 
 
 def new_card(key: CardKey, now: datetime) -> MemoryCard:
@@ -181,9 +184,19 @@ class Memory:
             relearning_steps=(),
             enable_fuzzing=False,
         )
+        self._firsts: dict[Grade, tuple[int, float, float, timedelta]] = {}
 
-    def review(self, card: MemoryCard, rating: Grade, at: datetime) -> MemoryCard:
-        """Return the card after one answer rated ``rating`` at ``at`` (its version unchanged)."""
+    def review(
+        self, card: MemoryCard, rating: Grade, at: datetime, *, version: int | None = None
+    ) -> MemoryCard:
+        """Return the card after one answer rated ``rating`` at ``at``, at ``version`` (None:
+        the card's)."""
+        version = card.version if version is None else version
+        new = card.last_review is None and card.stability is None and card.difficulty is None
+        if new and card.state == _LEARNING:
+            return self.first(
+                card.key, rating, at, reps=card.reps, lapses=card.lapses, version=version
+            )
         after, _ = self._scheduler.review_card(_to_fsrs(card), _RATINGS[rating], at)
         return MemoryCard(
             key=card.key,
@@ -194,8 +207,54 @@ class Memory:
             last_review=after.last_review,
             reps=card.reps + 1,
             lapses=card.lapses + (1 if rating is Grade.AGAIN and card.seen else 0),
-            version=card.version,
+            version=version,
         )
+
+    def first(
+        self,
+        key: CardKey,
+        rating: Grade,
+        at: datetime,
+        *,
+        reps: int = 0,
+        lapses: int = 0,
+        version: int = 0,
+    ) -> MemoryCard:
+        """Return a new card after its first answer, rated ``rating`` at ``at``.
+
+        The scheduler's answer for the rating (``_first``), its due date moved to ``at``.
+        """
+        state, stability, difficulty, interval = self._first(rating)
+        return MemoryCard(
+            key=key,
+            state=state,
+            stability=stability,
+            difficulty=difficulty,
+            due_at=at + interval,
+            last_review=at,
+            reps=reps + 1,
+            lapses=lapses,
+            version=version,
+        )
+
+    def _first(self, rating: Grade) -> tuple[int, float, float, timedelta]:
+        """Return what the scheduler makes of a new card's first review rated ``rating``.
+
+        A new card carries no stability, difficulty or last review, so the first review's
+        state, stability, difficulty and interval depend on the rating alone (no learning steps,
+        no fuzz): the scheduler reviews a new card once per rating, and later first reviews
+        take its answer, its due date moved to their own time. Most answers are a person's
+        first to a question; this spares each the scheduler's copy and arithmetic.
+        """
+        first = self._firsts.get(rating)
+        if first is None:
+            after, _ = self._scheduler.review_card(
+                _to_fsrs(new_card(_NO_KEY, _EPOCH)), _RATINGS[rating], _EPOCH
+            )
+            assert after.stability is not None and after.difficulty is not None
+            first = (after.state.value, after.stability, after.difficulty, after.due - _EPOCH)
+            self._firsts[rating] = first
+        return first
 
     def replay(self, key: CardKey, history: Iterable[Review], *, version: int = 0) -> MemoryCard:
         """Return the card that these answers, in time order, leave."""
@@ -422,6 +481,8 @@ def from_ladder(
 
 
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+_LEARNING = State.Learning.value
+_NO_KEY = CardKey("", "", "", "")
 _RATINGS = {grade: Rating(int(grade)) for grade in Grade}
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable, Generator, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -134,11 +134,11 @@ def card_steps(
 ) -> Generator[tuple[str, dict[str, Any]], Done, None]:
     """Read the card (locked), review it and write it."""
     prior = card_from_row(study.key, (yield CARD_READ, key_params(study.key)).row)
-    new = study.apply(prior)
     expected = 0 if prior is None else prior.version
+    new = study.apply(prior, version=expected + 1)
     if (yield CARD_WRITE, card_params(study, new, expected)).rowcount != 1:
         raise RuntimeError(f"card of {answer.user} changed while locked")
-    remember(replace(new, version=expected + 1))
+    remember(new)
 
 
 def stored_answer(answer: AnswerRecord, row: tuple[Any, ...]) -> AnswerRecord:
@@ -392,10 +392,10 @@ def sqlite_learn(
     def learn(conn: sqlite3.Connection) -> None:
         prior = cache.get(study.key)
         for _ in range(2):
-            new = study.apply(prior)
             expected = 0 if prior is None else prior.version
+            new = study.apply(prior, version=expected + 1)
             if conn.execute(write.sql, write.values(card_params(study, new, expected))).rowcount:
-                cache.put(replace(new, version=expected + 1))
+                cache.put(new)
                 return
             key = read.values(key_params(study.key))
             prior = card_from_row(study.key, conn.execute(read.sql, key).fetchone())

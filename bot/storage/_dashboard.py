@@ -8,6 +8,7 @@ sending a year of rounds to Python.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from contextlib import AbstractAsyncContextManager
 from datetime import date, datetime
@@ -298,14 +299,16 @@ class DashboardSql:
             for (kind, ident), name in sorted(names.items())
         ]
         async with self.write() as conn:
-            insert = self._insert(display_names)
-            await conn.execute(
-                insert.on_conflict_do_update(
-                    index_elements=["platform", "workspace", "kind", "id"],
-                    set_={"name": insert.excluded.name, "fetched_at": insert.excluded.fetched_at},
-                ),
-                rows,
-            )
+            await conn.execute(self._save_names, rows)
+
+    @functools.cached_property
+    def _save_names(self) -> Any:
+        """The upsert of names, built once per store."""
+        insert = self._insert(display_names)
+        return insert.on_conflict_do_update(
+            index_elements=["platform", "workspace", "kind", "id"],
+            set_={"name": insert.excluded.name, "fetched_at": insert.excluded.fetched_at},
+        )
 
     async def display_names(
         self, platform: str, workspace: str

@@ -8,7 +8,6 @@ import secrets
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -375,6 +374,8 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql, TracksSql, Ban
                 # timestamps would then no longer sort as text.
                 dialect = self.engine.dialect
                 processor = bind.type.dialect_impl(dialect).bind_processor(dialect)
+                if isinstance(bind.type, UTCDateTime) and dialect.name == "sqlite":
+                    processor = UTCDateTime.sqlite_text  # the same text, in one call
                 if processor is not None:
                     processors[name] = processor
                 if not bind.required:
@@ -660,7 +661,7 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql, TracksSql, Ban
             if row[0] != "stale" or study is None:
                 if row[0] == "accepted" and study is not None:
                     expected = 0 if prior is None else prior.version
-                    self._card_cache.put(replace(study.apply(prior), version=expected + 1))
+                    self._card_cache.put(study.apply(prior, version=expected + 1))
                 return postgres_outcome(answer, row)
             prior = postgres_stored_card(study, row)
         return None

@@ -511,3 +511,32 @@ async def test_clicks_arriving_together_read_their_round_once(
     assert all(o.status is AnswerStatus.ACCEPTED for o in outcomes)
     await cold.answer("slack", "T1", card.round_id, "U99", card.question.answer)
     assert reads == 1  # cached from then on
+
+
+async def test_clicks_arriving_together_read_their_workspaces_retention_once(
+    sqlite_store: SqlStore, clock: FakeClock
+):
+    engine = build(sqlite_store, clock)
+    card = await engine.start_round(PLACE)
+    cold = build(sqlite_store, clock)  # another process: nothing cached
+    reads = 0
+    workspace_settings = sqlite_store.workspace_settings
+
+    async def counted(platform: str, workspace: str):  # type: ignore[no-untyped-def]
+        nonlocal reads
+        reads += 1
+        return await workspace_settings(platform, workspace)
+
+    sqlite_store.workspace_settings = counted  # type: ignore[method-assign]
+    outcomes = await asyncio.gather(
+        *(
+            cold.answer("slack", "T1", card.round_id, f"U{i}", card.question.answer)
+            for i in range(10)
+        )
+    )
+    assert reads == 1
+    assert all(o.status is AnswerStatus.ACCEPTED for o in outcomes)
+    assert len(await sqlite_store.cards("slack", "T1", "U3")) == 1
+    clock.advance(minutes=1)  # read again once a minute
+    await cold.answer("slack", "T1", card.round_id, "U99", card.question.answer)
+    assert reads == 2

@@ -6,6 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from fsrs import Card, Rating, Scheduler
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bot.engine.learning import (
     CardKey,
@@ -91,6 +93,36 @@ def test_cards_equal_the_fsrs_librarys_own(history, retention: float):
     assert replayed == ours
     assert ours.reps == len(history)
     assert ours.lapses == sum(g is Grade.AGAIN for _, g in history[1:])
+
+
+@given(
+    at=st.datetimes(
+        min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)
+    ),
+    grade=st.sampled_from(list(Grade)),
+    retention=st.floats(min_value=0.7, max_value=0.97),
+)
+def test_a_first_review_at_any_time_is_the_librarys_own(at, grade: Grade, retention: float):
+    # The first review is the scheduler's answer for the rating, moved to the answer's time.
+    memory = Memory(retention)
+    library = Scheduler(
+        desired_retention=retention,
+        learning_steps=(),
+        relearning_steps=(),
+        enable_fuzzing=False,
+    )
+    for _ in range(2):  # the second time from what the first one kept
+        theirs, _ = library.review_card(Card(card_id=3, due=at), Rating(int(grade)), at)
+        ours = Study(KEY, Review(at=at, correct=grade is not Grade.AGAIN, rating=grade), memory)
+        card = ours.apply(None)
+        assert (card.state, card.stability, card.difficulty, card.due_at, card.last_review) == (
+            theirs.state.value,
+            theirs.stability,
+            theirs.difficulty,
+            theirs.due,
+            theirs.last_review,
+        )
+        assert (card.reps, card.lapses) == (1, 0)
 
 
 def test_retention_changes_the_interval():
