@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Protocol
 
 from bot.engine.names import REFRESH_AFTER, Known, NameKind, Names, fresh
+from bot.engine.shared import Shared
 from bot.observability.drain import Drain
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,7 @@ class NameBook:
         # Names waiting for their workspace's next write, and the task writing them.
         self._pending: dict[str, dict[Key, str]] = {}
         self._writing: dict[str, asyncio.Task[None]] = {}
-        self._loading: dict[str, asyncio.Task[dict[Key, Known]]] = {}
+        self._loading: Shared[str, dict[Key, Known]] = Shared()
 
     def learn(self, workspace: str, names: Mapping[Key, str], seen: Iterable[Key] = ()) -> None:
         """Take a request's names, and the ids it carried without one, in the background."""
@@ -137,12 +138,9 @@ class NameBook:
         if known is not None:
             return known
         # A crowd's first requests come all at once: one read serves every one of them.
-        loading = self._loading.get(workspace)
-        if loading is None:
-            loading = asyncio.create_task(self.store.display_names(self.platform, workspace))
-            self._loading[workspace] = loading
-            loading.add_done_callback(lambda _: self._loading.pop(workspace, None))
-        stored = await asyncio.shield(loading)
+        stored = await self._loading.get(
+            workspace, lambda: self.store.display_names(self.platform, workspace)
+        )
         return self._known.setdefault(workspace, stored)
 
     async def names(self, workspace: str) -> Names:

@@ -52,6 +52,7 @@ from bot.engine.model import (
 from bot.engine.ports import Clock, PracticeMoved, RoundAlreadyOpen, Store, utc_now
 from bot.engine.review import ReviewOutcome, ReviewQueue
 from bot.engine.rules import points_for
+from bot.engine.shared import Shared
 from bot.engine.tracks import Track, TrackBook
 from bot.errors import NotFound, UserError
 from bot.text import Code, Text, echo, say
@@ -374,7 +375,7 @@ class QuizEngine:
             OrderedDict()
         )
         self._memories: dict[tuple[str, str], tuple[datetime, learning.Memory]] = {}
-        self._memory_reads: dict[tuple[str, str], asyncio.Task[learning.Memory]] = {}
+        self._memory_reads: Shared[tuple[str, str], learning.Memory] = Shared()
         self._rates_cache: dict[
             tuple[str, str], tuple[datetime, Mapping[str, tuple[int, int]]]
         ] = {}
@@ -384,7 +385,7 @@ class QuizEngine:
         self.default_minutes = default_minutes
         self._rounds: OrderedDict[int, Round] = OrderedDict()
         self._instances: OrderedDict[tuple[str, str, str], Question] = OrderedDict()
-        self._loading: dict[int, asyncio.Task[Round | None]] = {}
+        self._loading: Shared[int, Round | None] = Shared()
         # The learning tracks and their runs in channels.
         self.tracks = TrackBook(tracks or {}, store, self._now)
 
@@ -1176,13 +1177,7 @@ class QuizEngine:
         if rnd is not None:
             return rnd
         # The first clicks on a new card come all at once: one read serves every one of them.
-        loading = self._loading.get(round_id)
-        if loading is None:
-            loading = asyncio.create_task(self._load_round(round_id))
-            self._loading[round_id] = loading
-            loading.add_done_callback(lambda _: self._loading.pop(round_id, None))
-        # Shielded: a click given up on does not cancel the read the others wait for.
-        return await asyncio.shield(loading)
+        return await self._loading.get(round_id, lambda: self._load_round(round_id))
 
     async def _load_round(self, round_id: int) -> Round | None:
         rnd = await self.store.get_round(round_id)
@@ -1511,13 +1506,7 @@ class QuizEngine:
         if cached is not None and self._now() - cached[0] < RATES_MAX_AGE:
             return cached[1]
         # A round's first clicks come all at once: one read serves every one of them.
-        reading = self._memory_reads.get(key)
-        if reading is None:
-            reading = asyncio.create_task(self._read_memory(key))
-            self._memory_reads[key] = reading
-            reading.add_done_callback(lambda _: self._memory_reads.pop(key, None))
-        # Shielded: an answer given up on does not cancel the read the others wait for.
-        return await asyncio.shield(reading)
+        return await self._memory_reads.get(key, lambda: self._read_memory(key))
 
     async def _read_memory(self, key: tuple[str, str]) -> learning.Memory:
         now = self._now()

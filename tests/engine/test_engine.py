@@ -488,55 +488,43 @@ def test_a_channels_first_question_is_the_banks_first():
     assert picked == {"b", "c"}
 
 
-async def test_clicks_arriving_together_read_their_round_once(
-    sqlite_store: SqlStore, clock: FakeClock
-):
-    engine = build(sqlite_store, clock)
-    card = await engine.start_round(PLACE)
-    cold = build(sqlite_store, clock)  # another process: nothing cached
-    reads = 0
-    get_round = sqlite_store.get_round
+def counted(store: SqlStore, method: str) -> list[int]:
+    """Count the calls of one of the store's methods: the one item of the list returned."""
+    calls = [0]
+    inner = getattr(store, method)
 
-    async def counted(round_id: int):  # type: ignore[no-untyped-def]
-        nonlocal reads
-        reads += 1
-        return await get_round(round_id)
+    async def counting(*args: Any) -> Any:
+        calls[0] += 1
+        return await inner(*args)
 
-    sqlite_store.get_round = counted  # type: ignore[method-assign]
-    keys = [card.question.answer] * 10
+    setattr(store, method, counting)
+    return calls
+
+
+async def clicks_together(engine: QuizEngine, round_id: int, key: str, n: int = 10) -> None:
+    """Answer a round with ``n`` clicks at once, each accepted."""
     outcomes = await asyncio.gather(
-        *(cold.answer("slack", "T1", card.round_id, f"U{i}", k) for i, k in enumerate(keys))
+        *(engine.answer("slack", "T1", round_id, f"U{i}", key) for i in range(n))
     )
-    assert reads == 1
     assert all(o.status is AnswerStatus.ACCEPTED for o in outcomes)
-    await cold.answer("slack", "T1", card.round_id, "U99", card.question.answer)
-    assert reads == 1  # cached from then on
 
 
-async def test_clicks_arriving_together_read_their_workspaces_retention_once(
-    sqlite_store: SqlStore, clock: FakeClock
+@pytest.mark.parametrize(
+    ("method", "kept"),
+    [
+        ("get_round", True),  # a round's place, question and times never change
+        ("workspace_settings", False),  # the retention: read again once a minute
+    ],
+)
+async def test_clicks_arriving_together_read_what_they_need_once(
+    sqlite_store: SqlStore, clock: FakeClock, method: str, kept: bool
 ):
-    engine = build(sqlite_store, clock)
-    card = await engine.start_round(PLACE)
+    card = await build(sqlite_store, clock).start_round(PLACE)
     cold = build(sqlite_store, clock)  # another process: nothing cached
-    reads = 0
-    workspace_settings = sqlite_store.workspace_settings
-
-    async def counted(platform: str, workspace: str):  # type: ignore[no-untyped-def]
-        nonlocal reads
-        reads += 1
-        return await workspace_settings(platform, workspace)
-
-    sqlite_store.workspace_settings = counted  # type: ignore[method-assign]
-    outcomes = await asyncio.gather(
-        *(
-            cold.answer("slack", "T1", card.round_id, f"U{i}", card.question.answer)
-            for i in range(10)
-        )
-    )
-    assert reads == 1
-    assert all(o.status is AnswerStatus.ACCEPTED for o in outcomes)
+    reads = counted(sqlite_store, method)
+    await clicks_together(cold, card.round_id, card.question.answer)
+    assert reads == [1]
     assert len(await sqlite_store.cards("slack", "T1", "U3")) == 1
-    clock.advance(minutes=1)  # read again once a minute
+    clock.advance(minutes=1)
     await cold.answer("slack", "T1", card.round_id, "U99", card.question.answer)
-    assert reads == 2
+    assert reads == [1 if kept else 2]

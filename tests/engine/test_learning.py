@@ -49,6 +49,16 @@ def test_rating_rule(correct: bool, confidence: Confidence | None, seconds, rati
     assert rating_for(correct, confidence, elapsed) is rating
 
 
+def scheduler(retention: float) -> Scheduler:
+    """The fsrs package's scheduler as ``Memory`` runs it: no learning steps, no fuzz."""
+    return Scheduler(
+        desired_retention=retention,
+        learning_steps=(),
+        relearning_steps=(),
+        enable_fuzzing=False,
+    )
+
+
 HISTORIES = [
     [(0, Grade.AGAIN)],
     [(0, Grade.GOOD)],
@@ -62,12 +72,7 @@ HISTORIES = [
 @pytest.mark.parametrize("retention", [0.8, 0.9, 0.95])
 def test_cards_equal_the_fsrs_librarys_own(history, retention: float):
     memory = Memory(retention)
-    library = Scheduler(
-        desired_retention=retention,
-        learning_steps=(),
-        relearning_steps=(),
-        enable_fuzzing=False,
-    )
+    library = scheduler(retention)
     theirs = Card(card_id=7, due=T0)
     ours = new_card(KEY, T0)
     for days, grade in history:
@@ -105,12 +110,7 @@ def test_cards_equal_the_fsrs_librarys_own(history, retention: float):
 def test_a_first_review_at_any_time_is_the_librarys_own(at, grade: Grade, retention: float):
     # The first review is the scheduler's answer for the rating, moved to the answer's time.
     memory = Memory(retention)
-    library = Scheduler(
-        desired_retention=retention,
-        learning_steps=(),
-        relearning_steps=(),
-        enable_fuzzing=False,
-    )
+    library = scheduler(retention)
     for _ in range(2):  # the second time from what the first one kept
         theirs, _ = library.review_card(Card(card_id=3, due=at), Rating(int(grade)), at)
         ours = Study(KEY, Review(at=at, correct=grade is not Grade.AGAIN, rating=grade), memory)
