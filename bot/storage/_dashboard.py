@@ -45,6 +45,8 @@ class DashboardSql:
 
         def _insert(self, table: sa.Table) -> Any: ...
 
+        async def _execute_many(self, stmt: Any, rows: list[dict[str, Any]]) -> None: ...
+
     def _day(self, column: Any) -> Any:
         """Return the UTC calendar day of a timestamp column as YYYY-MM-DD text."""
         if self.dialect == "postgresql":
@@ -298,8 +300,7 @@ class DashboardSql:
             }
             for (kind, ident), name in sorted(names.items())
         ]
-        async with self.write() as conn:
-            await conn.execute(self._save_names, rows)
+        await self._execute_many(self._save_names, rows)
 
     @functools.cached_property
     def _save_names(self) -> Any:

@@ -361,6 +361,21 @@ class SqlStore(ScheduleSql, CardsSql, AnalyticsSql, DashboardSql, TracksSql, Ban
         compiled = self._compiled(stmt)
         return await self._writer.execute(compiled.sql, compiled.values(params))
 
+    async def _execute_many(self, stmt: Any, rows: list[dict[str, Any]]) -> None:
+        """Run one write statement built once over many rows, in one transaction.
+
+        On a SQLite file it goes to the store's writer, grouped with the loop's other writes,
+        instead of taking the database's write lock from them through SQLAlchemy's pool (which
+        sends the writer's groups to its thread while it holds it).
+        """
+        if self._writer is None:
+            async with self.write() as conn:
+                await conn.execute(stmt, rows)
+            return
+        compiled = self._compiled(stmt)
+        values = [compiled.values(row) for row in rows]
+        await self._writer.run(lambda conn: conn.executemany(compiled.sql, values).rowcount)
+
     def _compiled(self, stmt: Any) -> Compiled:
         cached = self._compiled_cache.get(id(stmt))
         if cached is None:
