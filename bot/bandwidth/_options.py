@@ -170,6 +170,21 @@ class Options:
 MAX_PLAN_COUNT = 1_000_000  # GPUs, and the sizes a layout is made of
 MAX_DIM = 100_000  # a model's layers, width and heads
 
+
+def _over(**kw: object) -> Opt:
+    """The interconnects to compare, which an estimate and a plan take alike."""
+    return Opt(
+        "over",
+        Kind.KEYS,
+        "Interconnects to compare, such as ib-hdr,1gbe (or all)",
+        metavar="k1,k2",
+        default=(),
+        low=1,
+        high=500,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
 # /bandwidth SIZE ...: an estimate.
 ESTIMATE = Options(
     (
@@ -220,16 +235,7 @@ ESTIMATE = Options(
             high=1_000_000,
             example="0.5",
         ),
-        Opt(
-            "over",
-            Kind.KEYS,
-            "Interconnects to compare, such as ib-hdr,1gbe (or all)",
-            metavar="k1,k2",
-            default=(),
-            low=1,
-            high=500,
-            example="ib-hdr",
-        ),
+        _over(example="ib-hdr"),
         Opt(
             "intra",
             Kind.KEY,
@@ -340,15 +346,7 @@ PLAN = Options(
             low=1,
             high=40,
         ),
-        Opt(
-            "over",
-            Kind.KEYS,
-            "Interconnects to compare, such as ib-hdr,1gbe (or all)",
-            metavar="k1,k2",
-            default=(),
-            low=1,
-            high=500,
-        ),
+        _over(),
         _plan_count(
             "gpus_per_node",
             "GPUs a node (default 8; 72 on gb200)",

@@ -552,16 +552,20 @@ class SlackDriver:
         seen = await self.text("quiz", spell("quiz", "practice", options), user=user)
         return ReviewSeen(seen, self._buttons_since(marks, key, user))
 
+    def _offer_click(self, value: str, key: str, user: str) -> str:
+        """Return the form body of a click on a button under a private (ephemeral) message."""
+        payload = block_actions(
+            0, "A", user=self.uid(user), response_url=self.standin.response_url(key)
+        )
+        payload["actions"][0].update(action_id=value, block_id="quiz_offers", value="")
+        payload["container"]["is_ephemeral"] = True
+        return urllib.parse.urlencode({"payload": json.dumps(payload)})
+
     async def press(self, shown: ReviewSeen, value: str, *, user: str = "ada") -> ReviewSeen:
         """Press one of the bot's buttons on a private message; return the reply and its buttons."""
         assert value in shown.values, (value, shown.values)
         k, marks = f"b{next(self._keys)}", self._marks()
-        payload = block_actions(
-            0, "A", user=self.uid(user), response_url=self.standin.response_url(k)
-        )
-        payload["actions"][0].update(action_id=value, block_id="quiz_offers", value="")
-        payload["container"]["is_ephemeral"] = True
-        body = urllib.parse.urlencode({"payload": json.dumps(payload)})
+        body = self._offer_click(value, k, user)
         reply = await self._handled_after(
             lambda: self.sender.post(body, "application/x-www-form-urlencoded")
         )
@@ -671,12 +675,7 @@ class SlackDriver:
         what it held, ``changes`` made. Return what it held, and what came of it."""
         assert value in shown.values, (value, shown.values)
         k = f"e{next(self._keys)}"
-        payload = block_actions(
-            0, "A", user=self.uid(user), response_url=self.standin.response_url(k)
-        )
-        payload["actions"][0].update(action_id=value, block_id="quiz_offers", value="")
-        payload["container"]["is_ephemeral"] = True
-        body = urllib.parse.urlencode({"payload": json.dumps(payload)})
+        body = self._offer_click(value, k, user)
         view = await self._opened_view(
             lambda: self.sender.post(body, "application/x-www-form-urlencoded")
         )

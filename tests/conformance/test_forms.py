@@ -115,12 +115,19 @@ async def test_a_members_question_is_sent_for_review_and_not_asked(chat: Any) ->
 CHECKPOINT = "slack-test-checkpoint"
 
 
-async def test_report_a_problem_records_a_flag_as_flag_does_and_pauses_after_three(
-    chat: Any,
-) -> None:
+async def revealed_card(chat: Any) -> Any:
+    """Ask the storage question, close the round and wait for its results: the card whose
+    results carry the Report a problem button."""
     card = await chat.card("storage")
     await chat.command("quiz", "close", {}, user="admin")
     await chat.revealed(card)
+    return card
+
+
+async def test_report_a_problem_records_a_flag_as_flag_does_and_pauses_after_three(
+    chat: Any,
+) -> None:
+    card = await revealed_card(chat)
     sent = await chat.report(card, {"reason": "wrong", "note": "the key should be B"}, user="bob")
     assert sent.errors == {} and sent.seen is not None and sent.seen.private
     assert "Thanks: reported" in sent.seen and "1 open report(s)" in sent.seen
@@ -183,9 +190,7 @@ async def test_discords_fix_it_reopens_the_form_holding_what_was_written(chat: A
 async def test_an_edit_on_the_dashboard_resolves_the_reports_and_each_reporter_is_told(
     chat: Any,
 ) -> None:
-    card = await chat.card("storage")
-    await chat.command("quiz", "close", {}, user="admin")
-    await chat.revealed(card)
+    card = await revealed_card(chat)
     for user, reason in (("bob", "wrong"), ("cy", "unclear"), ("dee", "typo")):
         sent = await chat.report(card, {"reason": reason}, user=user)
         assert sent.seen is not None and "Thanks: reported" in sent.seen

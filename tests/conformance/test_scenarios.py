@@ -1129,11 +1129,27 @@ async def pending(chat: Any) -> list[Any]:
     return await chat.engine.proposals(chat.place.platform, chat.place.workspace)
 
 
+async def proposal_of(chat: Any, qid: str) -> int:
+    """Propose a question as a member; return the id of the proposal it waits as."""
+    proposed = await propose(chat, qid)
+    assert isinstance(proposed, Proposed), proposed
+    return int(proposed.proposal_id)
+
+
+async def proposals_shown(chat: Any) -> Any:
+    """Return ``/quiz proposals`` as the admin sees it, with its buttons."""
+    return await chat.shown("quiz", "proposals", {}, user="admin")
+
+
+async def refused_to_a_member(chat: Any, shown: Any, value: str) -> None:
+    """Press a proposal's button as a member: refused, nothing decided."""
+    refused = await chat.press(shown, value, user="cy")
+    assert "review proposed questions" in refused.seen.text
+
+
 async def test_a_proposal_reaches_the_admins_and_an_approval_puts_it_live(chat: Any) -> None:
     list_admin(chat)
-    proposed = await propose(chat, "our-fabric")
-    assert isinstance(proposed, Proposed)
-    pid = proposed.proposal_id
+    pid = await proposal_of(chat, "our-fabric")
     approve = f"proposal:{pid}:approve"
     # The listed admin is told privately, with the question and its buttons where the
     # platform's private messages carry them (Discord's direct messages point to the command).
@@ -1143,7 +1159,7 @@ async def test_a_proposal_reaches_the_admins_and_an_approval_puts_it_live(chat: 
         assert told.values == [] and "/quiz proposals" in told.seen
     else:
         assert approve in told.values and f"proposal:{pid}:reject" in told.values
-    shown = await chat.shown("quiz", "proposals", {}, user="admin")
+    shown = await proposals_shown(chat)
     assert shown.seen.private and f"Proposal {pid}" in shown.seen.text
     assert shown.values == [approve, f"proposal:{pid}:edit", f"proposal:{pid}:reject"]
     bank = await chat.engine.bank_for(chat.place.platform, chat.place.workspace)
@@ -1162,9 +1178,7 @@ async def test_a_proposal_reaches_the_admins_and_an_approval_puts_it_live(chat: 
 
 
 async def test_a_rejection_with_a_reason_is_told_to_its_author(chat: Any) -> None:
-    proposed = await propose(chat, "too-vague")
-    assert isinstance(proposed, Proposed)
-    pid = proposed.proposal_id
+    pid = await proposal_of(chat, "too-vague")
     options = {"action": "reject", "id": pid, "reason": "Too vague: say which fabric."}
     seen = await chat.command("quiz", "proposals", options, user="admin")
     assert seen.private and f"Rejected proposal {pid}" in seen
@@ -1178,15 +1192,12 @@ async def test_a_rejection_with_a_reason_is_told_to_its_author(chat: Any) -> Non
 
 
 async def test_a_member_cannot_list_or_decide_proposals(chat: Any) -> None:
-    proposed = await propose(chat, "members-own")
-    assert isinstance(proposed, Proposed)
-    pid = proposed.proposal_id
+    pid = await proposal_of(chat, "members-own")
     listed = await chat.command("quiz", "proposals", {}, user="bob")
     assert listed.private and "review proposed questions" in listed
-    shown = await chat.shown("quiz", "proposals", {}, user="admin")
+    shown = await proposals_shown(chat)
     for decision in ("approve", "reject", "edit"):
-        refused = await chat.press(shown, f"proposal:{pid}:{decision}", user="cy")
-        assert "review proposed questions" in refused.seen.text
+        await refused_to_a_member(chat, shown, f"proposal:{pid}:{decision}")
     typed = await chat.command("quiz", "proposals", {"action": "approve", "id": pid}, user="cy")
     assert typed.private and "review proposed questions" in typed
     [still] = await pending(chat)
@@ -1219,13 +1230,10 @@ async def test_an_admin_makes_everyones_questions_wait_for_review(chat: Any) -> 
 
 async def test_an_admin_edits_a_proposal_in_the_form_and_the_edit_goes_live(chat: Any) -> None:
     list_admin(chat)
-    proposed = await propose(chat, "rough-draft")
-    assert isinstance(proposed, Proposed)
-    pid = proposed.proposal_id
-    shown = await chat.shown("quiz", "proposals", {}, user="admin")
+    pid = await proposal_of(chat, "rough-draft")
+    shown = await proposals_shown(chat)
     # Anyone else pressing Edit gets no form, and nothing changes.
-    refused = await chat.press(shown, f"proposal:{pid}:edit", user="cy")
-    assert "review proposed questions" in refused.seen.text
+    await refused_to_a_member(chat, shown, f"proposal:{pid}:edit")
     # The admin rewords it and gives the source the lint rules ask for.
     changes = {
         "question": "Which answer does the edited draft want?",
@@ -1248,12 +1256,9 @@ async def test_an_admin_by_the_platforms_own_rules_decides_with_the_buttons(chat
     # Nobody is listed in QUIZBOT_ADMINS: the workspace admin (Slack), the member with Manage
     # Server (Discord), the team's owner (Teams, whose buttons in the one-to-one chat carry the
     # team they were sent from) decides.
-    proposed = await propose(chat, "owners-call")
-    assert isinstance(proposed, Proposed)
-    pid = proposed.proposal_id
-    shown = await chat.shown("quiz", "proposals", {}, user="admin")
-    refused = await chat.press(shown, f"proposal:{pid}:approve", user="cy")
-    assert "review proposed questions" in refused.seen.text
+    pid = await proposal_of(chat, "owners-call")
+    shown = await proposals_shown(chat)
+    await refused_to_a_member(chat, shown, f"proposal:{pid}:approve")
     done = await chat.press(shown, f"proposal:{pid}:approve", user="admin")
     assert "is live as revision 1" in done.seen.text
     bank = await chat.engine.bank_for(chat.place.platform, chat.place.workspace)
@@ -1270,7 +1275,7 @@ async def test_a_question_a_member_writes_in_the_form_is_approved_and_asked(chat
     assert waiting.author == str(chat.uid("bob")) and waiting.channel is not None
     told = await notice(chat, "admin", "proposed a question")
     assert "nvidia-smi topo -m" in told.seen
-    shown = await chat.shown("quiz", "proposals", {}, user="admin")
+    shown = await proposals_shown(chat)
     done = await chat.press(shown, f"proposal:{waiting.id}:approve", user="admin")
     assert "is live as revision 1" in done.seen.text
     # Told where the question was written; the next round of its tag asks it.
@@ -1282,10 +1287,8 @@ async def test_a_question_a_member_writes_in_the_form_is_approved_and_asked(chat
 
 async def test_reject_asks_for_the_reason_and_its_author_is_told_it(chat: Any) -> None:
     list_admin(chat)
-    proposed = await propose(chat, "off-topic")
-    assert isinstance(proposed, Proposed)
-    pid = proposed.proposal_id
-    shown = await chat.shown("quiz", "proposals", {}, user="admin")
+    pid = await proposal_of(chat, "off-topic")
+    shown = await proposals_shown(chat)
     why = {"reason": "Off topic: the bank is about training at scale."}
     held, sent = await chat.press_form(shown, f"proposal:{pid}:reject", why, user="admin")
     assert held == {"reason": ""} and sent.errors == {} and sent.seen is not None

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime
-from pathlib import Path
 
 import aiohttp
 import pytest
@@ -19,7 +18,6 @@ from bot.bank.loader import load_bank
 from bot.bank.workspace import question_yaml
 from bot.storage import open_store
 from tests.adapters.slack.conftest import BANK, SECRET, TEAM, Sender, round_of
-from tests.conftest import PG_URL, _create_pg_database, _drop_pg_database
 from tests.deploy.processes import SlackProcess, bot_env
 from tests.standins.slack_api import SlackApiStandIn
 
@@ -28,21 +26,6 @@ pytestmark = pytest.mark.slow
 ADMIN = "UADMIN"
 CHECKPOINT = "slack-test-checkpoint"  # the test bank's one question tagged storage
 WITHIN = 20.0
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-async def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    """One database for both replicas: a SQLite file, or a new PostgreSQL database."""
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'shared.db'}"
-        return
-    if not PG_URL:
-        pytest.skip("QUIZBOT_TEST_DATABASE_URL is not set (no PostgreSQL to test against)")
-    name, url = await _create_pg_database(PG_URL)
-    try:
-        yield url
-    finally:
-        await _drop_pg_database(PG_URL, name)
 
 
 @pytest.fixture
@@ -56,12 +39,14 @@ async def standin() -> AsyncIterator[SlackApiStandIn]:
 
 
 @pytest.fixture
-async def replicas(shared_url: str, standin: SlackApiStandIn) -> AsyncIterator[list[SlackProcess]]:
+async def replicas(
+    database_url: str, standin: SlackApiStandIn
+) -> AsyncIterator[list[SlackProcess]]:
     env = bot_env(
         SLACK_BOT_TOKEN="xoxb-replica-banks",
         SLACK_SIGNING_SECRET=SECRET,
         SLACK_API_URL=standin.url,
-        QUIZBOT_DATABASE_URL=shared_url,
+        QUIZBOT_DATABASE_URL=database_url,
         QUIZBOT_QUESTIONS=str(BANK),
     )
     # One after the other: the first migrates the new database, the second finds it ready.
@@ -110,9 +95,9 @@ async def ask(standin: SlackApiStandIn, sender: Sender, channel: str) -> tuple[i
 
 
 async def test_a_change_through_one_replica_is_in_the_others_next_round(
-    replicas: list[SlackProcess], standin: SlackApiStandIn, shared_url: str
+    replicas: list[SlackProcess], standin: SlackApiStandIn, database_url: str
 ) -> None:
-    db = await open_store(shared_url, migrate=False)
+    db = await open_store(database_url, migrate=False)
     async with aiohttp.ClientSession() as session:
         one, two = (Sender(standin=standin, session=session, url=p.events_url) for p in replicas)
         try:
