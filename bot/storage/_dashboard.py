@@ -8,13 +8,13 @@ sending a year of rounds to Python.
 
 from __future__ import annotations
 
-import functools
 import uuid
 from contextlib import AbstractAsyncContextManager
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.engine.activity import DayActivity, HistoryRow, StreakRow
@@ -31,6 +31,19 @@ from bot.storage._schema import (
 )
 
 _right = sa.case((answers.c.correct, 1), else_=0)
+
+
+def _save_names(insert: Any) -> Any:
+    """The upsert of names, in a dialect's insert."""
+    stmt = insert(display_names)
+    return stmt.on_conflict_do_update(
+        index_elements=["platform", "workspace", "kind", "id"],
+        set_={"name": stmt.excluded.name, "fetched_at": stmt.excluded.fetched_at},
+    )
+
+
+# Built once per dialect, as the store's other statements that run often.
+_SAVE_NAMES = {"postgresql": _save_names(postgresql.insert), "sqlite": _save_names(sqlite.insert)}
 
 
 class DashboardSql:
@@ -300,16 +313,7 @@ class DashboardSql:
             }
             for (kind, ident), name in sorted(names.items())
         ]
-        await self._execute_many(self._save_names, rows)
-
-    @functools.cached_property
-    def _save_names(self) -> Any:
-        """The upsert of names, built once per store."""
-        insert = self._insert(display_names)
-        return insert.on_conflict_do_update(
-            index_elements=["platform", "workspace", "kind", "id"],
-            set_={"name": insert.excluded.name, "fetched_at": insert.excluded.fetched_at},
-        )
+        await self._execute_many(_SAVE_NAMES[self.dialect], rows)
 
     async def display_names(
         self, platform: str, workspace: str
