@@ -12,6 +12,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.errors import ConfigError
 from bot.links import LinkMaker, secret_keys, secret_problem
+from bot.platforms import CHATS
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///quizbot.db"
 # The SQLite ``synchronous`` levels QUIZBOT_SQLITE_SYNCHRONOUS accepts (docs/reliability.md).
@@ -46,7 +47,7 @@ def in_container(markers: tuple[Path, ...] = CONTAINER_MARKERS) -> bool:
     return any(marker.exists() for marker in markers)
 
 
-PLATFORMS = ("slack", "discord", "teams")
+PLATFORMS = CHATS
 
 
 @dataclass(frozen=True)

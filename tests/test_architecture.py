@@ -28,6 +28,7 @@ LAYERS = {
     "web": 5,
     "links": 0,
     "config": 0,
+    "platforms": 0,  # the platforms' names, as the store keeps them
     "logs": 0,
     "tasks": 0,  # waiting on a call with a deadline, without cancelling it
     "ratelimit": 0,  # a per-client request allowance for public pages

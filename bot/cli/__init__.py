@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from bot import __version__
 from bot.errors import ConfigError, UserError
+from bot.platforms import CHATS
 
 # Order is the order in ``quizbot --help``.
 COMMAND_MODULES = (
@@ -35,7 +36,7 @@ COMMAND_MODULES = (
 )
 
 # Long-running commands log at INFO by default; the others only speak when something is wrong.
-SERVER_COMMANDS = frozenset({"slack", "discord", "teams"})
+SERVER_COMMANDS = frozenset(CHATS)
 
 EXIT_USAGE = 2
 NEGATIVE = re.compile(r"^-\d")

@@ -6,7 +6,7 @@ import argparse
 import asyncio
 from typing import Any
 
-PLATFORMS = ("slack", "discord")
+from bot.platforms import CHATS
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -27,8 +27,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "sessions, replace QUIZBOT_DASHBOARD_SECRET instead."
         ),
     )
-    revoke.add_argument("platform", choices=PLATFORMS, help="the platform")
-    revoke.add_argument("workspace", help="the Slack team id (T...) or the Discord server id")
+    revoke.add_argument("platform", choices=CHATS, help="the platform")
+    revoke.add_argument(
+        "workspace", help="the Slack team id (T...), the Discord server id or the Teams tenant id"
+    )
     revoke.set_defaults(handler=run_revoke)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.errors import UserError
+from bot.platforms import CHATS
 
 # Outside the bundled bank: imported questions have no why_not until someone writes them.
 DEFAULT_OUT = Path("imported-questions")
@@ -50,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     opentdb.add_argument(
         "--platform",
-        choices=("slack", "discord", "teams"),
+        choices=CHATS,
         default="slack",
         help="the platform of --workspace (default slack)",
     )

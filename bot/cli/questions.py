@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.errors import UserError
+from bot.platforms import CHATS as PLATFORMS
 
-PLATFORMS = ("slack", "discord", "teams")
 DEFAULT_AUTHOR = "cli"
 EXIT_REFUSED = 1
 

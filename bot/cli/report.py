@@ -11,6 +11,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from bot.platforms import CHATS, TERMINAL
+
 if TYPE_CHECKING:
     from bot.engine.analytics import QuestionReport
     from bot.engine.learning import PersonMastery
@@ -47,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     questions.add_argument(
         "--platform",
-        choices=("slack", "discord", "console"),
+        choices=(*CHATS, TERMINAL),
         help="only this platform (default: every one)",
     )
     questions.add_argument(
@@ -71,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     mastery.add_argument(
         "--platform",
-        choices=("slack", "discord", "console"),
+        choices=(*CHATS, TERMINAL),
         default="slack",
         help="the platform of that workspace (default: slack)",
     )

@@ -21,7 +21,20 @@ async def test_revoke_ends_a_workspaces_sessions(tmp_path: Path):
         await store.close()
 
 
+async def test_revoke_takes_every_chat_platform_whose_people_get_links(tmp_path: Path):
+    # Microsoft Teams issues dashboard links too: its sessions must be revocable.
+    url = f"sqlite+aiosqlite:///{tmp_path / 'quiz.db'}"
+    tenant = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+    done = quizbot(url, "dashboard", "revoke", "teams", tenant, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    store = await open_store(url)
+    try:
+        assert await store.dashboard_revoked_at("teams", tenant) is not None
+    finally:
+        await store.close()
+
+
 def test_revoke_needs_a_known_platform(tmp_path: Path):
     url = f"sqlite+aiosqlite:///{tmp_path / 'quiz.db'}"
-    bad = quizbot(url, "dashboard", "revoke", "teams", "T1", cwd=tmp_path)
+    bad = quizbot(url, "dashboard", "revoke", "console", "T1", cwd=tmp_path)
     assert bad.returncode == 2 and "invalid choice" in bad.stderr

@@ -41,7 +41,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     }
 
 
-async def answer(url: str, answers: dict[str, list[str]]) -> None:
+async def answer(url: str, answers: dict[str, list[str]], platform: str = "slack") -> None:
     """Each person answers these questions just now (right or wrong: recall is 1 at once)."""
     store = await open_store(url)
     try:
@@ -49,7 +49,7 @@ async def answer(url: str, answers: dict[str, list[str]]) -> None:
         now = datetime.now(UTC)
         for user, ids in answers.items():
             for qid in ids:
-                key = CardKey("slack", "T07TEAM", user, qid)
+                key = CardKey(platform, "T07TEAM", user, qid)
                 review = Review(at=now, correct=True, rating=Grade.GOOD)
                 await store.study(Study(key, review, memory), choice="A")
     finally:
@@ -100,6 +100,16 @@ async def test_mastery_per_person_topic_and_team(env: dict[str, str]):
 
     mine = json.loads(report(env, "--format", "json", "--user", "U07DEF456").stdout)
     assert [p["user"] for p in mine["people"]] == ["U07DEF456"]
+
+
+async def test_every_chat_platform_and_the_terminal_can_be_reported(env: dict[str, str]):
+    await answer(env["QUIZBOT_DATABASE_URL"], {"29:1ada": ["ib-rate"]}, platform="teams")
+    teams = json.loads(report(env, "--platform", "teams", "--format", "json").stdout)
+    assert [p["user"] for p in teams["people"]] == ["29:1ada"]
+    slack = report(env, "--platform", "slack")
+    assert "Nobody has answered a question here yet." in slack.stdout
+    console = report(env, "--platform", "console")
+    assert console.returncode == 0, console.stderr
 
 
 def test_nobody_yet_and_a_missing_workspace(env: dict[str, str]):

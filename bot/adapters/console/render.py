@@ -21,9 +21,10 @@ from bot import messages as M
 from bot.chat import words
 from bot.chat.content import Content, EstimateView, Feedback, Panel, ReviewAsk
 from bot.engine.model import Choice, Question, QuestionCard, Reveal
+from bot.platforms import TERMINAL
 from bot.text import Code, Pre, Span, Text, say
 
-PLATFORM = "console"
+PLATFORM = TERMINAL
 # Lines stay readable in a narrow terminal and in 80 columns when piped.
 WIDTH = 78
 RIGHT = "bold green"
